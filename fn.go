@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
+	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/grant"
+	"github.com/crossplane-contrib/function-canary-route/internal/policy"
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+const (
+	errInput          = "invalid function Input"
+	errGetXR          = "cannot get the observed composite resource"
+	errXR             = "invalid CanaryRoute"
+	errPolicy         = "CanaryRoute not allowed by the function's Input"
+	errObserved       = "cannot get the observed composed resources"
+	errObservedRoute  = "cannot read the observed route"
+	errRequired       = "cannot get the required gate resources"
+	errBuildRoute     = "the composed route would be rejected by the Gateway API"
+	errDesiredXR      = "cannot get the desired composite resource"
+	errDesired        = "cannot get the desired composed resources"
+	errSetDesiredXR   = "cannot set the desired composite resource"
+	errSetDesired     = "cannot set the desired composed resources"
+	errConvertFmt     = "cannot convert the composed %s"
+	errSetStatusField = "cannot set the composite resource's status"
+)
+
+// Composed resource names, which Crossplane records in the annotation
+// crossplane.io/composition-resource-name. The route's kind is part of its
+// name, so that changing spec.kind deletes the old route instead of leaking
+// it.
+const (
+	resourceServicePrimary = "service-primary"
+	resourceServiceCanary  = "service-canary"
+	prefixRoute            = "route-"
+	prefixReferenceGrant   = "referencegrant-"
+)
+
+// A Clock tells the time. The function reads the time only through its
+// clock, so that tests and `--now` can evaluate a rollout at any instant.
+type Clock interface {
+	Now() time.Time
+}
+
+// ClockFunc adapts a function to a Clock.
+type ClockFunc func() time.Time
+
+// Now returns the time.
+func (f ClockFunc) Now() time.Time { return f() }
+
+// Function composes Gateway API routes from CanaryRoutes.
+type Function struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	log   logging.Logger
+	clock Clock
+}
+
+// RunFunction runs the Function: read the policy and the CanaryRoute,
+// resolve the backends, apply the policy, decide the weights, compose.
+func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	log := f.log.WithValues("tag", req.GetMeta().GetTag())
+	rsp := response.To(req, response.DefaultTTL)
+
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		return fatal(rsp, nil, errors.Wrap(err, errGetXR)), nil
+	}
+	log = log.WithValues("xr", oxr.Resource.GetName(), "namespace", oxr.Resource.GetNamespace())
+	// Bad input must not turn the XR's conditions Unknown: Crossplane keeps
+	// the last good route and status on a Fatal, and the conditions say so.
+	prior := oxr.Resource.Object
+
+	in := &v1beta1.Input{}
+	if err := request.GetInput(req, in); err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errInput)), nil
+	}
+	pol, err := policy.New(in)
+	if err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errInput)), nil
+	}
+
+	cr, err := xr.Parse(oxr.Resource.Object, pol.DefaultParentRefs)
+	if err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errXR)), nil
+	}
+	if errs := checkPolicy(cr, pol); len(errs) > 0 {
+		return fatal(rsp, prior, errors.Wrap(errs.ToAggregate(), errPolicy)), nil
+	}
+
+	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
+	canary, canaryErrs := backend.Resolve(cr, xr.RoleCanary)
+	if errs := append(primaryErrs, canaryErrs...); len(errs) > 0 {
+		return fatal(rsp, prior, errors.Wrap(errs.ToAggregate(), errXR)), nil
+	}
+
+	grants := grant.Plan(grant.Request{
+		RouteKind:      cr.Spec.Kind,
+		RouteNamespace: cr.RouteNamespace,
+		RouteName:      cr.RouteName,
+		Scope:          cr.Scope,
+		Mode:           cr.Spec.ReferenceGrants,
+		Version:        pol.GrantVersion,
+		Backends:       []backend.Backend{primary, canary},
+	}, pol)
+
+	observed, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errObserved)), nil
+	}
+	routeKey := routeKeyFor(cr.Spec.Kind)
+	var observedRoute map[string]any
+	if o, ok := observed[routeKey]; ok {
+		observedRoute = o.Resource.Object
+	}
+	obs, err := route.Observe(observedRoute, cr.RouteNamespace, cr.Spec.ParentRefs)
+	if err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errObservedRoute)), nil
+	}
+
+	requireGates(rsp, cr)
+	gates, err := observeGates(req, cr)
+	if err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errRequired)), nil
+	}
+
+	params := routeParams(cr, pol, primary, canary)
+	decision := rollout.Decide(rollout.Input{
+		Traffic:             cr.Spec.Traffic,
+		Revision:            cr.Spec.Canary.Revision,
+		Previous:            cr.Status.Rollout,
+		RouteAtWeight:       routeAtWeight(obs, params, cr.RouteNamespace),
+		Gates:               gates,
+		CanaryRefused:       grants.CanaryRefused(),
+		CanaryRefusedReason: refusalReason(grants, xr.RoleCanary),
+		Now:                 f.clock.Now(),
+	})
+
+	params.CanaryWeight, params.Active = decision.CanaryWeight, decision.Active
+	composedRoute, errs := buildRoute(params)
+	if len(errs) > 0 {
+		return fatal(rsp, prior, errors.Wrap(errs.ToAggregate(), errBuildRoute)), nil
+	}
+
+	desired, err := request.GetDesiredComposedResources(req)
+	if err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errDesired)), nil
+	}
+	if err := compose(desired, observed, routeKey, composedRoute, obs, cr, grants); err != nil {
+		return fatal(rsp, prior, err), nil
+	}
+	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errSetDesired)), nil
+	}
+
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errDesiredXR)), nil
+	}
+	if err := setStatus(dxr, decision.Status, routeStatus(cr, obs)); err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errSetStatusField)), nil
+	}
+	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+		return fatal(rsp, prior, errors.Wrap(err, errSetDesiredXR)), nil
+	}
+
+	setConditions(rsp, cr, obs, grants, decision)
+	if decision.Event != "" {
+		response.Normal(rsp, decision.Event).TargetCompositeAndClaim()
+		log.Info(decision.Event)
+	}
+	rsp.GetMeta().Ttl = durationpb.New(decision.Requeue)
+
+	log.Debug("Composed route", "kind", cr.Spec.Kind, "canaryWeight", decision.CanaryWeight, "phase", decision.Status.Phase)
+	return rsp, nil
+}
+
+// checkPolicy refuses what the Input forbids outright: features that no
+// weight or grant can make safe.
+func checkPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
+	var errs field.ErrorList
+	for _, s := range []struct {
+		role xr.Role
+		side xr.Side
+	}{{xr.RolePrimary, cr.Spec.Primary}, {xr.RoleCanary, cr.Spec.Canary}} {
+		if s.side.ExternalName != "" && !pol.AllowExternalNames {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", string(s.role), "externalName"),
+				"the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"))
+		}
+	}
+	for i, g := range cr.Spec.Traffic.Gates {
+		gvk := gateGVK(g)
+		if !pol.AllowsGate(gvk) {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "traffic", "gates").Index(i).Child("kind"),
+				"gates on "+g.Kind+" ("+g.APIVersion+") are not in the function Input's allowedGateKinds"))
+		}
+	}
+	return errs
+}
+
+// routeParams are the route's shape; the weights come from the decision.
+func routeParams(cr *xr.CanaryRoute, pol *policy.Policy, primary, canary backend.Backend) route.Params {
+	p := route.Params{
+		Kind:          cr.Spec.Kind,
+		Name:          cr.RouteName,
+		Namespace:     cr.RouteNamespace,
+		ParentRefs:    cr.Spec.ParentRefs,
+		Hostnames:     cr.Spec.Hostnames,
+		Rules:         cr.Spec.Rules,
+		Primary:       primary,
+		Canary:        canary,
+		ABHTTPMatches: cr.Spec.Traffic.HTTPMatches,
+		ABGRPCMatches: cr.Spec.Traffic.GRPCMatches,
+	}
+	switch cr.Spec.Kind {
+	case xr.KindTLSRoute:
+		p.Version = pol.TLSRouteVersion
+	case xr.KindTCPRoute:
+		p.Version = pol.TCPRouteVersion
+	}
+	if m := cr.Spec.Traffic.Mirror; m != nil {
+		p.MirrorPercent = &m.Percent
+	}
+	if a := cr.Spec.Traffic.Affinity; a != nil {
+		p.Affinity = &route.Affinity{
+			CookieName: a.CookieName,
+			Value:      route.CookieValue(cr.RouteNamespace, cr.RouteName, cr.Spec.Canary.Revision),
+			MaxAge:     a.MaxAge,
+		}
+	}
+	return p
+}
+
+// routeAtWeight tells the engine whether the gateway accepted the route
+// that the function composes at a weight. It compares backends and weights
+// rule by rule, not the whole spec: Crossplane patches the XR's status even
+// when applying the route failed, so the route itself is the evidence.
+func routeAtWeight(obs route.Observation, p route.Params, routeNamespace string) func(int32) (bool, string) {
+	return func(weight int32) (bool, string) {
+		if !obs.Exists {
+			return false, "the route has not been created yet"
+		}
+		p.CanaryWeight, p.Active = weight, true
+		want, errs := route.Build(p)
+		if len(errs) > 0 || !obs.Carries(want, routeNamespace) {
+			return false, "the route does not carry the step's weights yet"
+		}
+		if v, held := obs.FirstHold(); held {
+			return false, describeHold(v)
+		}
+		return true, ""
+	}
+}
+
+// buildRoute builds the route, and checks the route it would be while the
+// rollout is active too: A/B, session and mirror rules must not turn a valid
+// spec into a rejected route halfway through a rollout.
+func buildRoute(p route.Params) (runtime.Object, field.ErrorList) {
+	built, errs := route.Build(p)
+	errs = append(errs, route.Admit(built)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	full := p
+	full.Active = true
+	full.CanaryWeight = max(p.CanaryWeight, 1)
+	fullRoute, errs := route.Build(full)
+	errs = append(errs, route.Admit(fullRoute)...)
+	return built, errs
+}
+
+func refusalReason(g grant.Result, role xr.Role) string {
+	for _, r := range g.Refused {
+		if r.Role == role {
+			return r.Reason
+		}
+	}
+	return ""
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// gateKey is the name of a gate's resource requirement.
+func gateKey(i int) string { return fmt.Sprintf("gate-%d", i) }
+
+func gateGVK(g xr.Gate) schema.GroupVersionKind {
+	gv, _ := schema.ParseGroupVersion(g.APIVersion) // Validated by xr.Parse.
+	return gv.WithKind(g.Kind)
+}
+
+// requireGates asks Crossplane for each gate's object, by name, in the route
+// namespace only. Crossplane calls the function again until the requirements
+// stop changing, so they depend on the spec alone and come out identical on
+// every call.
+func requireGates(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute) {
+	if len(cr.Spec.Traffic.Gates) == 0 {
+		return
+	}
+	if rsp.GetRequirements() == nil {
+		rsp.Requirements = &fnv1.Requirements{}
+	}
+	if rsp.Requirements.Resources == nil {
+		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+	}
+	for i, g := range cr.Spec.Traffic.Gates {
+		rsp.Requirements.Resources[gateKey(i)] = &fnv1.ResourceSelector{
+			ApiVersion: g.APIVersion,
+			Kind:       g.Kind,
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: g.Name},
+			Namespace:  ptr.To(cr.RouteNamespace),
+		}
+	}
+}
+
+// observeGates reads the gates' objects that Crossplane fetched. On the
+// first call Crossplane has fetched nothing yet: every gate is "not found",
+// which holds the rollout.
+func observeGates(req *fnv1.RunFunctionRequest, cr *xr.CanaryRoute) ([]rollout.GateObservation, error) {
+	gates := cr.Spec.Traffic.Gates
+	if len(gates) == 0 {
+		return nil, nil
+	}
+	required, err := request.GetRequiredResources(req)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rollout.GateObservation, 0, len(gates))
+	for i, g := range gates {
+		o := rollout.GateObservation{Gate: g}
+		for _, r := range required[gateKey(i)] {
+			obj := r.Resource
+			// Crossplane fetched by name and namespace; the kind check
+			// guards against a selector it resolved differently.
+			if obj.GetName() != g.Name || obj.GetNamespace() != cr.RouteNamespace || obj.GroupVersionKind() != gateGVK(g) {
+				continue
+			}
+			o.Found = true
+			o.Condition = findCondition(obj.Object, g.ConditionType)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// findCondition reads one condition from status.conditions, leniently:
+// gate objects are any kind, and a malformed condition is as good as none.
+func findCondition(obj map[string]any, typ string) *metav1.Condition {
+	status, _ := obj["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if t, _ := m["type"].(string); t != typ {
+			continue
+		}
+		cond := &metav1.Condition{Type: typ}
+		s, _ := m["status"].(string)
+		cond.Status = metav1.ConditionStatus(s)
+		cond.Reason, _ = m["reason"].(string)
+		cond.Message, _ = m["message"].(string)
+		if ts, ok := m["lastTransitionTime"].(string); ok {
+			_ = cond.LastTransitionTime.UnmarshalQueryParameter(ts)
+		}
+		return cond
+	}
+	return nil
+}

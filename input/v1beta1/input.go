@@ -1,0 +1,152 @@
+// Package v1beta1 contains the input type for function-canary-route: the
+// platform team's policy, written once in the Composition, that bounds what
+// every CanaryRoute composed by that Composition may reference.
+// +kubebuilder:object:generate=true
+// +groupName=canaryroute.fn.crossplane.io
+// +versionName=v1beta1
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// ReferenceGrantVersion is the gateway.networking.k8s.io version of the
+// ReferenceGrants that the function composes.
+// +kubebuilder:validation:Enum=v1beta1;v1
+type ReferenceGrantVersion string
+
+// Supported ReferenceGrant versions.
+const (
+	// ReferenceGrantV1Beta1 is served by every Gateway API release since
+	// v0.6, so it is the default: it works on the widest range of clusters.
+	ReferenceGrantV1Beta1 ReferenceGrantVersion = "v1beta1"
+	// ReferenceGrantV1 is served by Gateway API v1.5 and later.
+	ReferenceGrantV1 ReferenceGrantVersion = "v1"
+)
+
+// RouteVersion is the gateway.networking.k8s.io version of a composed
+// TLSRoute or TCPRoute.
+// +kubebuilder:validation:Enum=v1;v1alpha2
+type RouteVersion string
+
+// Supported TLSRoute and TCPRoute versions.
+const (
+	// RouteV1 is served by Gateway API v1.5 and later (standard channel).
+	RouteV1 RouteVersion = "v1"
+	// RouteV1Alpha2 is the only version that older Gateway API releases
+	// serve for TLSRoute and TCPRoute (experimental channel).
+	RouteV1Alpha2 RouteVersion = "v1alpha2"
+)
+
+// Input is the platform team's policy for function-canary-route. Every field
+// is optional; the defaults deny what could open a path into another
+// namespace.
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:resource:categories=crossplane
+type Input struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// AllowedBackendNamespaces lists the namespaces, other than the route's
+	// own, that a CanaryRoute may send traffic to. The function composes a
+	// ReferenceGrant only into these namespaces. "*" allows every namespace.
+	//
+	// Default: none. A backend in any other namespace is refused: a refused
+	// canary is held at weight 0, a refused primary stays in the route
+	// without a grant (so the gateway refuses it), and the XR reports
+	// ReferenceGrantsReady False with reason NotAllowedByPolicy. Removing a
+	// namespace from this list deletes the grants the function had composed
+	// there.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=set
+	AllowedBackendNamespaces []string `json:"allowedBackendNamespaces,omitempty"`
+
+	// AllowedBackendKinds lists the group/kind pairs that a CanaryRoute may
+	// reference through `backendRef`, in any namespace.
+	//
+	// Default: every kind (Service, ServiceImport, Istio Hostname,
+	// InferencePool, Envoy Gateway Backend and any other).
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	AllowedBackendKinds []BackendKind `json:"allowedBackendKinds,omitempty"`
+
+	// AllowedGateKinds lists the kinds of objects that `traffic.gates` may
+	// read. Crossplane reads gate objects with its own, wide, rights, so the
+	// list keeps a CanaryRoute from reading arbitrary kinds. Gates are only
+	// read from the route's namespace.
+	//
+	// Default: apps/v1 Deployment.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	AllowedGateKinds []GateKind `json:"allowedGateKinds,omitempty"`
+
+	// AllowExternalNames allows `externalName` sides, which compose an
+	// ExternalName Service. Many gateways refuse ExternalName Services
+	// (CVE-2021-25740), and a cluster-local name (*.svc, *.cluster.local or
+	// an IP address) is always refused, since it would reach another
+	// namespace without a ReferenceGrant.
+	//
+	// Default: false.
+	// +optional
+	AllowExternalNames bool `json:"allowExternalNames,omitempty"`
+
+	// DefaultParentRefs are the parents (usually the platform's shared
+	// Gateway) of every route whose CanaryRoute names none.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	DefaultParentRefs []gwv1.ParentReference `json:"defaultParentRefs,omitempty"`
+
+	// ReferenceGrantVersion is the version of the composed ReferenceGrants.
+	//
+	// Default: v1beta1, served by every Gateway API release since v0.6.
+	// +optional
+	// +kubebuilder:default=v1beta1
+	ReferenceGrantVersion ReferenceGrantVersion `json:"referenceGrantVersion,omitempty"`
+
+	// TLSRouteVersion is the version of a composed TLSRoute. Gateway API
+	// releases before v1.5 serve TLSRoute only as v1alpha2 (experimental
+	// channel).
+	//
+	// Default: v1.
+	// +optional
+	// +kubebuilder:default=v1
+	TLSRouteVersion RouteVersion `json:"tlsRouteVersion,omitempty"`
+
+	// TCPRouteVersion is the version of a composed TCPRoute. Gateway API
+	// releases before v1.5 serve TCPRoute only as v1alpha2 (experimental
+	// channel).
+	//
+	// Default: v1.
+	// +optional
+	// +kubebuilder:default=v1
+	TCPRouteVersion RouteVersion `json:"tcpRouteVersion,omitempty"`
+}
+
+// BackendKind is a group/kind pair of a Gateway API backend.
+type BackendKind struct {
+	// Group of the backend. "" is the core group (Service).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Group string `json:"group,omitempty"`
+
+	// Kind of the backend, such as Service, ServiceImport, Hostname,
+	// InferencePool or Backend.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+}
+
+// GateKind is an apiVersion/kind pair of objects that rollout gates may read.
+type GateKind struct {
+	// APIVersion of the gate objects, such as apps/v1.
+	// +kubebuilder:validation:MinLength=1
+	APIVersion string `json:"apiVersion"`
+
+	// Kind of the gate objects, such as Deployment.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+}

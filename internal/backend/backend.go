@@ -1,0 +1,155 @@
+// Package backend resolves a CanaryRoute side (primary or canary) into the
+// Gateway API backend reference that the route points at, applying the port
+// and namespace rules of each backend kind.
+package backend
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// Backend kinds with rules of their own (API.md's table). Any other
+// group/kind is written as the user wrote it.
+var (
+	KindService       = schema.GroupKind{Group: "", Kind: "Service"}
+	KindServiceImport = schema.GroupKind{Group: "multicluster.x-k8s.io", Kind: "ServiceImport"}
+	KindIstioHostname = schema.GroupKind{Group: "networking.istio.io", Kind: "Hostname"}
+	KindInferencePool = schema.GroupKind{Group: "inference.networking.k8s.io", Kind: "InferencePool"}
+	KindEnvoyBackend  = schema.GroupKind{Group: "gateway.envoyproxy.io", Kind: "Backend"}
+)
+
+// portRule says what a backend kind does with a port.
+type portRule int
+
+const (
+	// portAsWritten writes the port the user gave, or none.
+	portAsWritten portRule = iota
+	// portRequired needs a port, defaulting to spec.port.
+	portRequired
+	// portNone writes no port: the backend object carries its own.
+	portNone
+)
+
+var portRules = map[schema.GroupKind]portRule{
+	KindService:       portRequired,
+	KindServiceImport: portRequired,
+	KindIstioHostname: portRequired,
+	KindInferencePool: portNone,
+	KindEnvoyBackend:  portNone,
+}
+
+// Backend is one side of the rollout, resolved.
+type Backend struct {
+	// Role is the part the backend plays; it is how the function finds its
+	// backends again, whatever their names.
+	Role xr.Role
+	// Ref is the reference as the route carries it.
+	Ref gwv1.BackendObjectReference
+	// Namespace is the backend's effective namespace: the route's when Ref
+	// names none.
+	Namespace string
+	// FromBackendRef is true for a backendRef side, false for a composed
+	// proxy Service.
+	FromBackendRef bool
+	HTTPFilters    []gwv1.HTTPRouteFilter
+	GRPCFilters    []gwv1.GRPCRouteFilter
+}
+
+// GroupKind of the backend, with Gateway API's defaults applied.
+func (b Backend) GroupKind() schema.GroupKind {
+	return GroupKindOf(b.Ref)
+}
+
+// GroupKindOf is the group/kind of a reference, with Gateway API's defaults
+// applied (core group, kind Service).
+func GroupKindOf(ref gwv1.BackendObjectReference) schema.GroupKind {
+	gk := schema.GroupKind{Kind: "Service"}
+	if ref.Group != nil {
+		gk.Group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		gk.Kind = string(*ref.Kind)
+	}
+	return gk
+}
+
+// Same reports whether two backends are the same object on the same port:
+// then the route carries only one of them.
+func Same(a, b Backend) bool {
+	return a.GroupKind() == b.GroupKind() &&
+		a.Namespace == b.Namespace &&
+		a.Ref.Name == b.Ref.Name &&
+		ptr.Deref(a.Ref.Port, 0) == ptr.Deref(b.Ref.Port, 0)
+}
+
+// Resolve returns the backend of one side of the CanaryRoute.
+func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
+	side := cr.Spec.Primary
+	if role == xr.RoleCanary {
+		side = cr.Spec.Canary
+	}
+	path := field.NewPath("spec", string(role))
+	b := Backend{Role: role, Namespace: cr.RouteNamespace, HTTPFilters: side.HTTPFilters, GRPCFilters: side.GRPCFilters}
+
+	if side.ComposesService() {
+		if cr.Spec.Port == 0 {
+			return b, field.ErrorList{field.Required(field.NewPath("spec", "port"),
+				fmt.Sprintf("the %s proxy Service needs a port", role))}
+		}
+		b.Ref = gwv1.BackendObjectReference{
+			Group: ptr.To(gwv1.Group("")),
+			Kind:  ptr.To(gwv1.Kind("Service")),
+			Name:  gwv1.ObjectName(xr.ProxyServiceName(cr.RouteName, role)),
+			Port:  ptr.To(cr.Spec.Port),
+		}
+		return b, nil
+	}
+
+	b.FromBackendRef = true
+	b.Ref = *side.BackendRef.DeepCopy()
+	if b.Ref.Namespace != nil && *b.Ref.Namespace != "" {
+		b.Namespace = string(*b.Ref.Namespace)
+	}
+	refPath := path.Child("backendRef")
+	gk := b.GroupKind()
+
+	var errs field.ErrorList
+	switch portRules[gk] {
+	case portRequired:
+		if b.Ref.Port == nil {
+			if cr.Spec.Port == 0 {
+				errs = append(errs, field.Required(refPath.Child("port"),
+					fmt.Sprintf("a %s backend needs a port: set it here or set spec.port", kindName(gk))))
+			} else {
+				b.Ref.Port = ptr.To(cr.Spec.Port)
+			}
+		}
+	case portNone:
+		if b.Ref.Port != nil {
+			errs = append(errs, field.Forbidden(refPath.Child("port"),
+				fmt.Sprintf("a %s backend takes no port: the %s object says where its endpoints listen", kindName(gk), gk.Kind)))
+		}
+	case portAsWritten:
+	}
+	if gk == KindIstioHostname && b.Ref.Namespace != nil {
+		errs = append(errs, field.Forbidden(refPath.Child("namespace"),
+			"an Istio Hostname is not namespaced: leave namespace empty"))
+	}
+
+	errs = append(errs, admission.BackendObjectReference(refPath, &b.Ref)...)
+	return b, errs
+}
+
+func kindName(gk schema.GroupKind) string {
+	if gk.Group == "" {
+		return gk.Kind
+	}
+	return gk.Kind + "." + gk.Group
+}

@@ -1,0 +1,132 @@
+// Package policy holds the platform team's policy, read from the function's
+// Input: which namespaces and kinds a CanaryRoute may reference, which gate
+// objects it may read, and which API versions to compose.
+package policy
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
+	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+)
+
+// AnyNamespace in allowedBackendNamespaces allows every namespace.
+const AnyNamespace = "*"
+
+// Policy is the validated, defaulted Input.
+type Policy struct {
+	anyNamespace       bool
+	namespaces         map[string]bool
+	kinds              map[schema.GroupKind]bool // nil: every kind
+	gateKinds          map[schema.GroupVersionKind]bool
+	AllowExternalNames bool
+	DefaultParentRefs  []gwv1.ParentReference
+	GrantVersion       v1beta1.ReferenceGrantVersion
+	TLSRouteVersion    v1beta1.RouteVersion
+	TCPRouteVersion    v1beta1.RouteVersion
+}
+
+// DefaultGateKind is the gate kind allowed when the Input names none.
+var DefaultGateKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+
+// New validates the Input and returns its policy. Errors name the Input
+// field, since the Input is an opaque object nested in a Composition that no
+// API server validates for us.
+func New(in *v1beta1.Input) (*Policy, error) {
+	var errs field.ErrorList
+	p := &Policy{
+		namespaces:         map[string]bool{},
+		gateKinds:          map[schema.GroupVersionKind]bool{},
+		AllowExternalNames: in.AllowExternalNames,
+		DefaultParentRefs:  in.DefaultParentRefs,
+		GrantVersion:       in.ReferenceGrantVersion,
+		TLSRouteVersion:    in.TLSRouteVersion,
+		TCPRouteVersion:    in.TCPRouteVersion,
+	}
+
+	nsPath := field.NewPath("allowedBackendNamespaces")
+	for i, ns := range in.AllowedBackendNamespaces {
+		if ns == AnyNamespace {
+			p.anyNamespace = true
+			continue
+		}
+		for _, msg := range validation.IsDNS1123Label(ns) {
+			errs = append(errs, field.Invalid(nsPath.Index(i), ns, msg))
+		}
+		p.namespaces[ns] = true
+	}
+
+	if len(in.AllowedBackendKinds) > 0 {
+		p.kinds = map[schema.GroupKind]bool{}
+	}
+	kindPath := field.NewPath("allowedBackendKinds")
+	for i, k := range in.AllowedBackendKinds {
+		if k.Kind == "" {
+			errs = append(errs, field.Required(kindPath.Index(i).Child("kind"), "a backend kind names its kind"))
+		}
+		p.kinds[schema.GroupKind{Group: k.Group, Kind: k.Kind}] = true
+	}
+
+	gatePath := field.NewPath("allowedGateKinds")
+	for i, k := range in.AllowedGateKinds {
+		gv, err := schema.ParseGroupVersion(k.APIVersion)
+		switch {
+		case err != nil || gv.Version == "":
+			errs = append(errs, field.Invalid(gatePath.Index(i).Child("apiVersion"), k.APIVersion, "must be group/version, or version for the core group"))
+		case k.Kind == "":
+			errs = append(errs, field.Required(gatePath.Index(i).Child("kind"), "a gate kind names its kind"))
+		default:
+			p.gateKinds[gv.WithKind(k.Kind)] = true
+		}
+	}
+	if len(in.AllowedGateKinds) == 0 {
+		p.gateKinds[DefaultGateKind] = true
+	}
+
+	errs = append(errs, admission.ParentReferences(field.NewPath("defaultParentRefs"), in.DefaultParentRefs)...)
+
+	if p.GrantVersion == "" {
+		p.GrantVersion = v1beta1.ReferenceGrantV1Beta1
+	}
+	if p.GrantVersion != v1beta1.ReferenceGrantV1Beta1 && p.GrantVersion != v1beta1.ReferenceGrantV1 {
+		errs = append(errs, field.NotSupported(field.NewPath("referenceGrantVersion"), p.GrantVersion,
+			[]v1beta1.ReferenceGrantVersion{v1beta1.ReferenceGrantV1Beta1, v1beta1.ReferenceGrantV1}))
+	}
+	p.TLSRouteVersion, errs = routeVersion(field.NewPath("tlsRouteVersion"), p.TLSRouteVersion, errs)
+	p.TCPRouteVersion, errs = routeVersion(field.NewPath("tcpRouteVersion"), p.TCPRouteVersion, errs)
+
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return p, nil
+}
+
+func routeVersion(path *field.Path, v v1beta1.RouteVersion, errs field.ErrorList) (v1beta1.RouteVersion, field.ErrorList) {
+	switch v {
+	case "":
+		return v1beta1.RouteV1, errs
+	case v1beta1.RouteV1, v1beta1.RouteV1Alpha2:
+		return v, errs
+	default:
+		return v, append(errs, field.NotSupported(path, v, []v1beta1.RouteVersion{v1beta1.RouteV1, v1beta1.RouteV1Alpha2}))
+	}
+}
+
+// AllowsNamespace reports whether a backend in namespace ns may be granted to
+// a route in another namespace.
+func (p *Policy) AllowsNamespace(ns string) bool {
+	return p.anyNamespace || p.namespaces[ns]
+}
+
+// AllowsKind reports whether a backendRef side may reference the kind.
+func (p *Policy) AllowsKind(gk schema.GroupKind) bool {
+	return p.kinds == nil || p.kinds[gk]
+}
+
+// AllowsGate reports whether a rollout gate may read objects of the kind.
+func (p *Policy) AllowsGate(gvk schema.GroupVersionKind) bool {
+	return p.gateKinds[gvk]
+}

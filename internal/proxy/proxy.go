@@ -1,0 +1,101 @@
+// Package proxy builds the proxy Services that `service` and `externalName`
+// sides compose: the stable names the route points at, whatever selects the
+// pods (or names the host) behind them.
+package proxy
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// Port names for well-known application protocols. A Service port name is
+// an IANA service name (at most 15 characters), so protocols such as
+// kubernetes.io/h2c get a short name of their own.
+var portNames = map[string]string{
+	"":                  "http",
+	"http":              "http",
+	"https":             "https",
+	"kubernetes.io/h2c": "h2c",
+	"h2c":               "h2c",
+	"grpc":              "grpc",
+	"kubernetes.io/ws":  "ws",
+	"ws":                "ws",
+	"kubernetes.io/wss": "wss",
+	"wss":               "wss",
+	"tcp":               "tcp",
+	"tls":               "tls",
+}
+
+// defaultPortNames are the port names of proxy Services without an
+// appProtocol, by route kind.
+var defaultPortNames = map[xr.RouteKind]string{
+	xr.KindHTTPRoute: "http",
+	xr.KindGRPCRoute: "grpc",
+	xr.KindTLSRoute:  "tls",
+	xr.KindTCPRoute:  "tcp",
+}
+
+// Service builds the proxy Service of a side, or returns nil when the side
+// composes none (a backendRef side).
+func Service(cr *xr.CanaryRoute, role xr.Role) *corev1.Service {
+	side := cr.Spec.Primary
+	if role == xr.RoleCanary {
+		side = cr.Spec.Canary
+	}
+	if !side.ComposesService() {
+		return nil
+	}
+
+	svc := &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      xr.ProxyServiceName(cr.RouteName, role),
+			Namespace: cr.RouteNamespace,
+		},
+	}
+	port := corev1.ServicePort{
+		Name:     defaultPortNames[cr.Spec.Kind],
+		Protocol: corev1.ProtocolTCP,
+		Port:     cr.Spec.Port,
+	}
+
+	if side.ExternalName != "" {
+		svc.Spec.Type = corev1.ServiceTypeExternalName
+		svc.Spec.ExternalName = side.ExternalName
+		svc.Spec.Ports = []corev1.ServicePort{port}
+		return svc
+	}
+
+	svc.Spec.Type = corev1.ServiceTypeClusterIP
+	svc.Spec.Selector = side.Service.Selector
+	port.TargetPort = intstr.FromInt32(cr.Spec.Port)
+	if side.Service.TargetPort != nil {
+		port.TargetPort = *side.Service.TargetPort
+	}
+	if ap := side.Service.AppProtocol; ap != "" {
+		port.AppProtocol = &ap
+		port.Name = PortName(ap, port.Name)
+	}
+	svc.Spec.Ports = []corev1.ServicePort{port}
+	return svc
+}
+
+// PortName is the Service port name for an application protocol: a
+// well-known short name, else the protocol's last path segment when that is
+// a valid port name, else fallback.
+func PortName(appProtocol, fallback string) string {
+	if name, ok := portNames[strings.ToLower(appProtocol)]; ok {
+		return name
+	}
+	name := strings.ToLower(appProtocol[strings.LastIndex(appProtocol, "/")+1:])
+	if len(validation.IsValidPortName(name)) == 0 {
+		return name
+	}
+	return fallback
+}

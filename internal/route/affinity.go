@@ -1,0 +1,93 @@
+package route
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+const (
+	setCookieHeader = "Set-Cookie"
+	cookieHeader    = "Cookie"
+
+	cookieCollision = "collides with the session affinity cookie of spec.traffic.sessionAffinity: " +
+		"the function sets that header on the canary; remove one of them"
+	cookieMatchCollision = "collides with the session affinity match of spec.traffic.sessionAffinity: " +
+		"the function matches the Cookie header to keep sessions on the canary; remove one of them"
+
+	// cookieValueLength is the number of hex digits of the cookie value:
+	// 64 bits, plenty to tell revisions apart.
+	cookieValueLength = 16
+)
+
+// CookieValue is the session cookie's value for a route and revision: stable
+// across runs and restarts of the function, a valid cookie value (hex
+// digits), and different for a new revision, which drops the sessions of
+// the old one.
+func CookieValue(namespace, name, revision string) string {
+	sum := sha256.Sum256([]byte(namespace + "/" + name + "/" + revision))
+	return hex.EncodeToString(sum[:])[:cookieValueLength]
+}
+
+// setCookie is the Set-Cookie header value that the canary sends.
+func (a *Affinity) setCookie() string {
+	return fmt.Sprintf("%s=%s; Max-Age=%d; Path=/; HttpOnly", a.CookieName, a.Value, int64(a.MaxAge.Seconds()))
+}
+
+// cookiePattern matches a Cookie header that carries the session cookie,
+// wherever it stands among the client's other cookies. It is anchored and
+// escaped, so no other cookie's name or value can match it by accident.
+func (a *Affinity) cookiePattern() string {
+	return `^(?:.*;\s*)?` + regexp.QuoteMeta(a.CookieName) + `=` + regexp.QuoteMeta(a.Value) + `(?:;.*)?$`
+}
+
+// withCookieMatch adds the session cookie condition to each match.
+func withCookieMatch(matches []gwv1.HTTPRouteMatch, a *Affinity) []gwv1.HTTPRouteMatch {
+	out := copyHTTPMatches(matches)
+	for i := range out {
+		out[i].Headers = append(out[i].Headers, gwv1.HTTPHeaderMatch{
+			Type:  ptr.To(gwv1.HeaderMatchRegularExpression),
+			Name:  cookieHeader,
+			Value: a.cookiePattern(),
+		})
+	}
+	return out
+}
+
+// setCookieCollisions finds a user's Set-Cookie in the canary's
+// ResponseHeaderModifier. Header names are case-insensitive, and add and set
+// are lists keyed by name, so both would fight over the same header.
+func setCookieCollisions(path *field.Path, m *gwv1.HTTPHeaderFilter) field.ErrorList {
+	var errs field.ErrorList
+	for j, h := range m.Set {
+		if strings.EqualFold(string(h.Name), setCookieHeader) {
+			errs = append(errs, field.Invalid(path.Child("set").Index(j).Child("name"), h.Name, cookieCollision))
+		}
+	}
+	for j, h := range m.Add {
+		if strings.EqualFold(string(h.Name), setCookieHeader) {
+			errs = append(errs, field.Invalid(path.Child("add").Index(j).Child("name"), h.Name, cookieCollision))
+		}
+	}
+	return errs
+}
+
+// cookieMatchCollisions finds a user's match on the Cookie header, which the
+// session companion rule needs for itself.
+func cookieMatchCollisions(path *field.Path, matches []gwv1.HTTPRouteMatch) field.ErrorList {
+	var errs field.ErrorList
+	for i, m := range matches {
+		for j, h := range m.Headers {
+			if strings.EqualFold(string(h.Name), cookieHeader) {
+				errs = append(errs, field.Invalid(path.Index(i).Child("headers").Index(j).Child("name"), h.Name, cookieMatchCollision))
+			}
+		}
+	}
+	return errs
+}

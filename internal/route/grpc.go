@@ -1,0 +1,147 @@
+package route
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// buildGRPCRoute composes a GRPCRoute: the HTTPRoute's shape without
+// timeouts or session affinity (gRPC clients rarely keep cookies), with
+// GRPCRouteMatch and the GRPCRoute filter types.
+func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
+	var errs field.ErrorList
+	rules := p.Rules
+	if len(rules) == 0 {
+		rules = []xr.Rule{{}}
+	}
+
+	filtersOf := map[xr.Role][]gwv1.GRPCRouteFilter{
+		xr.RolePrimary: p.Primary.GRPCFilters,
+		xr.RoleCanary:  p.Canary.GRPCFilters,
+	}
+	backends := func(bs []weightedBackend) []gwv1.GRPCBackendRef {
+		out := make([]gwv1.GRPCBackendRef, 0, len(bs))
+		for _, b := range bs {
+			out = append(out, gwv1.GRPCBackendRef{BackendRef: b.ref, Filters: copyGRPCFilters(filtersOf[b.role])})
+		}
+		return out
+	}
+
+	out := make([]gwv1.GRPCRouteRule, 0, len(rules))
+	for i, r := range rules {
+		path := field.NewPath("spec", "rules").Index(i)
+		if p.shaping() && len(p.ABGRPCMatches) > 0 {
+			ab, abErrs := combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.ABGRPCMatches)
+			errs = append(errs, abErrs...)
+			out = append(out, gwv1.GRPCRouteRule{
+				Name:        companionName(r.Name, companionABSuffix),
+				Matches:     ab,
+				Filters:     copyGRPCFilters(r.GRPCFilters),
+				BackendRefs: backends(canaryOnly(p)),
+			})
+		}
+
+		filters := copyGRPCFilters(r.GRPCFilters)
+		if p.shaping() && p.MirrorPercent != nil {
+			filters = append(filters, gwv1.GRPCRouteFilter{
+				Type:          gwv1.GRPCRouteFilterRequestMirror,
+				RequestMirror: mirrorFilter(p),
+			})
+		}
+		out = append(out, gwv1.GRPCRouteRule{
+			Name:        r.Name,
+			Matches:     copyGRPCMatches(r.GRPCMatches),
+			Filters:     filters,
+			BackendRefs: backends(weighted(p)),
+		})
+	}
+	matches := 0
+	for _, r := range out {
+		matches += len(r.Matches)
+	}
+	errs = append(errs, ruleLimits(len(rules), len(out), matches)...)
+
+	return &gwv1.GRPCRoute{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: string(xr.KindGRPCRoute)},
+		ObjectMeta: objectMeta(p),
+		Spec: gwv1.GRPCRouteSpec{
+			CommonRouteSpec: commonSpec(p),
+			Hostnames:       append([]gwv1.Hostname(nil), p.Hostnames...),
+			Rules:           out,
+		},
+	}, errs
+}
+
+// combineGRPCMatches adds the A/B header and method conditions to each of
+// the rule's matches. A rule without matches matches every request, so its
+// companion matches the A/B matches alone.
+func combineGRPCMatches(path *field.Path, rule, ab []gwv1.GRPCRouteMatch) ([]gwv1.GRPCRouteMatch, field.ErrorList) {
+	if len(rule) == 0 {
+		return copyGRPCMatches(ab), nil
+	}
+	var errs field.ErrorList
+	abPath := field.NewPath("spec", "traffic", "matches")
+	if n := len(rule) * len(ab); n > maxMatchesPerRule {
+		return nil, field.ErrorList{tooMany(path, "matches in a rule's A/B companion", n, maxMatchesPerRule,
+			fmt.Sprintf(": each of the rule's %d matches is combined with each of the %d A/B matches", len(rule), len(ab)))}
+	}
+	out := make([]gwv1.GRPCRouteMatch, 0, len(rule)*len(ab))
+	for i, m := range rule {
+		for j, a := range ab {
+			c := m.DeepCopy()
+			for k, h := range a.Headers {
+				for l, existing := range c.Headers {
+					if strings.EqualFold(string(existing.Name), string(h.Name)) {
+						errs = append(errs, field.Duplicate(abPath.Index(j).Child("headers").Index(k).Child("name"),
+							fmt.Sprintf("%s (already matched by %s)", h.Name, path.Index(i).Child("headers").Index(l))))
+					}
+				}
+				c.Headers = append(c.Headers, h)
+			}
+			if a.Method != nil {
+				if c.Method != nil && !equalGRPCMethod(*c.Method, *a.Method) {
+					errs = append(errs, field.Invalid(abPath.Index(j).Child("method"), a.Method,
+						fmt.Sprintf("contradicts the method match of %s: the companion rule would match nothing", path.Index(i))))
+				}
+				c.Method = a.Method.DeepCopy()
+			}
+			out = append(out, *c)
+		}
+	}
+	return out, errs
+}
+
+func equalGRPCMethod(a, b gwv1.GRPCMethodMatch) bool {
+	return ptr.Deref(a.Type, gwv1.GRPCMethodMatchExact) == ptr.Deref(b.Type, gwv1.GRPCMethodMatchExact) &&
+		ptr.Deref(a.Service, "") == ptr.Deref(b.Service, "") &&
+		ptr.Deref(a.Method, "") == ptr.Deref(b.Method, "")
+}
+
+func copyGRPCFilters(in []gwv1.GRPCRouteFilter) []gwv1.GRPCRouteFilter {
+	if in == nil {
+		return nil
+	}
+	out := make([]gwv1.GRPCRouteFilter, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+	}
+	return out
+}
+
+func copyGRPCMatches(in []gwv1.GRPCRouteMatch) []gwv1.GRPCRouteMatch {
+	if in == nil {
+		return nil
+	}
+	out := make([]gwv1.GRPCRouteMatch, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+	}
+	return out
+}

@@ -1,0 +1,242 @@
+package route
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
+	var errs field.ErrorList
+	rules := p.Rules
+	if len(rules) == 0 {
+		rules = []xr.Rule{{}}
+	}
+
+	canaryFilters, filterErrs := canaryHTTPFilters(p)
+	errs = append(errs, filterErrs...)
+	filtersOf := map[xr.Role][]gwv1.HTTPRouteFilter{
+		xr.RolePrimary: copyHTTPFilters(p.Primary.HTTPFilters),
+		xr.RoleCanary:  canaryFilters,
+	}
+	backends := func(bs []weightedBackend) []gwv1.HTTPBackendRef {
+		out := make([]gwv1.HTTPBackendRef, 0, len(bs))
+		for _, b := range bs {
+			out = append(out, gwv1.HTTPBackendRef{BackendRef: b.ref, Filters: copyHTTPFilters(filtersOf[b.role])})
+		}
+		return out
+	}
+
+	if p.Affinity != nil {
+		errs = append(errs, cookieMatchCollisions(field.NewPath("spec", "traffic", "matches"), p.ABHTTPMatches)...)
+	}
+
+	out := make([]gwv1.HTTPRouteRule, 0, len(rules))
+	for i, r := range rules {
+		path := field.NewPath("spec", "rules").Index(i)
+		matches := r.HTTPMatches
+		if len(matches) == 0 {
+			matches = []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{
+				Type:  ptr.To(gwv1.PathMatchPathPrefix),
+				Value: ptr.To(defaultPathPrefix),
+			}}}
+		}
+		if p.Affinity != nil {
+			errs = append(errs, cookieMatchCollisions(path.Child("matches"), matches)...)
+		}
+
+		// Companion rules come before their weighted rule: they are more
+		// specific anyway, and on a tie Gateway API picks the first rule.
+		if p.shaping() && len(p.ABHTTPMatches) > 0 {
+			ab, abErrs := combineHTTPMatches(path.Child("matches"), matches, p.ABHTTPMatches)
+			errs = append(errs, abErrs...)
+			out = append(out, gwv1.HTTPRouteRule{
+				Name:        companionName(r.Name, companionABSuffix),
+				Matches:     ab,
+				Filters:     copyHTTPFilters(r.HTTPFilters),
+				BackendRefs: backends(canaryOnly(p)),
+				Timeouts:    r.Timeouts.DeepCopy(),
+			})
+		}
+		if p.shaping() && p.Affinity != nil && p.CanaryWeight > 0 {
+			out = append(out, gwv1.HTTPRouteRule{
+				Name:        companionName(r.Name, companionStickiness),
+				Matches:     withCookieMatch(matches, p.Affinity),
+				Filters:     copyHTTPFilters(r.HTTPFilters),
+				BackendRefs: backends(canaryOnly(p)),
+				Timeouts:    r.Timeouts.DeepCopy(),
+			})
+		}
+
+		filters := copyHTTPFilters(r.HTTPFilters)
+		if p.shaping() && p.MirrorPercent != nil {
+			filters = append(filters, gwv1.HTTPRouteFilter{
+				Type:          gwv1.HTTPRouteFilterRequestMirror,
+				RequestMirror: mirrorFilter(p),
+			})
+		}
+		out = append(out, gwv1.HTTPRouteRule{
+			Name:        r.Name,
+			Matches:     copyHTTPMatches(matches),
+			Filters:     filters,
+			BackendRefs: backends(weighted(p)),
+			Timeouts:    r.Timeouts.DeepCopy(),
+		})
+	}
+	errs = append(errs, ruleLimits(len(rules), len(out), httpMatchCount(out))...)
+
+	return &gwv1.HTTPRoute{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: string(xr.KindHTTPRoute)},
+		ObjectMeta: objectMeta(p),
+		Spec: gwv1.HTTPRouteSpec{
+			CommonRouteSpec: commonSpec(p),
+			Hostnames:       append([]gwv1.Hostname(nil), p.Hostnames...),
+			Rules:           out,
+		},
+	}, errs
+}
+
+// canaryOnly is the single backend of a companion rule.
+func canaryOnly(p Params) []weightedBackend {
+	return []weightedBackend{{role: xr.RoleCanary, ref: backendRef(p.Canary, 1)}}
+}
+
+func mirrorFilter(p Params) *gwv1.HTTPRequestMirrorFilter {
+	return &gwv1.HTTPRequestMirrorFilter{
+		BackendRef: *p.Canary.Ref.DeepCopy(),
+		Percent:    ptr.To(*p.MirrorPercent),
+	}
+}
+
+// canaryHTTPFilters returns the canary's own filters, with the session
+// cookie merged into its ResponseHeaderModifier while affinity applies.
+// Gateway API allows one ResponseHeaderModifier per backendRef, so the cookie
+// joins the user's filter instead of adding a second one. The collision check
+// runs whenever affinity is configured, so a spec that is valid at weight 0
+// stays valid when the rollout starts.
+func canaryHTTPFilters(p Params) ([]gwv1.HTTPRouteFilter, field.ErrorList) {
+	filters := copyHTTPFilters(p.Canary.HTTPFilters)
+	if p.Affinity == nil {
+		return filters, nil
+	}
+	path := field.NewPath("spec", "canary", "filters")
+	var modifier *gwv1.HTTPHeaderFilter
+	var errs field.ErrorList
+	for i := range filters {
+		f := &filters[i]
+		if f.Type != gwv1.HTTPRouteFilterResponseHeaderModifier || f.ResponseHeaderModifier == nil {
+			continue
+		}
+		modifier = f.ResponseHeaderModifier
+		errs = append(errs, setCookieCollisions(path.Index(i).Child("responseHeaderModifier"), modifier)...)
+	}
+	if len(errs) > 0 || !p.shaping() || p.CanaryWeight == 0 {
+		return filters, errs
+	}
+
+	cookie := gwv1.HTTPHeader{Name: setCookieHeader, Value: p.Affinity.setCookie()}
+	if modifier != nil {
+		modifier.Add = append(modifier.Add, cookie)
+		return filters, nil
+	}
+	return append(filters, gwv1.HTTPRouteFilter{
+		Type:                   gwv1.HTTPRouteFilterResponseHeaderModifier,
+		ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{cookie}},
+	}), nil
+}
+
+// combineHTTPMatches is the cross product of a rule's matches and the A/B
+// matches: each A/B match adds its header, query and method conditions to
+// each of the rule's matches.
+func combineHTTPMatches(path *field.Path, rule, ab []gwv1.HTTPRouteMatch) ([]gwv1.HTTPRouteMatch, field.ErrorList) {
+	var errs field.ErrorList
+	abPath := field.NewPath("spec", "traffic", "matches")
+	if n := len(rule) * len(ab); n > maxMatchesPerRule {
+		return nil, field.ErrorList{tooMany(path, "matches in a rule's A/B companion", n, maxMatchesPerRule,
+			fmt.Sprintf(": each of the rule's %d matches is combined with each of the %d A/B matches", len(rule), len(ab)))}
+	}
+	out := make([]gwv1.HTTPRouteMatch, 0, len(rule)*len(ab))
+	for i, m := range rule {
+		for j, a := range ab {
+			c := m.DeepCopy()
+			for k, h := range a.Headers {
+				for l, existing := range c.Headers {
+					if strings.EqualFold(string(existing.Name), string(h.Name)) {
+						errs = append(errs, field.Duplicate(abPath.Index(j).Child("headers").Index(k).Child("name"),
+							fmt.Sprintf("%s (already matched by %s)", h.Name, path.Index(i).Child("headers").Index(l))))
+					}
+				}
+				c.Headers = append(c.Headers, h)
+			}
+			for k, q := range a.QueryParams {
+				for l, existing := range c.QueryParams {
+					if existing.Name == q.Name {
+						errs = append(errs, field.Duplicate(abPath.Index(j).Child("queryParams").Index(k).Child("name"),
+							fmt.Sprintf("%s (already matched by %s)", q.Name, path.Index(i).Child("queryParams").Index(l))))
+					}
+				}
+				c.QueryParams = append(c.QueryParams, q)
+			}
+			if a.Method != nil {
+				if c.Method != nil && *c.Method != *a.Method {
+					errs = append(errs, field.Invalid(abPath.Index(j).Child("method"), *a.Method,
+						fmt.Sprintf("contradicts method %s of %s: the companion rule would match nothing", *c.Method, path.Index(i))))
+				}
+				c.Method = ptr.To(*a.Method)
+			}
+			out = append(out, *c)
+		}
+	}
+	return out, errs
+}
+
+func copyHTTPFilters(in []gwv1.HTTPRouteFilter) []gwv1.HTTPRouteFilter {
+	if in == nil {
+		return nil
+	}
+	out := make([]gwv1.HTTPRouteFilter, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+	}
+	return out
+}
+
+func copyHTTPMatches(in []gwv1.HTTPRouteMatch) []gwv1.HTTPRouteMatch {
+	out := make([]gwv1.HTTPRouteMatch, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+	}
+	return out
+}
+
+func httpMatchCount(rules []gwv1.HTTPRouteRule) int {
+	n := 0
+	for _, r := range rules {
+		n += len(r.Matches)
+	}
+	return n
+}
+
+// ruleLimits checks the route-wide limits, saying where the extra rules come
+// from when companion rules pushed the route over.
+func ruleLimits(userRules, rules, matches int) field.ErrorList {
+	var errs field.ErrorList
+	path := field.NewPath("spec", "rules")
+	why := ""
+	if rules > userRules {
+		why = fmt.Sprintf(": the %d rules of the spec gain %d A/B or session companion rules while the rollout is active", userRules, rules-userRules)
+	}
+	if rules > maxRules {
+		errs = append(errs, tooMany(path, "rules", rules, maxRules, why))
+	}
+	if matches > maxMatchesInRoute {
+		errs = append(errs, tooMany(path, "matches across its rules", matches, maxMatchesInRoute, why))
+	}
+	return errs
+}

@@ -1,0 +1,174 @@
+// Package route builds the composed Gateway API route: one builder per route
+// kind (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute) over shared pieces (the
+// weighted primary/canary backends, companion rules, the mirror filter), and
+// reads back what the gateway made of the route it composed earlier.
+package route
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+
+	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
+	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// Limits of a route that the Gateway API CRDs enforce, checked here first so
+// the message can say where the extra rules come from.
+const (
+	maxRules            = 16
+	maxMatchesPerRule   = 64
+	maxMatchesInRoute   = 128
+	maxBackendsInRule   = 16
+	percentTotal        = 100
+	defaultPathPrefix   = "/"
+	companionABSuffix   = "-canary-match"
+	companionStickiness = "-canary-session"
+)
+
+// Params is everything a route builder needs: the spec's routing, the two
+// backends, and what the traffic policy decided for this run.
+type Params struct {
+	Kind       xr.RouteKind
+	Version    v1beta1.RouteVersion // TLSRoute and TCPRoute only
+	Name       string
+	Namespace  string
+	ParentRefs []gwv1.ParentReference
+	Hostnames  []gwv1.Hostname
+	Rules      []xr.Rule
+
+	Primary backend.Backend
+	Canary  backend.Backend
+
+	// CanaryWeight is the canary percent for this run, 0..100.
+	CanaryWeight int32
+	// Active is true while the rollout is under way (weight above 0 or a
+	// step in progress): A/B matches and mirroring apply only then.
+	Active bool
+
+	ABHTTPMatches []gwv1.HTTPRouteMatch
+	ABGRPCMatches []gwv1.GRPCRouteMatch
+	// MirrorPercent, when set, mirrors that share of the weighted rules'
+	// requests to the canary.
+	MirrorPercent *int32
+	// Affinity, when set, pins clients to the canary with a cookie.
+	Affinity *Affinity
+}
+
+// Affinity is the session cookie that keeps a client on the canary.
+type Affinity struct {
+	CookieName string
+	Value      string
+	MaxAge     time.Duration
+}
+
+// single reports whether primary and canary are one backend: the route then
+// carries it once, at 100, and there is nothing to shape.
+func (p Params) single() bool {
+	return backend.Same(p.Primary, p.Canary)
+}
+
+// shaping reports whether A/B matches, mirroring and affinity apply.
+func (p Params) shaping() bool {
+	return p.Active && !p.single()
+}
+
+// Build composes the route of the Params' kind. The errors are what the
+// Gateway API CRDs would reject in the result; the caller turns them into a
+// Fatal result, so the cluster keeps its last good route.
+func Build(p Params) (runtime.Object, field.ErrorList) {
+	switch p.Kind {
+	case xr.KindHTTPRoute:
+		return buildHTTPRoute(p)
+	case xr.KindGRPCRoute:
+		return buildGRPCRoute(p)
+	case xr.KindTLSRoute:
+		return buildTLSRoute(p)
+	case xr.KindTCPRoute:
+		return buildTCPRoute(p)
+	default:
+		return nil, field.ErrorList{field.NotSupported(field.NewPath("spec", "kind"), p.Kind, xr.RouteKinds)}
+	}
+}
+
+func objectMeta(p Params) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}
+}
+
+func commonSpec(p Params) gwv1.CommonRouteSpec {
+	refs := make([]gwv1.ParentReference, 0, len(p.ParentRefs))
+	for _, r := range p.ParentRefs {
+		refs = append(refs, *r.DeepCopy())
+	}
+	return gwv1.CommonRouteSpec{ParentRefs: refs}
+}
+
+// weightedBackend is a backendRef of a weighted rule, with the role that
+// decides its filters.
+type weightedBackend struct {
+	role xr.Role
+	ref  gwv1.BackendRef
+}
+
+// weighted returns the backends of a weighted rule: primary at 100-w and
+// canary at w. A canary at weight 0 stays in the rule, so that moving traffic
+// is a change of weights only. When both sides are one backend, it is listed
+// once at 100.
+func weighted(p Params) []weightedBackend {
+	if p.single() {
+		return []weightedBackend{{role: xr.RolePrimary, ref: backendRef(p.Primary, percentTotal)}}
+	}
+	return []weightedBackend{
+		{role: xr.RolePrimary, ref: backendRef(p.Primary, percentTotal-p.CanaryWeight)},
+		{role: xr.RoleCanary, ref: backendRef(p.Canary, p.CanaryWeight)},
+	}
+}
+
+func backendRef(b backend.Backend, weight int32) gwv1.BackendRef {
+	return gwv1.BackendRef{BackendObjectReference: *b.Ref.DeepCopy(), Weight: &weight}
+}
+
+// companionName derives a companion rule's name from its rule's name, so
+// users can tell them apart in the gateway's status and metrics. Unnamed
+// rules have unnamed companions.
+func companionName(rule *gwv1.SectionName, suffix string) *gwv1.SectionName {
+	if rule == nil {
+		return nil
+	}
+	name := gwv1.SectionName(string(*rule) + suffix)
+	return &name
+}
+
+// tooMany reports a limit exceeded by the composed route, saying by how much.
+func tooMany(path *field.Path, what string, got, limit int, why string) *field.Error {
+	return field.Invalid(path, got, fmt.Sprintf("the composed route would have %d %s, %d more than the Gateway API allows (%d)%s", got, what, got-limit, limit, why))
+}
+
+// Admit checks a composed route the way the Gateway API CRDs would, with the
+// function's own typed checks: running the CRDs' schema and CEL validators
+// on every run would cost more than the rest of the run together.
+func Admit(obj runtime.Object) field.ErrorList {
+	switch r := obj.(type) {
+	case *gwv1.HTTPRoute:
+		return admission.HTTPRoute(r)
+	case *gwv1.GRPCRoute:
+		return admission.GRPCRoute(r)
+	case *gwv1.TLSRoute:
+		return admission.TLSRoute(r)
+	case *gwv1.TCPRoute:
+		return admission.TCPRoute(r)
+	case *gwv1alpha2.TLSRoute:
+		return admission.TLSRouteV1Alpha2(r)
+	case *gwv1alpha2.TCPRoute:
+		return admission.TCPRouteV1Alpha2(r)
+	default:
+		return field.ErrorList{field.InternalError(nil, fmt.Errorf("no admission check for %T", obj))}
+	}
+}

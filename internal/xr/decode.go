@@ -1,0 +1,165 @@
+package xr
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// The raw* types mirror the XR's JSON. Kind-specific fragments (matches and
+// filters) stay raw until the route kind is known, then decode into the
+// Gateway API type of that kind.
+
+type rawSpec struct {
+	Namespace       string                 `json:"namespace,omitempty"`
+	RouteName       string                 `json:"routeName,omitempty"`
+	Kind            RouteKind              `json:"kind,omitempty"`
+	ParentRefs      []gwv1.ParentReference `json:"parentRefs,omitempty"`
+	Hostnames       []gwv1.Hostname        `json:"hostnames,omitempty"`
+	Port            *int32                 `json:"port,omitempty"`
+	Rules           []rawRule              `json:"rules,omitempty"`
+	Primary         *rawSide               `json:"primary,omitempty"`
+	Canary          *rawSide               `json:"canary,omitempty"`
+	Traffic         *rawTraffic            `json:"traffic,omitempty"`
+	ReferenceGrants GrantMode              `json:"referenceGrants,omitempty"`
+}
+
+type rawRule struct {
+	Name     *gwv1.SectionName       `json:"name,omitempty"`
+	Matches  json.RawMessage         `json:"matches,omitempty"`
+	Filters  json.RawMessage         `json:"filters,omitempty"`
+	Timeouts *gwv1.HTTPRouteTimeouts `json:"timeouts,omitempty"`
+}
+
+type rawSide struct {
+	Service      *rawService                  `json:"service,omitempty"`
+	ExternalName *string                      `json:"externalName,omitempty"`
+	BackendRef   *gwv1.BackendObjectReference `json:"backendRef,omitempty"`
+	Filters      json.RawMessage              `json:"filters,omitempty"`
+	Revision     *string                      `json:"revision,omitempty"`
+}
+
+type rawService struct {
+	Selector    map[string]string   `json:"selector,omitempty"`
+	TargetPort  *intstr.IntOrString `json:"targetPort,omitempty"`
+	AppProtocol *string             `json:"appProtocol,omitempty"`
+}
+
+type rawTraffic struct {
+	Weight               *int32          `json:"weight,omitempty"`
+	Steps                []rawStep       `json:"steps,omitempty"`
+	Paused               bool            `json:"paused,omitempty"`
+	Abort                bool            `json:"abort,omitempty"`
+	Matches              json.RawMessage `json:"matches,omitempty"`
+	Mirror               *rawMirror      `json:"mirror,omitempty"`
+	SessionAffinity      *rawAffinity    `json:"sessionAffinity,omitempty"`
+	Gates                []rawGate       `json:"gates,omitempty"`
+	RequireAcceptedRoute *bool           `json:"requireAcceptedRoute,omitempty"`
+}
+
+type rawStep struct {
+	Weight *int32  `json:"weight,omitempty"`
+	Pause  *string `json:"pause,omitempty"`
+}
+
+type rawMirror struct {
+	Percent *int32 `json:"percent,omitempty"`
+}
+
+type rawAffinity struct {
+	CookieName string  `json:"cookieName,omitempty"`
+	MaxAge     *string `json:"maxAge,omitempty"`
+}
+
+type rawGate struct {
+	APIVersion    string  `json:"apiVersion,omitempty"`
+	Kind          string  `json:"kind,omitempty"`
+	Name          string  `json:"name,omitempty"`
+	ConditionType string  `json:"conditionType,omitempty"`
+	FailAfter     *string `json:"failAfter,omitempty"`
+}
+
+type rawClaimRef struct {
+	Name      string `json:"name,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// specKeys are the spec fields that the function reads, by JSON name. Other
+// spec fields (Crossplane's own, such as spec.crossplane or
+// spec.compositionRef, or a platform team's additions for other functions in
+// the pipeline) are none of its business and are ignored.
+var specKeys = jsonNames(reflect.TypeFor[rawSpec]())
+
+func jsonNames(t reflect.Type) map[string]int {
+	names := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names[name] = i
+	}
+	return names
+}
+
+// decodeSpec decodes the spec fields the function reads, strictly: an
+// unknown or duplicate field inside them, or a value of the wrong type, is an
+// error naming the field, so a typo never silently turns into a default.
+func decodeSpec(path *field.Path, spec map[string]any) (*rawSpec, field.ErrorList) {
+	out := &rawSpec{}
+	v := reflect.ValueOf(out).Elem()
+	keys := make([]string, 0, len(spec))
+	for k := range spec {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // Errors come out in a stable order.
+
+	var errs field.ErrorList
+	for _, k := range keys {
+		i, ok := specKeys[k]
+		if !ok {
+			continue
+		}
+		b, err := json.Marshal(spec[k])
+		if err != nil {
+			errs = append(errs, field.Invalid(path.Child(k), spec[k], err.Error()))
+			continue
+		}
+		errs = append(errs, decodeStrict(path.Child(k), b, v.Field(i).Addr().Interface())...)
+	}
+	return out, errs
+}
+
+// decodeStrict decodes JSON into a typed value, rejecting unknown and
+// duplicate fields. Errors are reported at path.
+func decodeStrict(path *field.Path, data []byte, into any) field.ErrorList {
+	strict, err := sigsjson.UnmarshalStrict(data, into)
+	if err != nil {
+		return field.ErrorList{field.Invalid(path, string(data), decodeMessage(err))}
+	}
+	errs := make(field.ErrorList, 0, len(strict))
+	for _, e := range strict {
+		errs = append(errs, field.Invalid(path, "", e.Error()))
+	}
+	return errs
+}
+
+// decodeMessage turns a JSON type error into a sentence a user can act on.
+// The decoder names the Go struct field; the JSON path after the last '.'
+// is what the user wrote.
+func decodeMessage(err error) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, "Go struct field "); ok {
+		// "cannot unmarshal string into Go struct field .traffic.weight of type int32"
+		where, typ, _ := strings.Cut(after, " of type ")
+		if i := strings.Index(where, "."); i >= 0 {
+			where = where[i+1:]
+		}
+		return fmt.Sprintf("%s must be of type %s", where, typ)
+	}
+	return strings.TrimPrefix(msg, "json: ")
+}

@@ -1,0 +1,296 @@
+package xr
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+)
+
+// Limits that API.md fixes beyond those of the Gateway API CRDs.
+const (
+	maxParentRefs = 32
+	maxHostnames  = 16
+	maxRules      = 16
+	maxSteps      = 32
+	maxGates      = 16
+	percentMax    = 100
+
+	// DefaultFailAfter is how long a gate may stay False before the rollout
+	// fails, when the gate does not say.
+	DefaultFailAfter = 5 * time.Minute
+)
+
+// Parse reads a CanaryRoute XR from its unstructured content. The error
+// names every invalid field and says why; it is meant for a Fatal result.
+//
+// defaultParentRefs are the Input's parents, used when the XR names none.
+func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*CanaryRoute, error) {
+	u := unstructured.Unstructured{Object: obj}
+	specPath := field.NewPath("spec")
+
+	spec, found, err := unstructured.NestedMap(obj, "spec")
+	if err != nil {
+		return nil, field.ErrorList{field.Invalid(specPath, nil, "must be an object")}.ToAggregate()
+	}
+	if !found {
+		return nil, field.ErrorList{field.Required(specPath, "a CanaryRoute needs a spec")}.ToAggregate()
+	}
+
+	raw, errs := decodeSpec(specPath, spec)
+	if len(errs) > 0 {
+		// Decoding errors make the rest of the checks noise.
+		return nil, errs.ToAggregate()
+	}
+
+	cr := &CanaryRoute{Name: u.GetName()}
+	cr.Scope, cr.RouteNamespace, errs = routeNamespace(u, spec, raw.Namespace)
+	cr.RouteName = routeName(u, spec, raw.RouteName)
+
+	s, specErrs := parseSpec(specPath, raw, defaultParentRefs)
+	cr.Spec = s
+	errs = append(errs, specErrs...)
+	for _, msg := range validation.IsDNS1123Subdomain(cr.RouteName) {
+		errs = append(errs, field.Invalid(specPath.Child("routeName"), cr.RouteName, "the route name "+msg))
+	}
+	errs = append(errs, proxyNames(specPath, cr.RouteName, s)...)
+
+	status, statusErrs := parseStatus(obj)
+	cr.Status = status
+	errs = append(errs, statusErrs...)
+
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return cr, nil
+}
+
+// routeNamespace decides where the route lives, per the XR's scope.
+func routeNamespace(u unstructured.Unstructured, spec map[string]any, specNamespace string) (Scope, string, field.ErrorList) {
+	nsPath := field.NewPath("spec", "namespace")
+	if ns := u.GetNamespace(); ns != "" {
+		// Crossplane forces everything a namespaced XR composes into the
+		// XR's namespace, so any other namespace would be a lie.
+		if specNamespace != "" && specNamespace != ns {
+			return ScopeNamespaced, ns, field.ErrorList{field.Invalid(nsPath, specNamespace,
+				fmt.Sprintf("a namespaced CanaryRoute routes in its own namespace %q; leave spec.namespace empty or set it to %q", ns, ns))}
+		}
+		return ScopeNamespaced, ns, nil
+	}
+
+	var claim rawClaimRef
+	if ref, ok := spec["claimRef"].(map[string]any); ok {
+		claim.Name, _ = ref["name"].(string)
+		claim.Namespace, _ = ref["namespace"].(string)
+	}
+	if claim.Namespace != "" {
+		if specNamespace != "" && specNamespace != claim.Namespace {
+			return ScopeClaim, claim.Namespace, field.ErrorList{field.Invalid(nsPath, specNamespace,
+				fmt.Sprintf("a claimed CanaryRoute routes in its claim's namespace %q; leave spec.namespace empty or set it to %q", claim.Namespace, claim.Namespace))}
+		}
+		return ScopeClaim, claim.Namespace, nil
+	}
+
+	if specNamespace == "" {
+		return ScopeCluster, "", field.ErrorList{field.Required(nsPath, "a cluster-scoped CanaryRoute without a claim names the route's namespace")}
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Label(specNamespace) {
+		errs = append(errs, field.Invalid(nsPath, specNamespace, msg))
+	}
+	return ScopeCluster, specNamespace, errs
+}
+
+// routeName is spec.routeName, else the claim's name, else the XR's name.
+func routeName(u unstructured.Unstructured, spec map[string]any, specRouteName string) string {
+	if specRouteName != "" {
+		return specRouteName
+	}
+	if ref, ok := spec["claimRef"].(map[string]any); ok {
+		if name, _ := ref["name"].(string); name != "" {
+			return name
+		}
+	}
+	return u.GetName()
+}
+
+func parseSpec(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.ParentReference) (Spec, field.ErrorList) {
+	var errs field.ErrorList
+	s := Spec{
+		Namespace:       raw.Namespace,
+		RouteName:       raw.RouteName,
+		Kind:            raw.Kind,
+		ParentRefs:      raw.ParentRefs,
+		Hostnames:       raw.Hostnames,
+		ReferenceGrants: raw.ReferenceGrants,
+	}
+
+	if s.Kind == "" {
+		s.Kind = KindHTTPRoute
+	}
+	if !isRouteKind(s.Kind) {
+		errs = append(errs, field.NotSupported(path.Child("kind"), s.Kind, RouteKinds))
+		// Every kind-specific check below would mislead.
+		return s, errs
+	}
+
+	if s.ReferenceGrants == "" {
+		s.ReferenceGrants = GrantsCompose
+	}
+	if s.ReferenceGrants != GrantsCompose && s.ReferenceGrants != GrantsSkip {
+		errs = append(errs, field.NotSupported(path.Child("referenceGrants"), s.ReferenceGrants, []GrantMode{GrantsCompose, GrantsSkip}))
+	}
+
+	errs = append(errs, parseParentRefs(path.Child("parentRefs"), &s, defaultParentRefs)...)
+	errs = append(errs, validateHostnames(path.Child("hostnames"), s.Kind, s.Hostnames)...)
+
+	if raw.Port != nil {
+		s.Port = *raw.Port
+		if s.Port < 1 || s.Port > 65535 {
+			errs = append(errs, field.Invalid(path.Child("port"), s.Port, "must be a port number between 1 and 65535"))
+		}
+	}
+
+	var ruleErrs field.ErrorList
+	s.Rules, ruleErrs = parseRules(path.Child("rules"), s.Kind, raw.Rules)
+	errs = append(errs, ruleErrs...)
+
+	var sideErrs field.ErrorList
+	s.Primary, sideErrs = parseSide(path.Child("primary"), s.Kind, RolePrimary, raw.Primary)
+	errs = append(errs, sideErrs...)
+	s.Canary, sideErrs = parseSide(path.Child("canary"), s.Kind, RoleCanary, raw.Canary)
+	errs = append(errs, sideErrs...)
+
+	var trafficErrs field.ErrorList
+	s.Traffic, trafficErrs = parseTraffic(path.Child("traffic"), s.Kind, raw.Traffic)
+	errs = append(errs, trafficErrs...)
+
+	if s.Traffic.Progressive() && s.Canary.Revision == "" {
+		errs = append(errs, field.Required(path.Child("canary", "revision"),
+			"traffic.steps needs a canary revision, so that a new version restarts the rollout"))
+	}
+	return s, errs
+}
+
+func isRouteKind(k RouteKind) bool {
+	for _, known := range RouteKinds {
+		if k == known {
+			return true
+		}
+	}
+	return false
+}
+
+func parseParentRefs(path *field.Path, s *Spec, defaults []gwv1.ParentReference) field.ErrorList {
+	if len(s.ParentRefs) == 0 {
+		if len(defaults) == 0 {
+			return field.ErrorList{field.Required(path, "name the route's parents (a Gateway), or set defaultParentRefs in the function's Input")}
+		}
+		// The Input's defaults were validated with the Input.
+		s.ParentRefs = defaults
+		return nil
+	}
+	if len(s.ParentRefs) > maxParentRefs {
+		return field.ErrorList{field.TooMany(path, len(s.ParentRefs), maxParentRefs)}
+	}
+	return admission.ParentReferences(path, s.ParentRefs)
+}
+
+func validateHostnames(path *field.Path, kind RouteKind, hostnames []gwv1.Hostname) field.ErrorList {
+	switch kind {
+	case KindTCPRoute:
+		if len(hostnames) > 0 {
+			return field.ErrorList{field.Forbidden(path, "a TCPRoute matches no hostnames")}
+		}
+		return nil
+	case KindTLSRoute:
+		if len(hostnames) == 0 {
+			return field.ErrorList{field.Required(path, "a TLSRoute routes by SNI: name 1 to 16 hostnames")}
+		}
+	}
+	if len(hostnames) > maxHostnames {
+		return field.ErrorList{field.TooMany(path, len(hostnames), maxHostnames)}
+	}
+	if kind == KindTLSRoute {
+		return admission.TLSHostnames(path, hostnames)
+	}
+	return admission.Hostnames(path, hostnames)
+}
+
+func parseRules(path *field.Path, kind RouteKind, raw []rawRule) ([]Rule, field.ErrorList) {
+	var errs field.ErrorList
+	limit := maxRules
+	if kind == KindTLSRoute || kind == KindTCPRoute {
+		limit = 1
+	}
+	if len(raw) > limit {
+		return nil, field.ErrorList{field.TooMany(path, len(raw), limit)}
+	}
+
+	rules := make([]Rule, 0, len(raw))
+	for i, r := range raw {
+		p := path.Index(i)
+		rule := Rule{Name: r.Name}
+		if r.Name != nil {
+			errs = append(errs, admission.SectionName(p, "name", *r.Name)...)
+		}
+		switch kind {
+		case KindHTTPRoute:
+			errs = append(errs, decodeFragment(p.Child("matches"), r.Matches, &rule.HTTPMatches)...)
+			errs = append(errs, decodeFragment(p.Child("filters"), r.Filters, &rule.HTTPFilters)...)
+			if len(errs) == 0 {
+				errs = append(errs, admission.HTTPRouteMatches(p.Child("matches"), rule.HTTPMatches)...)
+				errs = append(errs, admission.HTTPRouteFilters(p.Child("filters"), rule.HTTPFilters)...)
+			}
+			rule.Timeouts = r.Timeouts
+			errs = append(errs, admission.HTTPRouteTimeouts(p.Child("timeouts"), r.Timeouts)...)
+		case KindGRPCRoute:
+			errs = append(errs, decodeFragment(p.Child("matches"), r.Matches, &rule.GRPCMatches)...)
+			errs = append(errs, decodeFragment(p.Child("filters"), r.Filters, &rule.GRPCFilters)...)
+			if len(errs) == 0 {
+				errs = append(errs, admission.GRPCRouteMatches(p.Child("matches"), rule.GRPCMatches)...)
+				errs = append(errs, admission.GRPCRouteFilters(p.Child("filters"), rule.GRPCFilters)...)
+			}
+			errs = append(errs, unsupported(p.Child("timeouts"), r.Timeouts != nil, "timeouts", kind)...)
+		case KindTLSRoute, KindTCPRoute:
+			errs = append(errs, unsupported(p.Child("matches"), hasItems(r.Matches), "matches", kind)...)
+			errs = append(errs, unsupported(p.Child("filters"), hasItems(r.Filters), "filters", kind)...)
+			errs = append(errs, unsupported(p.Child("timeouts"), r.Timeouts != nil, "timeouts", kind)...)
+		}
+		rules = append(rules, rule)
+	}
+	return rules, errs
+}
+
+// unsupported rejects a feature that the route kind cannot carry: dropping
+// it silently would route differently from what the user wrote.
+func unsupported(path *field.Path, set bool, feature string, kind RouteKind) field.ErrorList {
+	if !set {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(path, fmt.Sprintf("a %s cannot carry %s", kind, feature))}
+}
+
+// hasItems reports whether a raw JSON list holds anything. An empty list or
+// null is the same as leaving the field out.
+func hasItems(raw json.RawMessage) bool {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return len(raw) > 0 && string(raw) != "null"
+	}
+	return len(items) > 0
+}
+
+// decodeFragment decodes a kind-specific Gateway API fragment strictly.
+func decodeFragment(path *field.Path, raw json.RawMessage, into any) field.ErrorList {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return decodeStrict(path, raw, into)
+}

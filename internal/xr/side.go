@@ -1,0 +1,172 @@
+package xr
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"net"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+)
+
+// revisionPattern is API.md's pattern for canary.revision: it ends up in
+// status and in the session cookie's hash, so it stays short and plain.
+var revisionPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,63}$`)
+
+// clusterLocalSuffixes are DNS suffixes that resolve inside the cluster. An
+// ExternalName Service to one of them would reach a Service in another
+// namespace without the ReferenceGrant that Gateway API requires for that.
+var clusterLocalSuffixes = []string{".svc", ".cluster.local", ".svc.cluster.local"}
+
+func parseSide(path *field.Path, kind RouteKind, role Role, raw *rawSide) (Side, field.ErrorList) {
+	if raw == nil {
+		return Side{}, field.ErrorList{field.Required(path, "set one of service, externalName or backendRef")}
+	}
+	var errs field.ErrorList
+	side := Side{BackendRef: raw.BackendRef}
+
+	sources := 0
+	if raw.Service != nil {
+		sources++
+		var svcErrs field.ErrorList
+		side.Service, svcErrs = parseService(path.Child("service"), raw.Service)
+		errs = append(errs, svcErrs...)
+	}
+	if raw.ExternalName != nil {
+		sources++
+		side.ExternalName = *raw.ExternalName
+		errs = append(errs, ExternalName(path.Child("externalName"), side.ExternalName)...)
+	}
+	if raw.BackendRef != nil {
+		sources++
+		// The port rules depend on the backend's kind and on spec.port, so
+		// the complete reference is checked once it is resolved.
+	}
+	if sources != 1 {
+		errs = append(errs, field.Invalid(path, fmt.Sprintf("%d backend sources", sources), "set exactly one of service, externalName or backendRef"))
+	}
+
+	switch kind {
+	case KindHTTPRoute:
+		errs = append(errs, decodeFragment(path.Child("filters"), raw.Filters, &side.HTTPFilters)...)
+		if len(errs) == 0 {
+			errs = append(errs, admission.HTTPRouteFilters(path.Child("filters"), side.HTTPFilters)...)
+		}
+	case KindGRPCRoute:
+		errs = append(errs, decodeFragment(path.Child("filters"), raw.Filters, &side.GRPCFilters)...)
+		if len(errs) == 0 {
+			errs = append(errs, admission.GRPCRouteFilters(path.Child("filters"), side.GRPCFilters)...)
+		}
+	default:
+		errs = append(errs, unsupported(path.Child("filters"), hasItems(raw.Filters), "backend filters", kind)...)
+	}
+
+	if raw.Revision != nil {
+		side.Revision = *raw.Revision
+		switch {
+		case role != RoleCanary:
+			errs = append(errs, field.Forbidden(path.Child("revision"), "only the canary has a revision"))
+		case !revisionPattern.MatchString(side.Revision):
+			errs = append(errs, field.Invalid(path.Child("revision"), side.Revision, "must be 1 to 63 letters, digits, '.', '_' or '-'"))
+		}
+	}
+	return side, errs
+}
+
+func parseService(path *field.Path, raw *rawService) (*ServiceSource, field.ErrorList) {
+	var errs field.ErrorList
+	svc := &ServiceSource{Selector: raw.Selector, TargetPort: raw.TargetPort}
+
+	// A proxy Service without a selector has no endpoints: it would route
+	// to nothing, so the selector is required.
+	if len(raw.Selector) == 0 {
+		errs = append(errs, field.Required(path.Child("selector"), "a proxy Service selects the pods it sends traffic to"))
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw.Selector)) {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(path.Child("selector").Key(k), k, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(raw.Selector[k]) {
+			errs = append(errs, field.Invalid(path.Child("selector").Key(k), raw.Selector[k], msg))
+		}
+	}
+
+	if tp := raw.TargetPort; tp != nil {
+		switch tp.Type {
+		case intstr.Int:
+			for _, msg := range validation.IsValidPortNum(tp.IntValue()) {
+				errs = append(errs, field.Invalid(path.Child("targetPort"), tp.IntValue(), msg))
+			}
+		case intstr.String:
+			for _, msg := range validation.IsValidPortName(tp.StrVal) {
+				errs = append(errs, field.Invalid(path.Child("targetPort"), tp.StrVal, msg))
+			}
+		}
+	}
+
+	if raw.AppProtocol != nil {
+		svc.AppProtocol = *raw.AppProtocol
+		for _, msg := range validation.IsQualifiedName(svc.AppProtocol) {
+			errs = append(errs, field.Invalid(path.Child("appProtocol"), svc.AppProtocol, msg))
+		}
+	}
+	return svc, errs
+}
+
+// ExternalName checks the host of an externalName side: a DNS name outside
+// the cluster. Whether ExternalName sides are allowed at all is the Input's
+// call.
+func ExternalName(path *field.Path, host string) field.ErrorList {
+	if net.ParseIP(host) != nil {
+		return field.ErrorList{field.Invalid(path, host, "must be a DNS name, not an IP address: an IP may be a cluster-local Pod or Service address")}
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(host) {
+		errs = append(errs, field.Invalid(path, host, msg))
+	}
+	lower := strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, suffix := range clusterLocalSuffixes {
+		if strings.HasSuffix(lower, suffix) {
+			errs = append(errs, field.Invalid(path, host,
+				fmt.Sprintf("must not be a cluster-local name (*%s): it would reach another namespace without a ReferenceGrant; use backendRef with a namespace instead", suffix)))
+			break
+		}
+	}
+	return errs
+}
+
+// proxyNames checks the names of the proxy Services that the sides compose:
+// Service names are DNS-1035 labels of at most 63 characters.
+func proxyNames(path *field.Path, routeName string, s Spec) field.ErrorList {
+	var errs field.ErrorList
+	for _, side := range []struct {
+		role Role
+		side Side
+	}{{RolePrimary, s.Primary}, {RoleCanary, s.Canary}} {
+		if !side.side.ComposesService() {
+			continue
+		}
+		name := ProxyServiceName(routeName, side.role)
+		for _, msg := range validation.IsDNS1035Label(name) {
+			errs = append(errs, field.Invalid(path.Child("routeName"), routeName,
+				fmt.Sprintf("the %s proxy Service would be named %q, which is invalid: %s", side.role, name, msg)))
+		}
+	}
+	return errs
+}
+
+// ComposesService reports whether the side composes a proxy Service.
+func (s Side) ComposesService() bool {
+	return s.Service != nil || s.ExternalName != ""
+}
+
+// ProxyServiceName is the name of a side's proxy Service.
+func ProxyServiceName(routeName string, role Role) string {
+	return routeName + "-" + string(role)
+}

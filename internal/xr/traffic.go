@@ -1,0 +1,184 @@
+package xr
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+)
+
+// cookieNamePattern is an RFC 6265 cookie-name (an RFC 7230 token), kept to
+// characters that need no escaping in the Cookie header's regular
+// expression.
+var cookieNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, field.ErrorList) {
+	t := Traffic{RequireAcceptedRoute: true}
+	if raw == nil {
+		return t, nil
+	}
+	var errs field.ErrorList
+	t.Weight = raw.Weight
+	t.Paused = raw.Paused
+	t.Abort = raw.Abort
+	if raw.RequireAcceptedRoute != nil {
+		t.RequireAcceptedRoute = *raw.RequireAcceptedRoute
+	}
+
+	if raw.Weight != nil {
+		errs = append(errs, percent(path.Child("weight"), *raw.Weight)...)
+		if len(raw.Steps) > 0 {
+			errs = append(errs, field.Forbidden(path.Child("steps"), "set either weight (manual) or steps (progressive), not both"))
+		}
+	}
+
+	var stepErrs field.ErrorList
+	t.Steps, stepErrs = parseSteps(path.Child("steps"), raw.Steps)
+	errs = append(errs, stepErrs...)
+
+	switch kind {
+	case KindHTTPRoute:
+		errs = append(errs, decodeFragment(path.Child("matches"), raw.Matches, &t.HTTPMatches)...)
+		if len(errs) == 0 {
+			errs = append(errs, admission.HTTPRouteMatches(path.Child("matches"), t.HTTPMatches)...)
+		}
+	case KindGRPCRoute:
+		errs = append(errs, decodeFragment(path.Child("matches"), raw.Matches, &t.GRPCMatches)...)
+		if len(errs) == 0 {
+			errs = append(errs, admission.GRPCRouteMatches(path.Child("matches"), t.GRPCMatches)...)
+		}
+	default:
+		errs = append(errs, unsupported(path.Child("matches"), hasItems(raw.Matches), "A/B matches", kind)...)
+	}
+
+	if raw.Mirror != nil {
+		errs = append(errs, unsupported(path.Child("mirror"), kind == KindTLSRoute || kind == KindTCPRoute, "request mirroring", kind)...)
+		t.Mirror = &Mirror{Percent: percentMax}
+		if raw.Mirror.Percent != nil {
+			t.Mirror.Percent = *raw.Mirror.Percent
+			errs = append(errs, percent(path.Child("mirror", "percent"), t.Mirror.Percent)...)
+		}
+	}
+
+	if raw.SessionAffinity != nil {
+		errs = append(errs, unsupported(path.Child("sessionAffinity"), kind != KindHTTPRoute, "session affinity", kind)...)
+		var affErrs field.ErrorList
+		t.Affinity, affErrs = parseAffinity(path.Child("sessionAffinity"), raw.SessionAffinity)
+		errs = append(errs, affErrs...)
+	}
+
+	var gateErrs field.ErrorList
+	t.Gates, gateErrs = parseGates(path.Child("gates"), raw.Gates)
+	errs = append(errs, gateErrs...)
+	return t, errs
+}
+
+func percent(path *field.Path, v int32) field.ErrorList {
+	if v < 0 || v > percentMax {
+		return field.ErrorList{field.Invalid(path, v, "must be a percent between 0 and 100")}
+	}
+	return nil
+}
+
+func parseSteps(path *field.Path, raw []rawStep) ([]Step, field.ErrorList) {
+	if len(raw) > maxSteps {
+		return nil, field.ErrorList{field.TooMany(path, len(raw), maxSteps)}
+	}
+	var errs field.ErrorList
+	steps := make([]Step, 0, len(raw))
+	for i, r := range raw {
+		p := path.Index(i)
+		var s Step
+		if r.Weight == nil {
+			errs = append(errs, field.Required(p.Child("weight"), "a step sets the canary percent"))
+		} else {
+			s.Weight = *r.Weight
+			errs = append(errs, percent(p.Child("weight"), s.Weight)...)
+			// A rollout only moves forward: a weight that goes down would
+			// shift users back and forth between versions.
+			if i > 0 && len(steps) == i && s.Weight < steps[i-1].Weight {
+				errs = append(errs, field.Invalid(p.Child("weight"), s.Weight,
+					fmt.Sprintf("must not be lower than the previous step's weight %d", steps[i-1].Weight)))
+			}
+		}
+		if r.Pause != nil {
+			d, durErrs := duration(p.Child("pause"), *r.Pause)
+			errs = append(errs, durErrs...)
+			s.Pause = d
+		}
+		steps = append(steps, s)
+	}
+	return steps, errs
+}
+
+func parseAffinity(path *field.Path, raw *rawAffinity) (*SessionAffinity, field.ErrorList) {
+	var errs field.ErrorList
+	a := &SessionAffinity{CookieName: raw.CookieName}
+	if !cookieNamePattern.MatchString(raw.CookieName) {
+		errs = append(errs, field.Invalid(path.Child("cookieName"), raw.CookieName, "must be 1 to 64 letters, digits, '.', '_' or '-'"))
+	}
+	if raw.MaxAge == nil {
+		errs = append(errs, field.Required(path.Child("maxAge"), "say how long a client stays on the canary, such as 24h"))
+		return a, errs
+	}
+	d, durErrs := duration(path.Child("maxAge"), *raw.MaxAge)
+	errs = append(errs, durErrs...)
+	if len(durErrs) == 0 && d < time.Second {
+		errs = append(errs, field.Invalid(path.Child("maxAge"), *raw.MaxAge, "must be at least 1s: Max-Age counts whole seconds"))
+	}
+	a.MaxAge = d
+	return a, errs
+}
+
+func parseGates(path *field.Path, raw []rawGate) ([]Gate, field.ErrorList) {
+	if len(raw) > maxGates {
+		return nil, field.ErrorList{field.TooMany(path, len(raw), maxGates)}
+	}
+	var errs field.ErrorList
+	gates := make([]Gate, 0, len(raw))
+	for i, r := range raw {
+		p := path.Index(i)
+		g := Gate{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, ConditionType: r.ConditionType, FailAfter: DefaultFailAfter}
+		if gv, err := schema.ParseGroupVersion(r.APIVersion); err != nil || gv.Version == "" {
+			errs = append(errs, field.Invalid(p.Child("apiVersion"), r.APIVersion, "must be group/version, or version for the core group"))
+		}
+		if r.Kind == "" {
+			errs = append(errs, field.Required(p.Child("kind"), "a gate names the kind of its object"))
+		}
+		if r.Name == "" {
+			errs = append(errs, field.Required(p.Child("name"), "a gate names its object"))
+		}
+		for _, msg := range validation.IsDNS1123Subdomain(r.Name) {
+			if r.Name != "" {
+				errs = append(errs, field.Invalid(p.Child("name"), r.Name, msg))
+			}
+		}
+		if r.ConditionType == "" {
+			errs = append(errs, field.Required(p.Child("conditionType"), "a gate names the condition that must be True, such as Available"))
+		}
+		if r.FailAfter != nil {
+			d, durErrs := duration(p.Child("failAfter"), *r.FailAfter)
+			errs = append(errs, durErrs...)
+			g.FailAfter = d
+		}
+		gates = append(gates, g)
+	}
+	return gates, errs
+}
+
+// duration parses a Go duration such as 30s, 5m or 1h30m.
+func duration(path *field.Path, s string) (time.Duration, field.ErrorList) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, field.ErrorList{field.Invalid(path, s, "must be a duration such as 30s, 5m or 1h30m")}
+	}
+	if d < 0 {
+		return 0, field.ErrorList{field.Invalid(path, s, "must not be negative")}
+	}
+	return d, nil
+}

@@ -1,0 +1,229 @@
+// Package xr holds the CanaryRoute composite resource as the function reads
+// it: typed spec and status, parsed from the XR's unstructured content and
+// validated up front, so that every later step works on values it can trust.
+//
+// The function never depends on the XR's group or kind: a platform team may
+// publish CanaryRoute under its own API group.
+package xr
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// RouteKind is the kind of the composed route.
+type RouteKind string
+
+// Route kinds that can carry a canary.
+const (
+	KindHTTPRoute RouteKind = "HTTPRoute"
+	KindGRPCRoute RouteKind = "GRPCRoute"
+	KindTLSRoute  RouteKind = "TLSRoute"
+	KindTCPRoute  RouteKind = "TCPRoute"
+)
+
+// RouteKinds lists every supported route kind, in the order the docs list
+// them.
+var RouteKinds = []RouteKind{KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute}
+
+// GrantMode says whether the function composes ReferenceGrants.
+type GrantMode string
+
+// Grant modes.
+const (
+	GrantsCompose GrantMode = "Compose"
+	GrantsSkip    GrantMode = "Skip"
+)
+
+// Role is the part a backend plays in the rollout.
+type Role string
+
+// Backend roles. A backend is always identified by its role, never by a
+// naming convention, so any backend kind can play either part.
+const (
+	RolePrimary Role = "primary"
+	RoleCanary  Role = "canary"
+)
+
+// Scope is how the XR relates to namespaces, which decides the route's
+// namespace.
+type Scope string
+
+// XR scopes.
+const (
+	// ScopeNamespaced is a Crossplane v2 namespaced XR: it composes only into
+	// its own namespace.
+	ScopeNamespaced Scope = "Namespaced"
+	// ScopeClaim is a legacy cluster-scoped XR bound to a claim: it routes in
+	// the claim's namespace.
+	ScopeClaim Scope = "Claim"
+	// ScopeCluster is a cluster-scoped XR without a claim: spec.namespace
+	// names the route's namespace.
+	ScopeCluster Scope = "Cluster"
+)
+
+// CanaryRoute is a parsed, validated CanaryRoute XR.
+type CanaryRoute struct {
+	// Name of the XR.
+	Name string
+	// Scope of the XR.
+	Scope Scope
+	// RouteNamespace is where the route and proxy Services live.
+	RouteNamespace string
+	// RouteName is the name of the composed route.
+	RouteName string
+
+	Spec   Spec
+	Status Status
+}
+
+// Spec is the CanaryRoute's spec.
+type Spec struct {
+	Namespace  string
+	RouteName  string
+	Kind       RouteKind
+	ParentRefs []gwv1.ParentReference
+	Hostnames  []gwv1.Hostname
+	// Port is the default port of proxy Services and of backends that need
+	// one; 0 when unset.
+	Port            int32
+	Rules           []Rule
+	Primary         Side
+	Canary          Side
+	Traffic         Traffic
+	ReferenceGrants GrantMode
+}
+
+// Rule is one routing rule. Only the fields of the route's kind are set.
+type Rule struct {
+	Name        *gwv1.SectionName
+	HTTPMatches []gwv1.HTTPRouteMatch
+	GRPCMatches []gwv1.GRPCRouteMatch
+	HTTPFilters []gwv1.HTTPRouteFilter
+	GRPCFilters []gwv1.GRPCRouteFilter
+	Timeouts    *gwv1.HTTPRouteTimeouts
+}
+
+// Side is the primary or the canary: where its traffic goes and the filters
+// on its backendRef. Exactly one of Service, ExternalName and BackendRef is
+// set.
+type Side struct {
+	Service      *ServiceSource
+	ExternalName string
+	BackendRef   *gwv1.BackendObjectReference
+	HTTPFilters  []gwv1.HTTPRouteFilter
+	GRPCFilters  []gwv1.GRPCRouteFilter
+	// Revision identifies the version behind the canary; only the canary
+	// has one.
+	Revision string
+}
+
+// ServiceSource composes a ClusterIP proxy Service that selects pods.
+type ServiceSource struct {
+	Selector    map[string]string
+	TargetPort  *intstr.IntOrString
+	AppProtocol string
+}
+
+// Traffic is the traffic policy: manual weight or progressive steps, and the
+// shaping that applies while the rollout is active.
+type Traffic struct {
+	// Weight is the manual canary percent; nil in progressive mode.
+	Weight      *int32
+	Steps       []Step
+	Paused      bool
+	Abort       bool
+	HTTPMatches []gwv1.HTTPRouteMatch
+	GRPCMatches []gwv1.GRPCRouteMatch
+	Mirror      *Mirror
+	Affinity    *SessionAffinity
+	Gates       []Gate
+	// RequireAcceptedRoute holds a step until the gateway has accepted the
+	// route with the step's weights. Default true.
+	RequireAcceptedRoute bool
+}
+
+// Progressive reports whether the rollout runs through steps.
+func (t Traffic) Progressive() bool { return len(t.Steps) > 0 }
+
+// Step is one progressive step.
+type Step struct {
+	Weight int32
+	Pause  time.Duration
+}
+
+// Mirror copies a share of requests to the canary.
+type Mirror struct {
+	Percent int32
+}
+
+// SessionAffinity keeps a client on the canary once it got there.
+type SessionAffinity struct {
+	CookieName string
+	MaxAge     time.Duration
+}
+
+// Gate is a condition on an object in the route namespace.
+type Gate struct {
+	APIVersion    string
+	Kind          string
+	Name          string
+	ConditionType string
+	FailAfter     time.Duration
+}
+
+// Status is the part of the XR's status that the function owns.
+type Status struct {
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
+	Route   *RouteStatus   `json:"route,omitempty"`
+}
+
+// Phase of a rollout.
+type Phase string
+
+// Rollout phases.
+const (
+	PhaseStable      Phase = "Stable"
+	PhaseProgressing Phase = "Progressing"
+	PhasePaused      Phase = "Paused"
+	PhaseSucceeded   Phase = "Succeeded"
+	PhaseAborted     Phase = "Aborted"
+	PhaseFailed      Phase = "Failed"
+)
+
+// RolloutStatus is status.rollout: the rollout state that carries over
+// between runs, since a function keeps no memory of its own.
+type RolloutStatus struct {
+	Phase         Phase      `json:"phase,omitempty"`
+	Revision      string     `json:"revision,omitempty"`
+	Step          *int32     `json:"step,omitempty"`
+	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
+	NextStepAt    *metav1.Time `json:"nextStepAt,omitempty"`
+	CanaryWeight  int32      `json:"canaryWeight"`
+	PrimaryWeight int32      `json:"primaryWeight"`
+	Message       string     `json:"message,omitempty"`
+}
+
+// RouteStatus is status.route: the composed route and what its parents say.
+type RouteStatus struct {
+	Kind      RouteKind      `json:"kind"`
+	Name      string         `json:"name"`
+	Namespace string         `json:"namespace"`
+	Parents   []ParentStatus `json:"parents,omitempty"`
+}
+
+// ParentStatus is one parent's verdict on the route.
+type ParentStatus struct {
+	Name         string `json:"name"`
+	Namespace    string `json:"namespace,omitempty"`
+	SectionName  string `json:"sectionName,omitempty"`
+	Port         int32  `json:"port,omitempty"`
+	Accepted     bool   `json:"accepted"`
+	ResolvedRefs bool   `json:"resolvedRefs"`
+	// Reason is the reason of the first condition that is not True, so the
+	// user sees why without reading the route.
+	Reason string `json:"reason,omitempty"`
+}

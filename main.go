@@ -1,0 +1,50 @@
+// Package main implements function-canary-route, a Crossplane composition
+// function that composes Gateway API routes, ReferenceGrants and proxy
+// Services from a CanaryRoute, recomputing the canary's weight on every run.
+package main
+
+import (
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/crossplane/function-sdk-go"
+)
+
+// CLI of this Function.
+type CLI struct {
+	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
+
+	Network            string    `default:"tcp"   help:"Network on which to listen for gRPC connections."`
+	Address            string    `default:":9443" help:"Address at which to listen for gRPC connections."`
+	TLSCertsDir        string    `env:"TLS_SERVER_CERTS_DIR" help:"Directory containing server certs (tls.key, tls.crt) and the CA used to verify client certificates (ca.crt)."`
+	Insecure           bool      `help:"Run without mTLS credentials. If you supply this flag --tls-certs-dir will be ignored."`
+	MaxRecvMessageSize int       `default:"4"     help:"Maximum size of received messages in MB."`
+	Now                time.Time `help:"Evaluate rollouts at this instant (RFC 3339) instead of the current time, e.g. to preview a rollout with crossplane render." placeholder:"2026-12-02T10:00:00Z"`
+}
+
+// Run this Function.
+func (c *CLI) Run() error {
+	log, err := function.NewLogger(c.Debug)
+	if err != nil {
+		return err
+	}
+
+	var clock Clock = ClockFunc(time.Now)
+	if !c.Now.IsZero() {
+		fixed := c.Now
+		clock = ClockFunc(func() time.Time { return fixed })
+		log.Info("Evaluating rollouts at a fixed instant", "now", fixed.Format(time.RFC3339))
+	}
+
+	return function.Serve(&Function{log: log, clock: clock},
+		function.Listen(c.Network, c.Address),
+		function.MTLSCertificates(c.TLSCertsDir),
+		function.Insecure(c.Insecure),
+		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024))
+}
+
+func main() {
+	ctx := kong.Parse(&CLI{}, kong.Description("function-canary-route: progressive delivery through Gateway API routes."))
+	ctx.FatalIfErrorf(ctx.Run())
+}
