@@ -149,9 +149,16 @@ func setConditions(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, obs route.
 	case len(problems) > 0:
 		response.ConditionFalse(rsp, conditionReferenceGrantsReady, reason).
 			WithMessage(strings.Join(problems, "; ")).TargetCompositeAndClaim()
-	default:
+	case len(grants.Grants) == 0:
 		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonReady).
-			WithMessage(fmt.Sprintf("%d ReferenceGrants composed", len(grants.Grants))).TargetCompositeAndClaim()
+			WithMessage("no backend in another namespace needs a ReferenceGrant").TargetCompositeAndClaim()
+	default:
+		namespaces := make([]string, 0, len(grants.Grants))
+		for _, g := range grants.Grants {
+			namespaces = append(namespaces, g.Namespace)
+		}
+		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonReady).
+			WithMessage("ReferenceGrants composed in namespaces: "+strings.Join(namespaces, ", ")).TargetCompositeAndClaim()
 	}
 
 	if d.Healthy {
