@@ -1,0 +1,260 @@
+// Package e2e runs the function the way platform teams do: the real
+// crossplane CLI renders every example against the function, served over
+// gRPC, and `crossplane beta validate` checks the output against the Gateway
+// API CRDs and the example XRDs.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// now is the instant at which the function evaluates rollouts, so that the
+// golden files do not depend on the clock. hack/render.sh uses the same.
+const now = "2026-12-02T10:07:00Z"
+
+var update = flag.Bool("update", false, "rewrite the golden files (review the diff before committing)")
+
+// env is what TestMain sets up once for every test.
+var env struct {
+	root       string
+	crossplane string
+	target     string
+	gatewayAPI string
+	cacheDir   string
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e setup:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		return 0, err
+	}
+	env.root = root
+
+	tmp, err := os.MkdirTemp("", "canary-route-e2e-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp) //nolint:errcheck // Best effort clean-up.
+
+	// The crossplane CLI: built once from the pinned tools module and
+	// cached (see hack/crossplane.sh), or taken from $CROSSPLANE.
+	env.crossplane = os.Getenv("CROSSPLANE")
+	if env.crossplane == "" {
+		out, err := command(root, "bash", "hack/crossplane.sh").Output()
+		if err != nil {
+			return 0, fmt.Errorf("cannot build the crossplane CLI: %w", err)
+		}
+		env.crossplane = strings.TrimSpace(string(out))
+	}
+
+	out, err := command(root, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		return 0, fmt.Errorf("cannot find the gateway-api module: %w", err)
+	}
+	env.gatewayAPI = strings.TrimSpace(string(out))
+
+	// beta validate wants the Crossplane image's own schemas, which it
+	// downloads. Offline, an empty folder for a placeholder image stands in
+	// for them: the XRDs and CRDs we pass are all it needs.
+	env.cacheDir = filepath.Join(tmp, "validate-cache")
+	if err := os.MkdirAll(filepath.Join(env.cacheDir, "placeholder", "crossplane@v0"), 0o755); err != nil {
+		return 0, err
+	}
+
+	fn := filepath.Join(tmp, "function")
+	if out, err := command(root, "go", "build", "-o", fn, ".").CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("cannot build the function: %w: %s", err, out)
+	}
+	addr, err := freeAddress()
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := exec.CommandContext(ctx, fn, "--insecure", "--address="+addr, "--now="+now) //nolint:gosec // Our own binary.
+	var logs bytes.Buffer
+	srv.Stdout, srv.Stderr = &logs, &logs
+	if err := srv.Start(); err != nil {
+		return 0, err
+	}
+	if err := waitForListener(addr); err != nil {
+		return 0, fmt.Errorf("%w: %s", err, logs.String())
+	}
+	env.target = addr
+
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "function logs:\n%s\n", logs.String())
+	}
+	return code, nil
+}
+
+// TestRenderExamples renders every example with the real CLI and compares
+// the output with its reviewed golden file.
+func TestRenderExamples(t *testing.T) {
+	for _, dir := range examples(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			got := render(t, dir)
+			golden := filepath.Join(dir, "rendered.yaml")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil { //nolint:gosec // A golden file.
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden) //nolint:gosec // Our own test data.
+			if err != nil {
+				t.Fatalf("cannot read the golden file (run go test ./test -update, then review it): %v", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("crossplane render %s: -want (%s), +got:\n%s", dir, golden, diff)
+			}
+
+			// The same request must give byte-identical desired state.
+			if again := render(t, dir); !bytes.Equal(got, again) {
+				t.Errorf("crossplane render %s is not deterministic:\n%s", dir, cmp.Diff(string(got), string(again)))
+			}
+		})
+	}
+}
+
+// TestValidateExamples pipes each example's full output (the XR with its
+// spec and status, and every composed resource) through `crossplane beta
+// validate` with the Gateway API CRDs and the example XRDs.
+func TestValidateExamples(t *testing.T) {
+	for _, dir := range examples(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "rendered.yaml")
+			if err := os.WriteFile(out, render(t, dir, "--include-full-xr"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// v1alpha2 TLSRoutes and TCPRoutes are served by the
+			// experimental channel only.
+			channel := "standard"
+			if b, _ := os.ReadFile(filepath.Join(dir, "rendered.yaml")); bytes.Contains(b, []byte("gateway.networking.k8s.io/v1alpha2")) { //nolint:gosec // Test data.
+				channel = "experimental"
+			}
+			extensions := strings.Join([]string{
+				filepath.Join(env.gatewayAPI, "config", "crd", channel),
+				filepath.Join(env.root, "example", "definitions"),
+			}, ",")
+			cmd := command(env.root, env.crossplane, "beta", "validate",
+				"--cache-dir", env.cacheDir, "--crossplane-image", "placeholder/crossplane:v0",
+				extensions, out)
+			result, err := cmd.CombinedOutput()
+			if err != nil || !bytes.Contains(result, []byte(" 0 failure cases")) {
+				t.Fatalf("crossplane beta validate %s: %v\n%s", dir, err, result)
+			}
+			// Only core kinds (Service) may lack a schema.
+			for _, line := range strings.Split(string(result), "\n") {
+				if strings.Contains(line, "could not find CRD/XRD") && !strings.Contains(line, "/v1, Kind=Service") {
+					t.Errorf("no schema checked %s", line)
+				}
+			}
+		})
+	}
+}
+
+// examples lists the example folders: each holds an xr.yaml.
+func examples(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(env.root, "example", "*", "xr.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("no examples found")
+	}
+	for i := range dirs {
+		dirs[i] = filepath.Dir(dirs[i])
+	}
+	return dirs
+}
+
+// render runs crossplane render on an example folder, with its observed and
+// required resources when it has them.
+func render(t *testing.T, dir string, extra ...string) []byte {
+	t.Helper()
+	args := []string{"render",
+		filepath.Join(dir, "xr.yaml"), filepath.Join(dir, "composition.yaml"), filepath.Join(dir, "functions.yaml"),
+		"--function-annotations", "render.crossplane.io/runtime-development-target=" + env.target,
+		"--include-function-results",
+		"--xrd", xrdFor(t, dir),
+	}
+	for flagName, file := range map[string]string{"--observed-resources": "observed.yaml", "--required-resources": "required.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, file)); err == nil {
+			args = append(args, flagName, filepath.Join(dir, file))
+		}
+	}
+	args = append(args, extra...)
+	var stderr bytes.Buffer
+	cmd := command(env.root, env.crossplane, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("crossplane %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// xrdFor picks the XRD of the example's XR kind, so that render applies its
+// defaults as the API server would.
+func xrdFor(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "xr.yaml")) //nolint:gosec // Test data.
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "canaryroute-namespaced.yaml"
+	if bytes.Contains(b, []byte("\nkind: XCanaryRoute\n")) {
+		name = "canaryroute-cluster.yaml"
+	}
+	return filepath.Join(env.root, "example", "definitions", name)
+}
+
+func command(dir, name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...) //nolint:gosec // The test's own tools.
+	cmd.Dir = dir
+	return cmd
+}
+
+func freeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close() //nolint:errcheck // Only asked for a free port.
+	return l.Addr().String(), nil
+}
+
+func waitForListener(addr string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			return c.Close()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("the function did not listen on %s", addr)
+}
