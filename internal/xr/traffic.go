@@ -47,6 +47,14 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 		if len(errs) == 0 {
 			errs = append(errs, admission.HTTPRouteMatches(path.Child("matches"), t.HTTPMatches)...)
 		}
+		for i, m := range t.HTTPMatches {
+			// The path belongs to the rule: an A/B match only narrows
+			// the rule's own matches to a group of users.
+			if m.Path != nil {
+				errs = append(errs, field.Forbidden(path.Child("matches").Index(i).Child("path"),
+					"A/B matches add header, query parameter and method conditions to each rule's matches; the path comes from the rule"))
+			}
+		}
 	case KindGRPCRoute:
 		errs = append(errs, decodeFragment(path.Child("matches"), raw.Matches, &t.GRPCMatches)...)
 		if len(errs) == 0 {
