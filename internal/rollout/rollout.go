@@ -12,6 +12,7 @@ package rollout
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,19 @@ const (
 	HoldRequeue = 30 * time.Second
 
 	percentTotal = 100
+)
+
+// Messages that the engine reads back from the previous status, and holds
+// that are not observations.
+const (
+	// msgRefused starts the message of a canary refused by policy. It tells
+	// a refusal from a gate failure in status.rollout, which has no reason
+	// field: the first lasts only while the policy refuses, the second stays
+	// until the next revision.
+	msgRefused = "canary refused: "
+	// holdDue holds a step that nothing else holds, in a run that already
+	// moved the rollout: a run moves at most one step.
+	holdDue = "due, the next run moves on (one step per run)"
 )
 
 // Reasons of the RolloutHealthy condition when the rollout is not healthy.
@@ -108,7 +122,7 @@ func manual(in Input) Decision {
 	case in.CanaryRefused:
 		w = 0
 		status.Phase = xr.PhaseFailed
-		status.Message = "canary refused: " + in.CanaryRefusedReason
+		status.Message = msgRefused + in.CanaryRefusedReason
 		d.Healthy, d.Reason = false, ReasonNotAllowedByPolicy
 	case in.Traffic.Abort:
 		w = 0
@@ -118,7 +132,10 @@ func manual(in Input) Decision {
 	case in.Traffic.Paused && in.Previous != nil:
 		// Paused freezes the weight the previous run composed, even if
 		// traffic.weight changes meanwhile.
-		w = in.Previous.CanaryWeight
+		// Fix: clamped to a percent. The status is not validated (anyone may
+		// write it), and a weight above 100 composed a negative primary
+		// weight.
+		w = min(max(in.Previous.CanaryWeight, 0), percentTotal)
 		status.Phase = xr.PhasePaused
 		status.Message = fmt.Sprintf("paused at %d%%", w)
 	}
@@ -134,8 +151,14 @@ func progressive(in Input) Decision {
 	cur := xr.RolloutStatus{Revision: in.Revision, Phase: xr.PhaseProgressing}
 	var event string
 
-	restart := prev == nil || prev.Revision != in.Revision || prev.Step == nil ||
-		(prev.Phase == xr.PhaseAborted && !in.Traffic.Abort)
+	// Fix: a negative step (status edited by hand) restarted nothing and
+	// indexed the steps at -1, a panic; it is no step, like a missing one.
+	// Fix: a canary the policy no longer refuses restarts the revision, as
+	// clearing abort does (it ran at 0% meanwhile). It used to stay Failed,
+	// with reason GateFailed, until the next revision.
+	restart := prev == nil || prev.Revision != in.Revision || prev.Step == nil || *prev.Step < 0 ||
+		(prev.Phase == xr.PhaseAborted && !in.Traffic.Abort) ||
+		(prev.Phase == xr.PhaseFailed && strings.HasPrefix(prev.Message, msgRefused) && !in.CanaryRefused)
 	if restart {
 		cur.Step = ptr.To[int32](0)
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
@@ -152,7 +175,7 @@ func progressive(in Input) Decision {
 
 	switch {
 	case in.CanaryRefused:
-		return terminal(cur, xr.PhaseFailed, "canary refused: "+in.CanaryRefusedReason, ReasonNotAllowedByPolicy, "")
+		return terminal(cur, xr.PhaseFailed, msgRefused+in.CanaryRefusedReason, ReasonNotAllowedByPolicy, "")
 	case in.Traffic.Abort:
 		return terminal(cur, xr.PhaseAborted, "aborted: all traffic goes to the primary; clear abort to restart from step 0", ReasonAborted, "")
 	case !restart && prev.Phase == xr.PhaseFailed:
@@ -181,10 +204,18 @@ func advance(in Input, cur xr.RolloutStatus, event string) Decision {
 	i := *cur.Step
 
 	// A gate that has failed ends the rollout, whatever else holds.
-	if failed, msg := failedGate(in); failed {
+	if failed, msg := failedGate(in, cur); failed {
 		return terminal(cur, xr.PhaseFailed, msg, ReasonGateFailed, event)
 	}
-	if hold, requeue := holds(in, cur); hold != "" {
+	hold, requeue := holds(in, cur)
+	if hold == "" && event != "" {
+		// Fix: a run that starts or resumes the step (event set) has moved
+		// the rollout already, so it holds the step even when nothing else
+		// does. It used to move on in the same run, which replaced the start
+		// or resume event and skipped a step the route never carried.
+		hold, requeue = holdDue, MinRequeue
+	}
+	if hold != "" {
 		return holding(in, cur, hold, requeue, event)
 	}
 
@@ -199,7 +230,14 @@ func advance(in Input, cur xr.RolloutStatus, event string) Decision {
 	cur.StepStartedAt = &metav1.Time{Time: in.Now}
 	// The new step's message is what the next runs show until something
 	// changes, so the status does not flap.
-	hold, requeue := holds(in, cur)
+	hold, requeue = holds(in, cur)
+	if hold == "" {
+		// Fix: a new step that nothing holds (no pause, route not required
+		// or already there, gates True) gave the message "holding step i:"
+		// with no reason and a requeue of 0, outside [MinRequeue,
+		// MaxRequeue]. It is due: the next run, soon, moves on.
+		hold, requeue = holdDue, MinRequeue
+	}
 	return holding(in, cur, hold, requeue,
 		fmt.Sprintf("rollout of revision %s advanced to step %d (%d%%)", in.Revision, i+1, steps[i+1].Weight))
 }
@@ -255,7 +293,7 @@ func routeAtWeight(in Input, weight int32) (bool, string) {
 
 // failedGate finds a gate whose condition has been False for longer than
 // its failAfter.
-func failedGate(in Input) (bool, string) {
+func failedGate(in Input, cur xr.RolloutStatus) (bool, string) {
 	for i, g := range in.Gates {
 		c := g.Condition
 		// Without a transition time there is no telling how long the
@@ -264,7 +302,17 @@ func failedGate(in Input) (bool, string) {
 			continue
 		}
 		since := c.LastTransitionTime.Time
-		if in.Now.Sub(since) > g.Gate.FailAfter {
+		// Fix: the time False counts from the start of the current step at
+		// the earliest. A step only advances with every gate True, so this
+		// only matters for a step that a run started or resumed: a gate left
+		// False by the previous revision failed the new one on its first
+		// run (so a new revision could not retry), and time False while
+		// paused counted (paused time never counts).
+		counted := since
+		if cur.StepStartedAt != nil && cur.StepStartedAt.After(counted) {
+			counted = cur.StepStartedAt.Time
+		}
+		if in.Now.Sub(counted) > g.Gate.FailAfter {
 			return true, fmt.Sprintf("gate %d failed: %s %s has had %s False since %s (%s), longer than %s",
 				i, g.Gate.Kind, g.Gate.Name, g.Gate.ConditionType, since.UTC().Format(time.RFC3339), c.Reason, g.Gate.FailAfter)
 		}

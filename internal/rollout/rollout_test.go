@@ -1,0 +1,856 @@
+package rollout
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+const (
+	msgAborted       = "aborted: all traffic goes to the primary; clear abort to restart from step 0"
+	evStarted        = "rollout of revision v2 started at step 0 (10%)"
+	evAdvanced1      = "rollout of revision v2 advanced to step 1 (50%)"
+	evAdvanced2      = "rollout of revision v2 advanced to step 2 (100%)"
+	evSucceeded      = "rollout of revision v2 succeeded at 100%"
+	msgSucceeded     = "revision v2 completed all 3 steps at 100%"
+	holdNotObserved  = "the route has not been observed yet"
+	holdGatewayNoGo  = "istio-ingress/gateway has not accepted the route (NotAllowedByListeners)"
+	reasonUnavailble = "MinimumReplicasUnavailable"
+)
+
+// manualIn is a manual-mode input at t0.
+func manualIn(f func(in *Input)) Input {
+	in := Input{Traffic: xr.Traffic{RequireAcceptedRoute: true}, Revision: "v2", Now: at(0)}
+	if f != nil {
+		f(&in)
+	}
+	return in
+}
+
+// progIn is a progressive input over steps3 for revision v2 at t0, with no
+// route observed and no gates.
+func progIn(f func(in *Input)) Input {
+	in := Input{Traffic: xr.Traffic{Steps: steps3(), RequireAcceptedRoute: true}, Revision: "v2", Now: at(0)}
+	if f != nil {
+		f(&in)
+	}
+	return in
+}
+
+// holdingAt is the decision for a run that holds step i of steps3, started
+// at start, with the given hold, requeue and event.
+func holdingAt(i int32, start time.Duration, hold string, requeue time.Duration, event string) Decision {
+	s := steps3()[i]
+	return Decision{
+		CanaryWeight: s.Weight,
+		Active:       true,
+		Status: xr.RolloutStatus{
+			Phase:         xr.PhaseProgressing,
+			Revision:      "v2",
+			Step:          i32(i),
+			StepStartedAt: mt(start),
+			NextStepAt:    mt(start + s.Pause),
+			CanaryWeight:  s.Weight,
+			PrimaryWeight: 100 - s.Weight,
+			Message:       fmt.Sprintf("holding step %d (%d%%): %s", i, s.Weight, hold),
+		},
+		Requeue: requeue,
+		Event:   event,
+		Healthy: true,
+	}
+}
+
+// ended is a decision that sends nothing to the canary.
+func ended(phase xr.Phase, step int32, start time.Duration, msg, reason string) Decision {
+	return Decision{
+		Status: xr.RolloutStatus{
+			Phase: phase, Revision: "v2", Step: i32(step), StepStartedAt: mt(start),
+			CanaryWeight: 0, PrimaryWeight: 100, Message: msg,
+		},
+		Requeue: MaxRequeue,
+		Healthy: false,
+		Reason:  reason,
+	}
+}
+
+func TestDecideManual(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		in     Input
+		want   Decision
+	}{
+		"DefaultWeightIsZero": {
+			reason: "Without traffic.weight the canary gets 0%, the phase is Stable and the rollout is not active.",
+			in:     manualIn(nil),
+			want: Decision{
+				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"Weight": {
+			reason: "traffic.weight is the canary percent, the primary gets the rest, and a canary above 0% is active.",
+			in:     manualIn(func(in *Input) { in.Traffic.Weight = i32(20) }),
+			want: Decision{
+				CanaryWeight: 20, Active: true,
+				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 20, PrimaryWeight: 80},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"WeightIgnoresPreviousStatus": {
+			reason: "Manual mode recomputes from the spec: a previous progressive status neither moves nor freezes the weight.",
+			in: manualIn(func(in *Input) {
+				in.Traffic.Weight = i32(100)
+				in.Previous = progressing(1, 0)
+			}),
+			want: Decision{
+				CanaryWeight: 100, Active: true,
+				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 100, PrimaryWeight: 0},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"Abort": {
+			reason: "abort sends everything to the primary, phase Aborted, unhealthy with reason Aborted, and not active.",
+			in: manualIn(func(in *Input) {
+				in.Traffic.Weight = i32(20)
+				in.Traffic.Abort = true
+			}),
+			want: Decision{
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseAborted, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
+					Message: "aborted: all traffic goes to the primary",
+				},
+				Requeue: MaxRequeue, Reason: ReasonAborted,
+			},
+		},
+		"PausedFreezesPreviousWeight": {
+			reason: "paused keeps the weight the previous run composed, even though traffic.weight changed meanwhile.",
+			in: manualIn(func(in *Input) {
+				in.Traffic.Weight = i32(50)
+				in.Traffic.Paused = true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 20, PrimaryWeight: 80}
+			}),
+			want: Decision{
+				CanaryWeight: 20, Active: true,
+				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", CanaryWeight: 20, PrimaryWeight: 80, Message: "paused at 20%"},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"PausedAtZeroIsNotActive": {
+			reason: "Pausing never changes who sees the canary: a manual route paused at 0% keeps A/B rules and mirroring off (API.md: active means weight > 0 or a step in progress).",
+			in: manualIn(func(in *Input) {
+				in.Traffic.Weight = i32(50)
+				in.Traffic.Paused = true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100}
+			}),
+			want: Decision{
+				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100, Message: "paused at 0%"},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"PausedWithoutPreviousStatus": {
+			reason: "With no previous run there is no weight to freeze: the first run composes traffic.weight, phase Stable.",
+			in: manualIn(func(in *Input) {
+				in.Traffic.Weight = i32(30)
+				in.Traffic.Paused = true
+			}),
+			want: Decision{
+				CanaryWeight: 30, Active: true,
+				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 30, PrimaryWeight: 70},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"PausedClampsNonsensePreviousWeight": {
+			reason: "A status weight outside 0..100 (written by hand) must not compose a negative primary weight: it is clamped to a percent.",
+			in: manualIn(func(in *Input) {
+				in.Traffic.Weight = i32(30)
+				in.Traffic.Paused = true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, CanaryWeight: 250, PrimaryWeight: -150}
+			}),
+			want: Decision{
+				CanaryWeight: 100, Active: true,
+				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", CanaryWeight: 100, PrimaryWeight: 0, Message: "paused at 100%"},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"CanaryRefused": {
+			reason: "A canary that the policy refuses gets 0%, phase Failed, unhealthy with reason NotAllowedByPolicy.",
+			in: manualIn(func(in *Input) {
+				in.Traffic.Weight = i32(20)
+				in.CanaryRefused = true
+				in.CanaryRefusedReason = "namespace monitoring is not in allowedBackendNamespaces"
+			}),
+			want: Decision{
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseFailed, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
+					Message: "canary refused: namespace monitoring is not in allowedBackendNamespaces",
+				},
+				Requeue: MaxRequeue, Reason: ReasonNotAllowedByPolicy,
+			},
+		},
+		"CanaryRefusedBeatsAbortAndPause": {
+			reason: "A refusal is reported as such even when the user also aborted or paused: the policy is the reason the canary gets nothing.",
+			in: manualIn(func(in *Input) {
+				in.Traffic.Weight = i32(20)
+				in.Traffic.Abort = true
+				in.Traffic.Paused = true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, CanaryWeight: 20, PrimaryWeight: 80}
+				in.CanaryRefused = true
+				in.CanaryRefusedReason = "kind Foo is not allowed"
+			}),
+			want: Decision{
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseFailed, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
+					Message: "canary refused: kind Foo is not allowed",
+				},
+				Requeue: MaxRequeue, Reason: ReasonNotAllowedByPolicy,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Decide(tc.in)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nDecide(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestDecideProgressive(t *testing.T) {
+	deploy := gateDeployment("podinfo-canary")
+	other := gateDeployment("podinfo-db")
+
+	cases := map[string]struct {
+		reason string
+		in     Input
+		want   Decision
+	}{
+		// Starting a revision.
+		"FirstRunStartsAtStepZero": {
+			reason: "With no previous status the rollout starts at step 0 now (truncated to the second), with one Normal event; the route has not been observed, which holds the step.",
+			in:     progIn(func(in *Input) { in.Now = at(500 * time.Millisecond) }),
+			want:   holdingAt(0, 0, holdNotObserved, HoldRequeue, evStarted),
+		},
+		"NewRevisionRestarts": {
+			reason: "A new canary revision restarts at step 0, whatever step the previous revision reached.",
+			in: progIn(func(in *Input) {
+				in.Previous = with(progressing(1, -time.Hour), func(s *xr.RolloutStatus) { s.Revision = "v1" })
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: holdingAt(0, 0, "the route carries 50%, not 10%", HoldRequeue, evStarted),
+		},
+		"PreviousWithoutStepRestarts": {
+			reason: "A previous status without a step (manual mode, or written by hand) restarts at step 0.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 30, PrimaryWeight: 70}
+				in.RouteAtWeight = routeAt(30)
+			}),
+			want: holdingAt(0, 0, "the route carries 30%, not 10%", HoldRequeue, evStarted),
+		},
+		"NewRevisionAfterFailed": {
+			reason: "Failed is sticky only for its revision: a new revision starts over.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: "gate 0 failed"}
+			}),
+			want: holdingAt(0, 0, holdNotObserved, HoldRequeue, evStarted),
+		},
+		"NewRevisionAfterSucceeded": {
+			reason: "Succeeded is sticky only for its revision: a new revision starts over at step 0.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v1", Step: i32(2), StepStartedAt: mt(-time.Hour), CanaryWeight: 100, Message: "done"}
+				in.RouteAtWeight = routeAt(100)
+			}),
+			want: holdingAt(0, 0, "the route carries 100%, not 10%", HoldRequeue, evStarted),
+		},
+		"NewRevisionAfterAborted": {
+			reason: "A new revision after an abort (abort cleared) starts over at step 0.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: msgAborted}
+				in.RouteAtWeight = routeAt(0)
+			}),
+			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evStarted),
+		},
+		"NewRevisionWhileAborted": {
+			reason: "A new revision while abort is still set stays aborted, at step 0 of the new revision, without an event.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Abort = true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: msgAborted}
+			}),
+			want: ended(xr.PhaseAborted, 0, 0, msgAborted, ReasonAborted),
+		},
+		"StartDoesNotAlsoAdvance": {
+			reason: "At most one step per run: the run that starts a revision holds step 0 even when nothing else holds it (no pause, no route requirement), and says the step is due with the shortest requeue.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Steps = []xr.Step{{Weight: 10}, {Weight: 100}}
+				in.Traffic.RequireAcceptedRoute = false
+			}),
+			want: Decision{
+				CanaryWeight: 10, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0),
+					CanaryWeight: 10, PrimaryWeight: 90,
+					Message: "holding step 0 (10%): due, the next run moves on (one step per run)",
+				},
+				Requeue: MinRequeue, Event: evStarted, Healthy: true,
+			},
+		},
+		"NewRevisionGetsFreshFailAfter": {
+			reason: "A gate left False by the previous revision (transition long ago) must not fail the new revision on its first run: the new revision gets its full failAfter, so it holds.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v1", Step: i32(0), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: "gate 0 failed"}
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(-time.Hour)))}
+			}),
+			want: holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", time.Minute, evStarted),
+		},
+
+		// Holds.
+		"HoldsUntilRouteObserved": {
+			reason: "A nil RouteAtWeight means the route was not observed: the step holds even though its pause has elapsed, 30s requeue.",
+			in:     progIn(func(in *Input) { in.Previous, in.Now = progressing(0, 0), at(2*time.Minute) }),
+			want:   holdingAt(0, 0, holdNotObserved, HoldRequeue, ""),
+		},
+		"HoldsForGatewayWithItsReason": {
+			reason: "A route the gateway has not accepted holds the step, and the message is the gateway's hold string.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Minute)
+				in.RouteAtWeight = routeRefused(holdGatewayNoGo)
+			}),
+			want: holdingAt(0, 0, holdGatewayNoGo, HoldRequeue, ""),
+		},
+		"RouteAskedAboutTheStepWeight": {
+			reason: "The route is checked at the current step's weight: a route still at step 0's 10% holds step 1 (50%).",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(1, 0), at(5*time.Minute)
+				in.RouteAtWeight = routeAt(10)
+			}),
+			want: holdingAt(1, 0, "the route carries 10%, not 50%", HoldRequeue, ""),
+		},
+		"RouteHoldRequeuesNoLaterThanPause": {
+			reason: "Held by the route with 10s of pause left: requeue after the pause left (10s), not 30s.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(50*time.Second)
+				in.RouteAtWeight = routeRefused(holdGatewayNoGo)
+			}),
+			want: holdingAt(0, 0, holdGatewayNoGo, 10*time.Second, ""),
+		},
+		"RouteHoldRequeueAtMostThirtySeconds": {
+			reason: "Held by the route with a long pause left: requeue after 30s, since the route may change before the pause ends.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(5*time.Second)
+				in.RouteAtWeight = routeRefused(holdGatewayNoGo)
+			}),
+			want: holdingAt(0, 0, holdGatewayNoGo, HoldRequeue, ""),
+		},
+		"HoldsForPause": {
+			reason: "An accepted route with 40s of pause left holds with 'pause until <RFC3339>' (never a countdown) and requeues when the pause ends.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(20*time.Second)
+				in.RouteAtWeight = routeAt(10)
+			}),
+			want: holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", 40*time.Second, ""),
+		},
+		"PauseRequeueAtLeastFiveSeconds": {
+			reason: "With 2s of pause left the requeue is clamped up to 5s.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(58*time.Second)
+				in.RouteAtWeight = routeAt(10)
+			}),
+			want: holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", MinRequeue, ""),
+		},
+		"PauseRequeueAtMostOneMinute": {
+			reason: "With 4m of pause left the requeue is clamped down to 1m.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(1, 0), at(time.Minute)
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: holdingAt(1, 0, "pause until 2026-12-02T10:05:00Z", MaxRequeue, ""),
+		},
+		"PauseHoldsEvenIfTruncationWouldNot": {
+			reason: "now is truncated to the second: 59.9s into a 1m pause is still 59s, so the step holds (5s requeue).",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(59*time.Second+900*time.Millisecond)
+				in.RouteAtWeight = routeAt(10)
+			}),
+			want: holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", MinRequeue, ""),
+		},
+		"GateNotFoundHolds": {
+			reason: "A gate object not found holds the step once the pause has elapsed, 30s requeue, with the gate named.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Minute)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{{Gate: deploy}}
+			}),
+			want: holdingAt(0, 0, "gate 0: Deployment podinfo-canary not found", HoldRequeue, ""),
+		},
+		"GateWithoutConditionHolds": {
+			reason: "A gate object without the condition holds the step, naming the condition.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Minute)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{{Gate: deploy, Found: true}}
+			}),
+			want: holdingAt(0, 0, "gate 0: Deployment podinfo-canary has no Available condition", HoldRequeue, ""),
+		},
+		"GateFalseHoldsWithinFailAfter": {
+			reason: "A gate False for 1m (failAfter 5m) holds the step, naming the condition and its reason.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Minute)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(time.Minute)))}
+			}),
+			want: holdingAt(0, 0, "gate 0: Deployment podinfo-canary has Available False (MinimumReplicasUnavailable)", HoldRequeue, ""),
+		},
+		"GateUnknownNeverFails": {
+			reason: "Only False fails a rollout: a gate Unknown for an hour (failAfter 5m) only holds.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Hour)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionUnknown, "Progressing", tp(at(time.Minute)))}
+			}),
+			want: holdingAt(0, 0, "gate 0: Deployment podinfo-canary has Available Unknown (Progressing)", HoldRequeue, ""),
+		},
+		"GateFirstHeldGateNamed": {
+			reason: "With several gates, the message names the first one that does not hold; True gates pass.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Minute)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{
+					gateObs(deploy, metav1.ConditionTrue, "MinimumReplicasAvailable", tp(at(0))),
+					gateObs(other, metav1.ConditionFalse, reasonUnavailble, tp(at(time.Minute))),
+				}
+			}),
+			want: holdingAt(0, 0, "gate 1: Deployment podinfo-db has Available False (MinimumReplicasUnavailable)", HoldRequeue, ""),
+		},
+		"PauseHoldsBeforeGates": {
+			reason: "While the pause runs, the message is the pause (the stable thing to wait for), not a gate that may still turn True.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(30*time.Second)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{{Gate: deploy}}
+			}),
+			want: holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", 30*time.Second, ""),
+		},
+		"RouteHoldsBeforePause": {
+			reason: "The route is the first hold: the message names the gateway's reason even while the pause runs.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(30*time.Second)
+				in.RouteAtWeight = routeRefused(holdGatewayNoGo)
+				in.Gates = []GateObservation{{Gate: deploy}}
+			}),
+			want: holdingAt(0, 0, holdGatewayNoGo, HoldRequeue, ""),
+		},
+		"RequireAcceptedRouteFalse": {
+			reason: "With requireAcceptedRoute false, an unobserved route does not hold the step: only the pause does.",
+			in: progIn(func(in *Input) {
+				in.Traffic.RequireAcceptedRoute = false
+				in.Previous, in.Now = progressing(0, 0), at(20*time.Second)
+			}),
+			want: holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", 40*time.Second, ""),
+		},
+		"MissingStepStartedAtStartsNow": {
+			reason: "A status with a step but no stepStartedAt (edited by hand) starts that step's pause now instead of failing or skipping it.",
+			in: progIn(func(in *Input) {
+				in.Previous = with(progressing(1, 0), func(s *xr.RolloutStatus) { s.StepStartedAt = nil })
+				in.Now = at(time.Hour)
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: holdingAt(1, time.Hour, "pause until 2026-12-02T11:05:00Z", MaxRequeue, ""),
+		},
+
+		// Gate failure.
+		"GateFalseExactlyFailAfterHolds": {
+			reason: "A gate False for exactly failAfter (5m) has not been False for longer than failAfter: it holds.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(6*time.Minute)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(time.Minute)))}
+			}),
+			want: holdingAt(0, 0, "gate 0: Deployment podinfo-canary has Available False (MinimumReplicasUnavailable)", HoldRequeue, ""),
+		},
+		"GateFalseJustPastFailAfterFails": {
+			reason: "A gate False for failAfter plus 1s fails the rollout: weight 0, phase Failed, reason GateFailed, the message naming the gate.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(6*time.Minute+time.Second)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(time.Minute)))}
+			}),
+			want: ended(xr.PhaseFailed, 0, 0,
+				"gate 0 failed: Deployment podinfo-canary has had Available False since 2026-12-02T10:01:00Z (MinimumReplicasUnavailable), longer than 5m0s",
+				ReasonGateFailed),
+		},
+		"GateFailureDuringPause": {
+			reason: "A failed gate ends the rollout even while the step's pause still runs and the route still holds; each gate has its own failAfter.",
+			in: progIn(func(in *Input) {
+				quick := deploy
+				quick.FailAfter = time.Minute
+				in.Previous, in.Now = progressing(1, 0), at(2*time.Minute)
+				in.RouteAtWeight = routeRefused(holdGatewayNoGo)
+				in.Gates = []GateObservation{
+					gateObs(other, metav1.ConditionFalse, reasonUnavailble, tp(at(10*time.Second))),
+					gateObs(quick, metav1.ConditionFalse, reasonUnavailble, tp(at(10*time.Second))),
+				}
+			}),
+			want: ended(xr.PhaseFailed, 1, 0,
+				"gate 1 failed: Deployment podinfo-canary has had Available False since 2026-12-02T10:00:10Z (MinimumReplicasUnavailable), longer than 1m0s",
+				ReasonGateFailed),
+		},
+		"GateWithoutTransitionTimeNeverFails": {
+			reason: "A False condition without lastTransitionTime cannot be timed: it holds forever, never fails.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(24*time.Hour)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, nil)}
+			}),
+			want: holdingAt(0, 0, "gate 0: Deployment podinfo-canary has Available False (MinimumReplicasUnavailable)", HoldRequeue, ""),
+		},
+		"GateFromTheFutureNeverFails": {
+			reason: "A lastTransitionTime ahead of our clock (skew) is False for no time at all: it holds.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Minute)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(time.Hour)))}
+			}),
+			want: holdingAt(0, 0, "gate 0: Deployment podinfo-canary has Available False (MinimumReplicasUnavailable)", HoldRequeue, ""),
+		},
+		"FailedIsSticky": {
+			reason: "Failed stays Failed (weight 0, the same message, reason GateFailed) for the revision even once every gate is True again.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: 100, Message: "gate 0 failed: x"}
+				in.Now = at(time.Hour)
+				in.RouteAtWeight = routeOK
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionTrue, "", tp(at(0)))}
+			}),
+			want: ended(xr.PhaseFailed, 1, 0, "gate 0 failed: x", ReasonGateFailed),
+		},
+		"FailedStaysFailedWhenPaused": {
+			reason: "Pausing a failed rollout does not bring its weight back: it stays Failed at 0%.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Paused = true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: 100, Message: "gate 0 failed: x"}
+			}),
+			want: ended(xr.PhaseFailed, 1, 0, "gate 0 failed: x", ReasonGateFailed),
+		},
+
+		// Advancing.
+		"Advance": {
+			reason: "Pause elapsed, route accepted at the step's weight, gates True: the rollout moves to the next step now, with an event, and holds it (the route does not carry the new weight yet).",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(time.Minute)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionTrue, "", tp(at(-time.Hour)))}
+			}),
+			want: holdingAt(1, time.Minute, "the route carries 10%, not 50%", HoldRequeue, evAdvanced1),
+		},
+		"AdvanceWithoutRouteRequirement": {
+			reason: "With requireAcceptedRoute false the step advances without a route, and the new step holds for its pause (5m: 1m requeue).",
+			in: progIn(func(in *Input) {
+				in.Traffic.RequireAcceptedRoute = false
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Minute)
+			}),
+			want: holdingAt(1, 2*time.Minute, "pause until 2026-12-02T10:07:00Z", MaxRequeue, evAdvanced1),
+		},
+		"AdvanceOneStepPerRun": {
+			reason: "A run moves at most one step: when the new step has no pause and nothing holds it, the run still stops there, says it is due, and requeues at the minimum.",
+			in: progIn(func(in *Input) {
+				in.Traffic.RequireAcceptedRoute = false
+				in.Traffic.Steps = []xr.Step{{Weight: 10}, {Weight: 20}, {Weight: 100}}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), CanaryWeight: 10, PrimaryWeight: 90}
+			}),
+			want: Decision{
+				CanaryWeight: 20, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), NextStepAt: mt(0),
+					CanaryWeight: 20, PrimaryWeight: 80,
+					Message: "holding step 1 (20%): due, the next run moves on (one step per run)",
+				},
+				Requeue: MinRequeue, Event: "rollout of revision v2 advanced to step 1 (20%)", Healthy: true,
+			},
+		},
+		"AdvanceToLastStep": {
+			reason: "Step 1 done: the rollout moves to the last step (100%).",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(1, 0), at(5*time.Minute)
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: holdingAt(2, 5*time.Minute, "the route carries 50%, not 100%", HoldRequeue, evAdvanced2),
+		},
+		"LastStepSucceeds": {
+			reason: "The last step, once the route carries it, ends in Succeeded at its weight, with an event, no nextStepAt, and a 1m requeue.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(2, 0), at(10*time.Second)
+				in.RouteAtWeight = routeAt(100)
+			}),
+			want: Decision{
+				CanaryWeight: 100, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
+					CanaryWeight: 100, PrimaryWeight: 0, Message: msgSucceeded,
+				},
+				Requeue: MaxRequeue, Event: evSucceeded, Healthy: true,
+			},
+		},
+		"LastStepHeldByGate": {
+			reason: "The last step is held by its gates like any other: no Succeeded while a gate is False.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(2, 0), at(10*time.Second)
+				in.RouteAtWeight = routeAt(100)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(0)))}
+			}),
+			want: holdingAt(2, 0, "gate 0: Deployment podinfo-canary has Available False (MinimumReplicasUnavailable)", HoldRequeue, ""),
+		},
+		"SucceededIsSticky": {
+			reason: "Succeeded stays Succeeded at the last weight for the revision: no event, and a gate failing later does not undo it.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 100, Message: msgSucceeded}
+				in.Now = at(time.Hour)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(0)))}
+			}),
+			want: Decision{
+				CanaryWeight: 100, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
+					CanaryWeight: 100, PrimaryWeight: 0, Message: msgSucceeded,
+				},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+
+		// Pause and resume.
+		"Paused": {
+			reason: "paused freezes the current step's weight, phase Paused, no nextStepAt, still active, no event, even though the step is due.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Paused = true
+				in.Previous, in.Now = progressing(1, 0), at(time.Hour)
+				in.RouteAtWeight = routeOK
+			}),
+			want: Decision{
+				CanaryWeight: 50, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(0),
+					CanaryWeight: 50, PrimaryWeight: 50, Message: "paused at step 1 (50%)",
+				},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"PausedAtStartOfRevision": {
+			reason: "A new revision while paused starts at step 0 (with its event) and stays paused there.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Paused = true
+				in.Previous = with(progressing(1, -time.Hour), func(s *xr.RolloutStatus) { s.Revision = "v1" })
+			}),
+			want: Decision{
+				CanaryWeight: 10, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhasePaused, Revision: "v2", Step: i32(0), StepStartedAt: mt(0),
+					CanaryWeight: 10, PrimaryWeight: 90, Message: "paused at step 0 (10%)",
+				},
+				Requeue: MaxRequeue, Event: evStarted, Healthy: true,
+			},
+		},
+		"PausedGateFailureWaits": {
+			reason: "A paused rollout is frozen: a gate False past failAfter does not fail it while paused.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Paused = true
+				in.Previous, in.Now = progressing(1, 0), at(time.Hour)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(0)))}
+			}),
+			want: Decision{
+				CanaryWeight: 50, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(0),
+					CanaryWeight: 50, PrimaryWeight: 50, Message: "paused at step 1 (50%)",
+				},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"ResumeRestartsPause": {
+			reason: "Resuming restarts the step's pause at now (paused time never counts), with an event; the step then holds for its whole pause.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: 50, PrimaryWeight: 50, Message: "paused at step 1 (50%)"}
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: holdingAt(1, 0, "pause until 2026-12-02T10:05:00Z", MaxRequeue, "rollout resumed at step 1 (50%)"),
+		},
+		"ResumeGetsFreshFailAfter": {
+			reason: "A gate that turned False while paused is timed from the resume, not from its transition: paused time never counts, so it holds.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: 50, PrimaryWeight: 50}
+				in.RouteAtWeight = routeAt(50)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(-30*time.Minute)))}
+			}),
+			want: holdingAt(1, 0, "pause until 2026-12-02T10:05:00Z", MaxRequeue, "rollout resumed at step 1 (50%)"),
+		},
+		"ResumeDoesNotAlsoAdvance": {
+			reason: "The resuming run holds its step even when the step has no pause and nothing holds it: the event says it resumed, the next run moves on.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Steps = []xr.Step{{Weight: 10}, {Weight: 50}, {Weight: 100}}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: 50, PrimaryWeight: 50}
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: Decision{
+				CanaryWeight: 50, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), NextStepAt: mt(0),
+					CanaryWeight: 50, PrimaryWeight: 50,
+					Message: "holding step 1 (50%): due, the next run moves on (one step per run)",
+				},
+				Requeue: MinRequeue, Event: "rollout resumed at step 1 (50%)", Healthy: true,
+			},
+		},
+
+		// Abort.
+		"Abort": {
+			reason: "abort sends everything to the primary: phase Aborted, not active, unhealthy with reason Aborted, no event; the step is kept.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Abort = true
+				in.Previous, in.Now = progressing(1, 0), at(time.Minute)
+				in.RouteAtWeight = routeOK
+			}),
+			want: ended(xr.PhaseAborted, 1, 0, msgAborted, ReasonAborted),
+		},
+		"AbortBeatsPause": {
+			reason: "abort wins over paused: weight 0.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Abort, in.Traffic.Paused = true, true
+				in.Previous = progressing(1, 0)
+			}),
+			want: ended(xr.PhaseAborted, 1, 0, msgAborted, ReasonAborted),
+		},
+		"AbortAfterSucceeded": {
+			reason: "abort after success still sends everything back to the primary.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Abort = true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 100, Message: msgSucceeded}
+			}),
+			want: ended(xr.PhaseAborted, 2, 0, msgAborted, ReasonAborted),
+		},
+		"ClearingAbortRestarts": {
+			reason: "Clearing abort restarts the revision at step 0 now, with the start event.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: msgAborted}
+				in.RouteAtWeight = routeAt(0)
+			}),
+			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evStarted),
+		},
+
+		// Refused by policy.
+		"CanaryRefused": {
+			reason: "A canary refused by policy holds the rollout at 0%: phase Failed, reason NotAllowedByPolicy, not active.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(1, 0), at(time.Minute)
+				in.CanaryRefused = true
+				in.CanaryRefusedReason = "namespace monitoring is not allowed"
+			}),
+			want: ended(xr.PhaseFailed, 1, 0, "canary refused: namespace monitoring is not allowed", ReasonNotAllowedByPolicy),
+		},
+		"CanaryRefusedStaysRefused": {
+			reason: "A refusal that persists gives the same status again (no restart churn, no event).",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: 100, Message: "canary refused: old reason"}
+				in.Now = at(time.Hour)
+				in.CanaryRefused = true
+				in.CanaryRefusedReason = "namespace monitoring is not allowed"
+			}),
+			want: ended(xr.PhaseFailed, 1, 0, "canary refused: namespace monitoring is not allowed", ReasonNotAllowedByPolicy),
+		},
+		"RefusalLiftedRestarts": {
+			reason: "Once the policy allows the canary again, the rollout restarts at step 0 (it ran at 0% meanwhile); a refusal is not a gate failure and must not stay Failed with reason GateFailed.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: "canary refused: namespace monitoring is not allowed"}
+				in.RouteAtWeight = routeAt(0)
+			}),
+			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evStarted),
+		},
+
+		// Nonsense and drift.
+		"StepsShrinkClampsStep": {
+			reason: "Steps removed under a running rollout: a step beyond the list is clamped to the last step, which is then held by the route.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(4), StepStartedAt: mt(0), CanaryWeight: 80, PrimaryWeight: 20}
+				in.Now = at(time.Minute)
+				in.RouteAtWeight = routeAt(80)
+			}),
+			want: holdingAt(2, 0, "the route carries 80%, not 100%", HoldRequeue, ""),
+		},
+		"StepsShrinkThenSucceed": {
+			reason: "Clamped to the last step, a rollout whose route carries that weight succeeds.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(7), StepStartedAt: mt(0), CanaryWeight: 100}
+				in.Now = at(time.Minute)
+				in.RouteAtWeight = routeAt(100)
+			}),
+			want: Decision{
+				CanaryWeight: 100, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
+					CanaryWeight: 100, PrimaryWeight: 0, Message: msgSucceeded,
+				},
+				Requeue: MaxRequeue, Event: evSucceeded, Healthy: true,
+			},
+		},
+		"NegativeStepRestarts": {
+			reason: "A negative step (status edited by hand) is no step at all: the rollout restarts at step 0 instead of panicking.",
+			in: progIn(func(in *Input) {
+				in.Previous = with(progressing(1, -time.Hour), func(s *xr.RolloutStatus) { s.Step = i32(-1) })
+			}),
+			want: holdingAt(0, 0, holdNotObserved, HoldRequeue, evStarted),
+		},
+		"ClockSkewNeverAdvances": {
+			reason: "A clock behind stepStartedAt (another replica's clock was ahead) never advances, even with everything else satisfied and a step without pause: it waits until the step's start.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Steps = []xr.Step{{Weight: 10}, {Weight: 100}}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0), CanaryWeight: 10, PrimaryWeight: 90}
+				in.Now = at(-2 * time.Minute)
+				in.RouteAtWeight = routeOK
+			}),
+			want: Decision{
+				CanaryWeight: 10, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0),
+					CanaryWeight: 10, PrimaryWeight: 90, Message: "holding step 0 (10%): pause until 2026-12-02T10:00:00Z",
+				},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"ClockSkewDoesNotFailGates": {
+			reason: "A clock far behind the gate's transition never counts the gate as failed.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(-time.Hour)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(0)))}
+			}),
+			want: holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", MaxRequeue, ""),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Decide(tc.in)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nDecide(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// BenchmarkDecide is a progressive run with two gates that holds on a gate,
+// the path every run of a gated rollout takes.
+func BenchmarkDecide(b *testing.B) {
+	in := progIn(func(in *Input) {
+		in.Previous, in.Now = progressing(1, 0), at(6*time.Minute)
+		in.RouteAtWeight = routeAt(50)
+		in.Gates = []GateObservation{
+			gateObs(gateDeployment("podinfo-canary"), metav1.ConditionTrue, "MinimumReplicasAvailable", tp(at(0))),
+			gateObs(gateDeployment("podinfo-db"), metav1.ConditionFalse, reasonUnavailble, tp(at(5*time.Minute))),
+		}
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Decide(in)
+	}
+}
