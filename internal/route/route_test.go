@@ -1,0 +1,512 @@
+package route
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+
+	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
+	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+var (
+	primary = backend.Backend{Role: xr.RolePrimary, Namespace: "test", Ref: gwv1.BackendObjectReference{
+		Group: ptr.To(gwv1.Group("")), Kind: ptr.To(gwv1.Kind("Service")), Name: "podinfo-primary", Port: ptr.To[gwv1.PortNumber](9898),
+	}}
+	canary = backend.Backend{Role: xr.RoleCanary, Namespace: "monitoring", FromBackendRef: true, Ref: gwv1.BackendObjectReference{
+		Name: "canary-proxy", Namespace: ptr.To(gwv1.Namespace("monitoring")), Port: ptr.To[gwv1.PortNumber](3456),
+	}}
+
+	headerFilter = gwv1.HTTPRouteFilter{
+		Type:                  gwv1.HTTPRouteFilterRequestHeaderModifier,
+		RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-Canary", Value: "true"}}},
+	}
+	userCookieFilter = gwv1.HTTPRouteFilter{
+		Type:                   gwv1.HTTPRouteFilterResponseHeaderModifier,
+		ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{{Name: "X-Served-By", Value: "canary"}}},
+	}
+	apiMatch = gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: ptr.To(gwv1.PathMatchPathPrefix), Value: ptr.To("/api")}}
+	abMatch  = gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Name: "X-Beta", Value: "yes"}}}
+)
+
+func params(mutate ...func(*Params)) Params {
+	p := Params{
+		Kind:         xr.KindHTTPRoute,
+		Name:         "podinfo",
+		Namespace:    "test",
+		ParentRefs:   []gwv1.ParentReference{{Name: "gateway", Namespace: ptr.To(gwv1.Namespace("istio-ingress"))}},
+		Hostnames:    []gwv1.Hostname{"www.example.com"},
+		Primary:      primary,
+		Canary:       canary,
+		CanaryWeight: 20,
+		Active:       true,
+	}
+	for _, m := range mutate {
+		m(&p)
+	}
+	return p
+}
+
+// admitted builds a route and checks that both the function's own checks
+// and the Gateway API CRDs (both channels where they serve the version)
+// accept it.
+func admitted(t *testing.T, p Params) runtime.Object {
+	t.Helper()
+	obj, errs := Build(p)
+	if len(errs) > 0 {
+		t.Fatalf("Build(...): unexpected errors: %v", errs)
+	}
+	if errs := Admit(obj); len(errs) > 0 {
+		t.Fatalf("Admit(...): the function's checks reject the route: %v", errs)
+	}
+	channels := []crdschema.Channel{crdschema.Standard, crdschema.Experimental}
+	if _, old := obj.(*gwv1alpha2.TLSRoute); old {
+		channels = channels[1:]
+	}
+	if _, old := obj.(*gwv1alpha2.TCPRoute); old {
+		channels = channels[1:]
+	}
+	for _, c := range channels {
+		if errs := crdschema.GatewayAPI(t, c).Validate(obj); len(errs) > 0 {
+			t.Fatalf("the %s Gateway API CRDs reject the composed route: %v", c, errs)
+		}
+	}
+	return obj
+}
+
+// weights summarises a route's rules: name, then role=weight per backend.
+func weights(obj runtime.Object) []string {
+	var out []string
+	add := func(name *gwv1.SectionName, refs []gwv1.BackendRef) {
+		s := string(ptr.Deref(name, "-")) + ":"
+		for _, r := range refs {
+			s += " " + string(r.Name) + "=" + strconv.Itoa(int(ptr.Deref(r.Weight, 1)))
+		}
+		out = append(out, s)
+	}
+	switch r := obj.(type) {
+	case *gwv1.HTTPRoute:
+		for _, rule := range r.Spec.Rules {
+			var refs []gwv1.BackendRef
+			for _, b := range rule.BackendRefs {
+				refs = append(refs, b.BackendRef)
+			}
+			add(rule.Name, refs)
+		}
+	case *gwv1.GRPCRoute:
+		for _, rule := range r.Spec.Rules {
+			var refs []gwv1.BackendRef
+			for _, b := range rule.BackendRefs {
+				refs = append(refs, b.BackendRef)
+			}
+			add(rule.Name, refs)
+		}
+	case *gwv1.TLSRoute:
+		for _, rule := range r.Spec.Rules {
+			add(rule.Name, rule.BackendRefs)
+		}
+	case *gwv1.TCPRoute:
+		for _, rule := range r.Spec.Rules {
+			add(rule.Name, rule.BackendRefs)
+		}
+	case *gwv1alpha2.TLSRoute:
+		for _, rule := range r.Spec.Rules {
+			add(rule.Name, rule.BackendRefs)
+		}
+	case *gwv1alpha2.TCPRoute:
+		for _, rule := range r.Spec.Rules {
+			add(rule.Name, rule.BackendRefs)
+		}
+	}
+	return out
+}
+
+
+func TestBuildWeights(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		params Params
+		want   []string
+	}{
+		"DefaultRule": {
+			reason: "Without rules the route has one rule, primary at 100-w and canary at w.",
+			params: params(),
+			want:   []string{"-: podinfo-primary=80 canary-proxy=20"},
+		},
+		"CanaryAtZeroStays": {
+			reason: "A canary at weight 0 stays in the rule, so that moving traffic only changes weights.",
+			params: params(func(p *Params) { p.CanaryWeight, p.Active = 0, false }),
+			want:   []string{"-: podinfo-primary=100 canary-proxy=0"},
+		},
+		"EveryRuleWeighted": {
+			reason: "Each rule of the spec gets both backends with the same weights.",
+			params: params(func(p *Params) {
+				p.Rules = []xr.Rule{{Name: ptr.To[gwv1.SectionName]("api"), HTTPMatches: []gwv1.HTTPRouteMatch{apiMatch}}, {Name: ptr.To[gwv1.SectionName]("web")}}
+			}),
+			want: []string{"api: podinfo-primary=80 canary-proxy=20", "web: podinfo-primary=80 canary-proxy=20"},
+		},
+		"SameBackendOnce": {
+			reason: "When both sides resolve to one backend the rule carries it once, at 100, and shaping stops (no mirror to itself).",
+			params: params(func(p *Params) {
+				p.Canary = primary
+				p.Canary.Role = xr.RoleCanary
+				p.MirrorPercent = ptr.To[int32](50)
+				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch}
+			}),
+			want: []string{"-: podinfo-primary=100"},
+		},
+		"FullCanary": {
+			reason: "At 100 the primary stays at weight 0.",
+			params: params(func(p *Params) { p.CanaryWeight = 100 }),
+			want:   []string{"-: podinfo-primary=0 canary-proxy=100"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := weights(admitted(t, tc.params))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nBuild(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestBuildKeepsUserFilters(t *testing.T) {
+	p := params(func(p *Params) {
+		p.Rules = []xr.Rule{{
+			Name:        ptr.To[gwv1.SectionName]("api"),
+			HTTPMatches: []gwv1.HTTPRouteMatch{apiMatch},
+			HTTPFilters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{Hostname: ptr.To[gwv1.PreciseHostname]("internal.example.com")}}},
+			Timeouts:    &gwv1.HTTPRouteTimeouts{Request: ptr.To[gwv1.Duration]("10s")},
+		}}
+		p.Primary.HTTPFilters = []gwv1.HTTPRouteFilter{headerFilter}
+		p.Canary.HTTPFilters = []gwv1.HTTPRouteFilter{userCookieFilter}
+	})
+	route := admitted(t, p).(*gwv1.HTTPRoute)
+	rule := route.Spec.Rules[0]
+	if diff := cmp.Diff(p.Rules[0].HTTPMatches, rule.Matches); diff != "" {
+		t.Errorf("rule matches must survive unchanged: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(p.Rules[0].HTTPFilters, rule.Filters); diff != "" {
+		t.Errorf("rule filters must stay on the rule unchanged: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(p.Rules[0].Timeouts, rule.Timeouts); diff != "" {
+		t.Errorf("rule timeouts must survive unchanged: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(p.Primary.HTTPFilters, rule.BackendRefs[0].Filters); diff != "" {
+		t.Errorf("the primary's filters belong to its backendRef: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(p.Canary.HTTPFilters, rule.BackendRefs[1].Filters); diff != "" {
+		t.Errorf("the canary's filters belong to its backendRef: -want, +got:\n%s", diff)
+	}
+	// The builder must not alias the spec: a later change to the route
+	// would otherwise change the spec the next build reads.
+	rule.BackendRefs[0].Filters[0].RequestHeaderModifier.Set[0].Value = "changed"
+	if p.Primary.HTTPFilters[0].RequestHeaderModifier.Set[0].Value != "true" {
+		t.Error("the composed route shares memory with the spec's filters")
+	}
+}
+
+func TestBuildShaping(t *testing.T) {
+	type want struct {
+		weights []string
+		matches map[string]int
+		mirror  map[string]bool
+	}
+	cases := map[string]struct {
+		reason string
+		params Params
+		want   want
+	}{
+		"ABCompanionBeforeItsRule": {
+			reason: "With A/B matches each rule gets a companion, named after it, that sends matching requests to the canary only; it comes first.",
+			params: params(func(p *Params) {
+				p.Rules = []xr.Rule{{Name: ptr.To[gwv1.SectionName]("api"), HTTPMatches: []gwv1.HTTPRouteMatch{apiMatch}}}
+				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch, {QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "beta", Value: "1"}}}}
+			}),
+			want: want{
+				weights: []string{"api-canary-match: canary-proxy=1", "api: podinfo-primary=80 canary-proxy=20"},
+				matches: map[string]int{"api-canary-match": 2, "api": 1},
+				mirror:  map[string]bool{"api-canary-match": false, "api": false},
+			},
+		},
+		"ABOnlyWhileActive": {
+			reason: "A stable route (no rollout under way) has no companion rules.",
+			params: params(func(p *Params) {
+				p.CanaryWeight, p.Active = 0, false
+				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch}
+			}),
+			want: want{weights: []string{"-: podinfo-primary=100 canary-proxy=0"}, matches: map[string]int{"-": 1}, mirror: map[string]bool{"-": false}},
+		},
+		"MirrorOnWeightedRulesOnly": {
+			reason: "The mirror filter goes on each weighted rule, never on companion rules.",
+			params: params(func(p *Params) {
+				p.Rules = []xr.Rule{{Name: ptr.To[gwv1.SectionName]("api")}}
+				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch}
+				p.MirrorPercent = ptr.To[int32](10)
+			}),
+			want: want{
+				weights: []string{"api-canary-match: canary-proxy=1", "api: podinfo-primary=80 canary-proxy=20"},
+				matches: map[string]int{"api-canary-match": 1, "api": 1},
+				mirror:  map[string]bool{"api-canary-match": false, "api": true},
+			},
+		},
+		"SessionCompanion": {
+			reason: "With affinity and a canary above 0, a companion rule keeps sessions that carry the cookie on the canary.",
+			params: params(func(p *Params) {
+				p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", MaxAge: 24 * time.Hour}
+			}),
+			want: want{
+				weights: []string{"-: canary-proxy=1", "-: podinfo-primary=80 canary-proxy=20"},
+				matches: map[string]int{"-": 1},
+				mirror:  map[string]bool{"-": false},
+			},
+		},
+		"NoSessionAtZero": {
+			reason: "A rollout under way at 0% sets no cookie and has no session rule.",
+			params: params(func(p *Params) {
+				p.CanaryWeight = 0
+				p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", MaxAge: time.Hour}
+			}),
+			want: want{weights: []string{"-: podinfo-primary=100 canary-proxy=0"}, matches: map[string]int{"-": 1}, mirror: map[string]bool{"-": false}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			route := admitted(t, tc.params).(*gwv1.HTTPRoute)
+			got := want{weights: weights(route), matches: map[string]int{}, mirror: map[string]bool{}}
+			for _, r := range route.Spec.Rules {
+				n := string(ptr.Deref(r.Name, "-"))
+				got.matches[n] = len(r.Matches)
+				for _, f := range r.Filters {
+					if f.Type == gwv1.HTTPRouteFilterRequestMirror {
+						got.mirror[n] = true
+					}
+				}
+				if _, ok := got.mirror[n]; !ok {
+					got.mirror[n] = false
+				}
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nBuild(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestABMatchesCombine(t *testing.T) {
+	p := params(func(p *Params) {
+		p.Rules = []xr.Rule{{HTTPMatches: []gwv1.HTTPRouteMatch{
+			apiMatch,
+			{Path: apiMatch.Path, Method: ptr.To(gwv1.HTTPMethodGet), Headers: []gwv1.HTTPHeaderMatch{{Name: "X-Tenant", Value: "a"}}},
+		}}}
+		p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch, {Method: ptr.To(gwv1.HTTPMethodGet)}}
+	})
+	route := admitted(t, p).(*gwv1.HTTPRoute)
+	want := []gwv1.HTTPRouteMatch{
+		{Path: apiMatch.Path, Headers: abMatch.Headers},
+		{Path: apiMatch.Path, Method: ptr.To(gwv1.HTTPMethodGet)},
+		{Path: apiMatch.Path, Method: ptr.To(gwv1.HTTPMethodGet), Headers: []gwv1.HTTPHeaderMatch{{Name: "X-Tenant", Value: "a"}, {Name: "X-Beta", Value: "yes"}}},
+		{Path: apiMatch.Path, Method: ptr.To(gwv1.HTTPMethodGet), Headers: []gwv1.HTTPHeaderMatch{{Name: "X-Tenant", Value: "a"}}},
+	}
+	if diff := cmp.Diff(want, route.Spec.Rules[0].Matches); diff != "" {
+		t.Errorf("each A/B match adds its conditions to each of the rule's matches: -want, +got:\n%s", diff)
+	}
+}
+
+func TestAffinityFilters(t *testing.T) {
+	a := &Affinity{CookieName: "canary", Value: CookieValue("test", "podinfo", "v2"), MaxAge: 24 * time.Hour}
+	p := params(func(p *Params) {
+		p.Affinity = a
+		p.Canary.HTTPFilters = []gwv1.HTTPRouteFilter{headerFilter, userCookieFilter}
+	})
+	route := admitted(t, p).(*gwv1.HTTPRoute)
+	weighted := route.Spec.Rules[1]
+	var modifiers []*gwv1.HTTPHeaderFilter
+	for _, f := range weighted.BackendRefs[1].Filters {
+		if f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier {
+			modifiers = append(modifiers, f.ResponseHeaderModifier)
+		}
+	}
+	want := []*gwv1.HTTPHeaderFilter{{Add: []gwv1.HTTPHeader{
+		{Name: "X-Served-By", Value: "canary"},
+		{Name: "Set-Cookie", Value: "canary=" + a.Value + "; Max-Age=86400; Path=/; HttpOnly"},
+	}}}
+	if diff := cmp.Diff(want, modifiers); diff != "" {
+		t.Errorf("the cookie joins the canary's own ResponseHeaderModifier, never a second one: -want, +got:\n%s", diff)
+	}
+	for _, f := range weighted.BackendRefs[0].Filters {
+		if f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier {
+			t.Error("the primary must not set the canary's cookie")
+		}
+	}
+
+	session := route.Spec.Rules[0]
+	wantMatch := gwv1.HTTPHeaderMatch{Type: ptr.To(gwv1.HeaderMatchRegularExpression), Name: "Cookie", Value: `^(?:.*;\s*)?canary=` + a.Value + `(?:;.*)?$`}
+	if diff := cmp.Diff([]gwv1.HTTPHeaderMatch{wantMatch}, session.Matches[0].Headers); diff != "" {
+		t.Errorf("the session rule matches the cookie with an anchored regular expression: -want, +got:\n%s", diff)
+	}
+}
+
+func TestCookieValue(t *testing.T) {
+	v := CookieValue("test", "podinfo", "v2")
+	if v != CookieValue("test", "podinfo", "v2") {
+		t.Error("the cookie value must be stable across runs")
+	}
+	if v == CookieValue("test", "podinfo", "v3") {
+		t.Error("a new revision must change the cookie value, dropping old sessions")
+	}
+	if v == CookieValue("other", "podinfo", "v2") {
+		t.Error("routes in different namespaces must not share a cookie value")
+	}
+	for _, c := range v {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			t.Fatalf("cookie value %q must be plain hex, valid in any cookie", v)
+		}
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	affinity := &Affinity{CookieName: "canary", Value: "0123456789abcdef", MaxAge: time.Hour}
+	manyRules := make([]xr.Rule, 6)
+	cases := map[string]struct {
+		reason string
+		params Params
+		want   []string
+	}{
+		"UserSetCookieCollides": {
+			reason: "A user Set-Cookie on the canary collides with the affinity cookie: the error names the user's header, even at weight 0.",
+			params: params(func(p *Params) {
+				p.CanaryWeight, p.Active = 0, false
+				p.Affinity = affinity
+				p.Canary.HTTPFilters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "set-cookie", Value: "a=b"}}}}}
+			}),
+			want: []string{"spec.canary.filters[0].responseHeaderModifier.set[0].name", "spec.traffic.sessionAffinity"},
+		},
+		"UserCookieMatchCollides": {
+			reason: "A user match on the Cookie header collides with the session rule's match.",
+			params: params(func(p *Params) {
+				p.Affinity = affinity
+				p.Rules = []xr.Rule{{HTTPMatches: []gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Name: "Cookie", Value: "x"}}}}}}
+			}),
+			want: []string{"spec.rules[0].matches[0].headers[0].name", "spec.traffic.sessionAffinity"},
+		},
+		"ABHeaderRepeatsRuleHeader": {
+			reason: "An A/B header that the rule already matches would make a duplicate key: the error names both.",
+			params: params(func(p *Params) {
+				p.Rules = []xr.Rule{{HTTPMatches: []gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Name: "x-beta", Value: "no"}}}}}}
+				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch}
+			}),
+			want: []string{"spec.traffic.matches[0].headers[0].name", "spec.rules[0].matches[0].headers[0]"},
+		},
+		"ABMethodContradicts": {
+			reason: "An A/B method that contradicts the rule's would match nothing.",
+			params: params(func(p *Params) {
+				p.Rules = []xr.Rule{{HTTPMatches: []gwv1.HTTPRouteMatch{{Method: ptr.To(gwv1.HTTPMethodPost)}}}}
+				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{{Method: ptr.To(gwv1.HTTPMethodGet)}}
+			}),
+			want: []string{"spec.traffic.matches[0].method", "contradicts"},
+		},
+		"TooManyRulesWithCompanions": {
+			reason: "Six rules with A/B and session companions make 18 rules: the error says the limit and by how much.",
+			params: params(func(p *Params) {
+				p.Rules = manyRules
+				p.Affinity = affinity
+				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch}
+			}),
+			want: []string{"spec.rules", "18 rules, 2 more than the Gateway API allows (16)", "companion"},
+		},
+		"TooManyMatchesInCompanion": {
+			reason: "A rule's matches times the A/B matches must fit the 64 matches of a rule.",
+			params: params(func(p *Params) {
+				ms := make([]gwv1.HTTPRouteMatch, 9)
+				for i := range ms {
+					ms[i] = apiMatch
+				}
+				p.Rules = []xr.Rule{{HTTPMatches: ms}}
+				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch, abMatch, abMatch, abMatch, abMatch, abMatch, abMatch, abMatch}
+			}),
+			want: []string{"spec.rules[0].matches", "72 matches in a rule's A/B companion, 8 more"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, errs := Build(tc.params)
+			got := errs.ToAggregate()
+			if got == nil {
+				t.Fatalf("%s\nBuild(...): want an error, got none", tc.reason)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got.Error(), w) {
+					t.Errorf("%s\nBuild(...): error %q does not mention %q", tc.reason, got, w)
+				}
+			}
+		})
+	}
+}
+
+func TestBuildGRPCRoute(t *testing.T) {
+	svc := gwv1.GRPCRouteMatch{Method: &gwv1.GRPCMethodMatch{Service: ptr.To("shop.Checkout")}}
+	p := params(func(p *Params) {
+		p.Kind = xr.KindGRPCRoute
+		p.Rules = []xr.Rule{{Name: ptr.To[gwv1.SectionName]("checkout"), GRPCMatches: []gwv1.GRPCRouteMatch{svc}}}
+		p.ABGRPCMatches = []gwv1.GRPCRouteMatch{{Headers: []gwv1.GRPCHeaderMatch{{Name: "x-beta", Value: "yes"}}}}
+		p.MirrorPercent = ptr.To[int32](5)
+		p.Canary.GRPCFilters = []gwv1.GRPCRouteFilter{{Type: gwv1.GRPCRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "x-canary", Value: "1"}}}}}
+	})
+	route := admitted(t, p).(*gwv1.GRPCRoute)
+	if diff := cmp.Diff([]string{"checkout-canary-match: canary-proxy=1", "checkout: podinfo-primary=80 canary-proxy=20"}, weights(route)); diff != "" {
+		t.Errorf("GRPCRoute weights: -want, +got:\n%s", diff)
+	}
+	wantAB := []gwv1.GRPCRouteMatch{{Method: svc.Method, Headers: p.ABGRPCMatches[0].Headers}}
+	if diff := cmp.Diff(wantAB, route.Spec.Rules[0].Matches); diff != "" {
+		t.Errorf("GRPCRoute A/B companion matches: -want, +got:\n%s", diff)
+	}
+	if f := route.Spec.Rules[1].Filters; len(f) != 1 || f[0].Type != gwv1.GRPCRouteFilterRequestMirror || *f[0].RequestMirror.Percent != 5 {
+		t.Errorf("the weighted GRPCRoute rule mirrors 5%% to the canary, got filters %+v", f)
+	}
+	if diff := cmp.Diff(p.Canary.GRPCFilters, route.Spec.Rules[1].BackendRefs[1].Filters); diff != "" {
+		t.Errorf("the canary's GRPCRoute filters belong to its backendRef: -want, +got:\n%s", diff)
+	}
+}
+
+func TestBuildStreamRoutes(t *testing.T) {
+	cases := map[string]struct {
+		reason     string
+		kind       xr.RouteKind
+		version    v1beta1.RouteVersion
+		apiVersion string
+	}{
+		"TLSRouteV1":       {reason: "A TLSRoute carries one rule of weighted backends.", kind: xr.KindTLSRoute, version: v1beta1.RouteV1, apiVersion: "gateway.networking.k8s.io/v1"},
+		"TLSRouteV1Alpha2": {reason: "Older clusters get the v1alpha2 TLSRoute the Input asks for.", kind: xr.KindTLSRoute, version: v1beta1.RouteV1Alpha2, apiVersion: "gateway.networking.k8s.io/v1alpha2"},
+		"TCPRouteV1":       {reason: "A TCPRoute carries one rule of weighted backends.", kind: xr.KindTCPRoute, version: v1beta1.RouteV1, apiVersion: "gateway.networking.k8s.io/v1"},
+		"TCPRouteV1Alpha2": {reason: "Older clusters get the v1alpha2 TCPRoute the Input asks for.", kind: xr.KindTCPRoute, version: v1beta1.RouteV1Alpha2, apiVersion: "gateway.networking.k8s.io/v1alpha2"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := params(func(p *Params) {
+				p.Kind, p.Version = tc.kind, tc.version
+				p.Rules = []xr.Rule{{Name: ptr.To[gwv1.SectionName]("tls")}}
+				if tc.kind == xr.KindTCPRoute {
+					p.Hostnames = nil
+				}
+			})
+			obj := admitted(t, p)
+			if got := obj.GetObjectKind().GroupVersionKind(); got.GroupVersion().String() != tc.apiVersion || got.Kind != string(tc.kind) {
+				t.Errorf("%s\nBuild(...): got %s, want %s %s", tc.reason, got, tc.apiVersion, tc.kind)
+			}
+			if diff := cmp.Diff([]string{"tls: podinfo-primary=80 canary-proxy=20"}, weights(obj)); diff != "" {
+				t.Errorf("%s\nBuild(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
