@@ -2,18 +2,12 @@ package main
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
@@ -22,6 +16,13 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/response"
 )
 
 const (
@@ -106,7 +107,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
 	canary, canaryErrs := backend.Resolve(cr, xr.RoleCanary)
-	if errs := append(primaryErrs, canaryErrs...); len(errs) > 0 {
+	if errs := slices.Concat(primaryErrs, canaryErrs); len(errs) > 0 {
 		return fatal(rsp, prior, errors.Wrap(errs.ToAggregate(), errXR)), nil
 	}
 
@@ -233,6 +234,8 @@ func routeParams(cr *xr.CanaryRoute, pol *policy.Policy, primary, canary backend
 		p.Version = pol.TLSRouteVersion
 	case xr.KindTCPRoute:
 		p.Version = pol.TCPRouteVersion
+	default:
+		// HTTPRoute and GRPCRoute are composed as v1 only.
 	}
 	if m := cr.Spec.Traffic.Mirror; m != nil {
 		p.MirrorPercent = &m.Percent

@@ -77,7 +77,6 @@ func TestRunFunction(t *testing.T) {
 		xr       string
 		input    string
 		observed map[string]string
-		required map[string]string
 	}
 	cases := map[string]struct {
 		reason string
@@ -419,7 +418,7 @@ func viewOf(t *testing.T, rsp *fnv1.RunFunctionResponse) view {
 func routeWeights(route map[string]any) [][]string {
 	spec, _ := route["spec"].(map[string]any)
 	rules, _ := spec["rules"].([]any)
-	out := [][]string{}
+	out := make([][]string, 0, len(rules))
 	for _, r := range rules {
 		rule, _ := r.(map[string]any)
 		refs, _ := rule["backendRefs"].([]any)
@@ -447,12 +446,14 @@ func routeWeights(route map[string]any) [][]string {
 
 func grantSummary(g map[string]any) []string {
 	spec, _ := g["spec"].(map[string]any)
-	var out []string
-	for _, f := range spec["from"].([]any) {
+	from, _ := spec["from"].([]any)
+	to, _ := spec["to"].([]any)
+	out := make([]string, 0, len(from)+len(to))
+	for _, f := range from {
 		from := f.(map[string]any)
 		out = append(out, fmt.Sprintf("from %s %s", from["kind"], from["namespace"]))
 	}
-	for _, t := range spec["to"].([]any) {
+	for _, t := range to {
 		to := t.(map[string]any)
 		out = append(out, fmt.Sprintf("to %s %s", to["kind"], to["name"]))
 	}

@@ -8,15 +8,15 @@ import (
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/response"
-
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
 )
 
 // XR condition types that the function owns.
@@ -73,8 +73,8 @@ func fatal(rsp *fnv1.RunFunctionResponse, prior map[string]any, err error) *fnv1
 
 // setStatus writes the status fields that the function owns onto the desired
 // XR, leaving whatever earlier functions in the pipeline set.
-func setStatus(dxr *resource.Composite, rollout xr.RolloutStatus, route xr.RouteStatus) error {
-	for path, v := range map[string]any{"status.rollout": rollout, "status.route": route} {
+func setStatus(dxr *resource.Composite, rs xr.RolloutStatus, rts xr.RouteStatus) error {
+	for path, v := range map[string]any{"status.rollout": rs, "status.route": rts} {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
@@ -124,7 +124,7 @@ func setConditions(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, obs route.
 			WithMessage("every parent accepted the route and resolved its references").TargetCompositeAndClaim()
 	}
 
-	var problems []string
+	problems := make([]string, 0, len(grants.Refused)+len(grants.NotComposable))
 	reason := ""
 	for _, r := range grants.Refused {
 		msg := fmt.Sprintf("the %s backend %s is refused: %s", r.Role, describeRef(r.Ref), r.Reason)
@@ -158,7 +158,7 @@ func setConditions(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, obs route.
 			namespaces = append(namespaces, g.Namespace)
 		}
 		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonReady).
-			WithMessage("ReferenceGrants composed in namespaces: "+strings.Join(namespaces, ", ")).TargetCompositeAndClaim()
+			WithMessage("ReferenceGrants composed in namespaces: " + strings.Join(namespaces, ", ")).TargetCompositeAndClaim()
 	}
 
 	if d.Healthy {

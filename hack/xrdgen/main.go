@@ -23,11 +23,11 @@ const (
 
 // variant is one XRD.
 type variant struct {
-	file     string
-	scope    string
-	kind     string
-	plural   string
-	claim    map[string]any
+	file   string
+	scope  string
+	kind   string
+	plural string
+	claim  map[string]any
 	// namespace keeps spec.namespace: only cluster-scoped XRs name the
 	// route's namespace.
 	namespace bool
@@ -84,18 +84,18 @@ func render(v variant) ([]byte, error) {
 
 	names := map[string]any{"kind": v.kind, "plural": v.plural, "categories": []any{"crossplane", "gateway"}}
 	xrdSpec := map[string]any{
-		"group": group,
-		"names": names,
-		"scope": v.scope,
+		"group":                 group,
+		"names":                 names,
+		"scope":                 v.scope,
 		"defaultCompositionRef": map[string]any{"name": "canaryroute"},
 		"versions": []any{map[string]any{
 			"name":          version,
 			"served":        true,
 			"referenceable": true,
 			"additionalPrinterColumns": []any{
-				map[string]any{"name": "ROUTE", "type": "string", "jsonPath": ".status.route.name"},
-				map[string]any{"name": "PHASE", "type": "string", "jsonPath": ".status.rollout.phase"},
-				map[string]any{"name": "CANARY", "type": "integer", "jsonPath": ".status.rollout.canaryWeight"},
+				column("ROUTE", "string", ".status.route.name"),
+				column("PHASE", "string", ".status.rollout.phase"),
+				column("CANARY", "integer", ".status.rollout.canaryWeight"),
 			},
 			"schema": map[string]any{"openAPIV3Schema": map[string]any{
 				"type": "object",
@@ -120,6 +120,10 @@ func render(v variant) ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte(header), b...), nil
+}
+
+func column(name, typ, path string) map[string]any {
+	return map[string]any{"name": name, "type": typ, "jsonPath": path}
 }
 
 // inline replaces a `$ref: side` with a copy of the side schema, merging the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -248,7 +249,7 @@ func sameParent(a, b gwv1.ParentReference, routeNamespace string) bool {
 	def := func(r gwv1.ParentReference) [6]string {
 		port := ""
 		if r.Port != nil {
-			port = fmt.Sprint(*r.Port)
+			port = strconv.Itoa(int(*r.Port))
 		}
 		return [6]string{
 			string(ptr.Deref(r.Group, gwv1.GroupName)),

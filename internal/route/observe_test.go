@@ -28,7 +28,7 @@ func TestObserveParents(t *testing.T) {
 		verdicts []string
 	}
 	verdict := func(o Observation) []string {
-		var out []string
+		out := make([]string, 0, len(o.Parents))
 		for _, p := range o.Parents {
 			s := p.Describe() + " accepted=" + map[bool]string{true: "yes", false: "no"}[p.Accepted] +
 				" resolved=" + map[bool]string{true: "yes", false: "no"}[p.ResolvedRefs]
@@ -146,7 +146,6 @@ status:
         - {type: ResolvedRefs, status: "True", reason: ResolvedRefs, observedGeneration: 1}
 `
 }
-
 
 func TestObservationCarries(t *testing.T) {
 	built := func(weight int32) runtime.Object {

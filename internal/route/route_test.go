@@ -87,11 +87,12 @@ func admitted(t *testing.T, p Params) runtime.Object {
 func weights(obj runtime.Object) []string {
 	var out []string
 	add := func(name *gwv1.SectionName, refs []gwv1.BackendRef) {
-		s := string(ptr.Deref(name, "-")) + ":"
+		var s strings.Builder
+		s.WriteString(string(ptr.Deref(name, "-")) + ":")
 		for _, r := range refs {
-			s += " " + string(r.Name) + "=" + strconv.Itoa(int(ptr.Deref(r.Weight, 1)))
+			s.WriteString(" " + string(r.Name) + "=" + strconv.Itoa(int(ptr.Deref(r.Weight, 1))))
 		}
-		out = append(out, s)
+		out = append(out, s.String())
 	}
 	switch r := obj.(type) {
 	case *gwv1.HTTPRoute:
@@ -129,7 +130,6 @@ func weights(obj runtime.Object) []string {
 	}
 	return out
 }
-
 
 func TestBuildWeights(t *testing.T) {
 	cases := map[string]struct {

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
@@ -72,6 +73,7 @@ func toV1Alpha2(from, to runtime.Object) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("apiVersion"), err)}
 	}
-	to.GetObjectKind().SetGroupVersionKind(gwv1alpha2.SchemeGroupVersion.WithKind(from.GetObjectKind().GroupVersionKind().Kind))
+	gv := schema.GroupVersion{Group: gwv1alpha2.GroupVersion.Group, Version: gwv1alpha2.GroupVersion.Version}
+	to.GetObjectKind().SetGroupVersionKind(gv.WithKind(from.GetObjectKind().GroupVersionKind().Kind))
 	return nil
 }
