@@ -129,13 +129,19 @@ func manual(in Input) Decision {
 		status.Phase = xr.PhaseAborted
 		status.Message = "aborted: all traffic goes to the primary"
 		d.Healthy, d.Reason = false, ReasonAborted
-	case in.Traffic.Paused && in.Previous != nil:
+	case in.Traffic.Paused:
 		// Paused freezes the weight the previous run composed, even if
 		// traffic.weight changes meanwhile.
 		// Fix: clamped to a percent. The status is not validated (anyone may
 		// write it), and a weight above 100 composed a negative primary
 		// weight.
-		w = min(max(in.Previous.CanaryWeight, 0), percentTotal)
+		// Fix: without a previous run there is nothing to freeze yet, so the
+		// first run is Paused at traffic.weight. It was Stable, and the next
+		// run Paused at the same weight: a status change with nothing
+		// changed.
+		if in.Previous != nil {
+			w = min(max(in.Previous.CanaryWeight, 0), percentTotal)
+		}
 		status.Phase = xr.PhasePaused
 		status.Message = fmt.Sprintf("paused at %d%%", w)
 	}
@@ -165,9 +171,16 @@ func progressive(in Input) Decision {
 		event = fmt.Sprintf("rollout of revision %s started at step 0 (%d%%)", in.Revision, steps[0].Weight)
 	} else {
 		cur.Step = ptr.To(min(*prev.Step, int32(len(steps)-1))) //nolint:gosec // At most maxSteps.
-		cur.StepStartedAt = prev.StepStartedAt
-		if cur.StepStartedAt == nil {
+		// Fix: a zero stepStartedAt counts as missing (it is written as
+		// null, so it read back as missing on the next run, which changed
+		// the status), and a hand-written one with a fraction of a second
+		// is truncated like now (its fraction is lost when written, so the
+		// next run computed another nextStepAt).
+		switch t := prev.StepStartedAt; {
+		case t == nil || t.IsZero():
 			cur.StepStartedAt = &metav1.Time{Time: in.Now}
+		default:
+			cur.StepStartedAt = &metav1.Time{Time: t.Truncate(time.Second)}
 		}
 		cur.Phase = prev.Phase
 	}

@@ -153,14 +153,14 @@ func TestDecideManual(t *testing.T) {
 			},
 		},
 		"PausedWithoutPreviousStatus": {
-			reason: "With no previous run there is no weight to freeze: the first run composes traffic.weight, phase Stable.",
+			reason: "With no previous run there is no weight to freeze yet: the first run is Paused at traffic.weight, so the next run (which freezes it) changes nothing.",
 			in: manualIn(func(in *Input) {
 				in.Traffic.Weight = i32(30)
 				in.Traffic.Paused = true
 			}),
 			want: Decision{
 				CanaryWeight: 30, Active: true,
-				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 30, PrimaryWeight: 70},
+				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", CanaryWeight: 30, PrimaryWeight: 70, Message: "paused at 30%"},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
@@ -461,6 +461,25 @@ func TestDecideProgressive(t *testing.T) {
 				in.RouteAtWeight = routeAt(50)
 			}),
 			want: holdingAt(1, time.Hour, "pause until 2026-12-02T11:05:00Z", MaxRequeue, ""),
+		},
+
+		"ZeroStepStartedAtStartsNow": {
+			reason: "A zero stepStartedAt is written as null, so it counts as missing: the step starts now, and the next run reads back the same status.",
+			in: progIn(func(in *Input) {
+				in.Previous = with(progressing(1, 0), func(s *xr.RolloutStatus) { s.StepStartedAt = &metav1.Time{} })
+				in.Now = at(time.Hour)
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: holdingAt(1, time.Hour, "pause until 2026-12-02T11:05:00Z", MaxRequeue, ""),
+		},
+		"FractionalStepStartedAtTruncated": {
+			reason: "A hand-written stepStartedAt with a fraction of a second is truncated like now: 59.9s after it the 1m pause is due, as it is on every later run once the fraction is lost in the status.",
+			in: progIn(func(in *Input) {
+				in.Previous = with(progressing(0, 0), func(s *xr.RolloutStatus) { s.StepStartedAt = &metav1.Time{Time: at(900 * time.Millisecond)} })
+				in.Now = at(time.Minute)
+				in.RouteAtWeight = routeAt(10)
+			}),
+			want: holdingAt(1, time.Minute, "the route carries 10%, not 50%", HoldRequeue, evAdvanced1),
 		},
 
 		// Gate failure.

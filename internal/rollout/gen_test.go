@@ -1,0 +1,249 @@
+package rollout
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// source is where generated inputs come from: a seeded math/rand/v2
+// generator in the property tests, the fuzzer's bytes in FuzzDecide.
+type source interface {
+	IntN(n int) int
+	Int64() int64
+}
+
+// byteSource reads choices from fuzz bytes; once they run out every choice
+// is 0, so any byte string is a valid input.
+type byteSource struct{ b []byte }
+
+func (s *byteSource) IntN(n int) int {
+	if n <= 1 || len(s.b) == 0 {
+		return 0
+	}
+	v := int(s.b[0])
+	s.b = s.b[1:]
+	if n > 256 && len(s.b) > 0 {
+		v = v<<8 | int(s.b[0])
+		s.b = s.b[1:]
+	}
+	return v % n
+}
+
+func (s *byteSource) Int64() int64 {
+	var buf [8]byte
+	n := copy(buf[:], s.b)
+	s.b = s.b[n:]
+	return int64(binary.LittleEndian.Uint64(buf[:])) //nolint:gosec // Any bit pattern will do.
+}
+
+// pick returns one of vs.
+func pick[T any](src source, vs ...T) T { return vs[src.IntN(len(vs))] }
+
+// chance is true about once in n.
+func chance(src source, n int) bool { return src.IntN(n) == 0 }
+
+// genSpan is a time offset from t0 within about a day either way, in whole
+// seconds or, once in a while, with a fraction as a hand-written status may
+// carry.
+func genSpan(src source) time.Duration {
+	d := time.Duration(src.IntN(2*86400)-86400) * time.Second
+	d = pick(src, d, d/60, d/600, 0, time.Minute, -time.Minute)
+	if chance(src, 8) {
+		d += time.Duration(src.IntN(1000)) * time.Millisecond
+	}
+	return d
+}
+
+// genDuration is a pause or failAfter as xr.Parse lets through: never
+// negative, from 0 to about 292 years.
+func genDuration(src source) time.Duration {
+	switch src.IntN(6) {
+	case 0:
+		return 0
+	case 1:
+		return time.Duration(src.IntN(120)) * time.Second
+	case 2:
+		return time.Duration(src.IntN(30)) * time.Minute
+	case 3:
+		return time.Duration(src.IntN(1000)) * time.Millisecond
+	case 4:
+		return time.Duration(math.MaxInt64)
+	default:
+		return pick(src, time.Second, time.Minute, 5*time.Minute, time.Hour)
+	}
+}
+
+// genSteps are steps as xr.Parse lets through: 1 to 32, weights 0..100 that
+// never go down.
+func genSteps(src source) []xr.Step {
+	n := 1 + src.IntN(pick(src, 3, 6, 32))
+	steps := make([]xr.Step, n)
+	w := 0
+	for i := range steps {
+		if !chance(src, 3) {
+			w += src.IntN(101 - w)
+		}
+		steps[i] = xr.Step{Weight: int32(w), Pause: genDuration(src)} //nolint:gosec // 0..100.
+	}
+	return steps
+}
+
+// genRawSteps are steps that xr.Parse would refuse: weights that are not
+// percents or go down, negative pauses, more than 32 steps.
+func genRawSteps(src source) []xr.Step {
+	steps := make([]xr.Step, 1+src.IntN(40))
+	for i := range steps {
+		steps[i] = xr.Step{
+			Weight: pick(src, int32(src.Int64()), int32(src.IntN(101)), -1, 101), //nolint:gosec // Any value will do.
+			Pause:  pick(src, time.Duration(src.Int64()), -time.Minute, time.Duration(math.MinInt64), genDuration(src)),
+		}
+	}
+	return steps
+}
+
+func genGates(src source) []GateObservation {
+	n := src.IntN(4)
+	out := make([]GateObservation, n)
+	for i := range out {
+		g := xr.Gate{
+			APIVersion: "apps/v1", Kind: "Deployment", Name: fmt.Sprintf("gate%d", i),
+			ConditionType: "Available", FailAfter: genDuration(src),
+		}
+		o := GateObservation{Gate: g, Found: !chance(src, 6)}
+		if o.Found && !chance(src, 6) {
+			c := &metav1.Condition{
+				Type:   g.ConditionType,
+				Status: pick(src, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown, "Bogus"),
+				Reason: pick(src, "", "MinimumReplicasUnavailable"),
+			}
+			if !chance(src, 4) {
+				c.LastTransitionTime = metav1.Time{Time: at(genSpan(src))}
+			}
+			o.Condition = c
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// genRoute is a RouteAtWeight: not observed, accepting anything, refusing
+// everything, or carrying one weight.
+func genRoute(src source, steps []xr.Step) func(int32) (bool, string) {
+	switch src.IntN(5) {
+	case 0:
+		return nil
+	case 1:
+		return routeOK
+	case 2:
+		return routeRefused(holdGatewayNoGo)
+	default:
+		if len(steps) > 0 && !chance(src, 4) {
+			return routeAt(pick(src, steps...).Weight)
+		}
+		return routeAt(int32(src.IntN(101))) //nolint:gosec // 0..100.
+	}
+}
+
+// genTime is a status time: missing, around t0, or the zero time.
+func genTime(src source) *metav1.Time {
+	switch src.IntN(6) {
+	case 0:
+		return nil
+	case 1:
+		return &metav1.Time{}
+	default:
+		return mt(genSpan(src))
+	}
+}
+
+// genPrevious is status.rollout as a previous run may have left it, or as a
+// user may have written it: any phase (and some that are none), steps
+// beyond the list or negative, weights that are not percents, missing times.
+func genPrevious(src source, steps []xr.Step) *xr.RolloutStatus {
+	if chance(src, 5) {
+		return nil
+	}
+	p := &xr.RolloutStatus{
+		Phase: pick(src, xr.PhaseStable, xr.PhaseProgressing, xr.PhasePaused, xr.PhaseSucceeded,
+			xr.PhaseAborted, xr.PhaseFailed, "", "Bogus"),
+		Revision: pick(src, "v2", "v2", "v1", ""),
+		Message: pick(src, "", "gate 0 failed: x", msgRefused+"namespace monitoring is not allowed",
+			"holding step 0 (10%): "+holdDue, "canary refused"),
+		StepStartedAt: genTime(src),
+		NextStepAt:    genTime(src),
+	}
+	switch src.IntN(5) {
+	case 0:
+	case 1:
+		p.Step = i32(int32(src.IntN(len(steps)+6) - 3)) //nolint:gosec // Small.
+	case 2:
+		p.Step = i32(pick[int32](src, math.MaxInt32, math.MinInt32, -1, 32, 33))
+	default:
+		if len(steps) > 0 {
+			p.Step = i32(int32(src.IntN(len(steps)))) //nolint:gosec // At most 32.
+		} else {
+			p.Step = i32(0)
+		}
+	}
+	p.CanaryWeight = pick[int32](src, int32(src.IntN(101)), -50, 250, math.MaxInt32, math.MinInt32) //nolint:gosec // 0..100.
+	p.PrimaryWeight = pick(src, 100-p.CanaryWeight, 0, -1)
+	if len(steps) > 0 && p.Step != nil && *p.Step >= 0 && int(*p.Step) < len(steps) && !chance(src, 4) {
+		p.CanaryWeight = steps[*p.Step].Weight
+		p.PrimaryWeight = 100 - p.CanaryWeight
+	}
+	return p
+}
+
+// genRawInput is genInput with a spec that xr.Parse would refuse.
+func genRawInput(src source) Input {
+	in := genInput(src)
+	in.Traffic.Steps = nil
+	if !chance(src, 4) {
+		in.Traffic.Steps = genRawSteps(src)
+	}
+	if in.Traffic.Weight != nil || chance(src, 3) {
+		in.Traffic.Weight = i32(pick(src, int32(src.Int64()), -1, 101)) //nolint:gosec // Any value will do.
+	}
+	for i := range in.Gates {
+		in.Gates[i].Gate.FailAfter = pick(src, -time.Minute, time.Duration(src.Int64()), time.Duration(math.MinInt64))
+	}
+	in.Previous = genPrevious(src, in.Traffic.Steps)
+	return in
+}
+
+// genInput is an input as fn.go may hand the engine: a spec that xr.Parse
+// accepted, and anything in the previous status and the observations.
+func genInput(src source) Input {
+	in := Input{Revision: "v2", Now: at(genSpan(src))}
+	in.Traffic.RequireAcceptedRoute = !chance(src, 3)
+	in.Traffic.Paused = chance(src, 5)
+	in.Traffic.Abort = chance(src, 7)
+	if chance(src, 4) {
+		if !chance(src, 4) {
+			in.Traffic.Weight = i32(int32(src.IntN(101))) //nolint:gosec // 0..100.
+		}
+		if chance(src, 3) {
+			in.Revision = ""
+		}
+	} else {
+		in.Traffic.Steps = genSteps(src)
+		in.Traffic.Gates = nil
+	}
+	in.Gates = genGates(src)
+	for _, g := range in.Gates {
+		in.Traffic.Gates = append(in.Traffic.Gates, g.Gate)
+	}
+	in.RouteAtWeight = genRoute(src, in.Traffic.Steps)
+	if chance(src, 8) {
+		in.CanaryRefused = true
+		in.CanaryRefusedReason = pick(src, "namespace monitoring is not allowed", "")
+	}
+	in.Previous = genPrevious(src, in.Traffic.Steps)
+	return in
+}

@@ -1,0 +1,172 @@
+package rollout
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// violations lists the invariants that decision d, for input in, breaks.
+// They hold for any input, including a previous status written by hand.
+func violations(in Input, d Decision) []string {
+	var v []string
+	bad := func(format string, args ...any) { v = append(v, fmt.Sprintf(format, args...)) }
+	s := d.Status
+	w := d.CanaryWeight
+
+	// Weights.
+	if s.CanaryWeight+s.PrimaryWeight != 100 {
+		bad("canary %d + primary %d != 100", s.CanaryWeight, s.PrimaryWeight)
+	}
+	if w != s.CanaryWeight {
+		bad("decision weight %d != status weight %d", w, s.CanaryWeight)
+	}
+	if w < 0 || w > 100 {
+		bad("weight %d is not a percent", w)
+	}
+
+	// Phases, health and activity.
+	switch s.Phase {
+	case xr.PhaseFailed, xr.PhaseAborted:
+		if w != 0 || d.Active || d.Healthy || d.Reason == "" {
+			bad("phase %s with weight %d, active %t, healthy %t, reason %q", s.Phase, w, d.Active, d.Healthy, d.Reason)
+		}
+	case xr.PhaseStable, xr.PhaseProgressing, xr.PhasePaused, xr.PhaseSucceeded:
+		if !d.Healthy || d.Reason != "" {
+			bad("phase %s unhealthy (%q)", s.Phase, d.Reason)
+		}
+	default:
+		bad("phase %q is none of API.md's", s.Phase)
+	}
+	wantActive := w > 0 || (in.Traffic.Progressive() && (s.Phase == xr.PhaseProgressing || s.Phase == xr.PhasePaused))
+	if d.Active != wantActive {
+		bad("active %t in phase %s at %d%%", d.Active, s.Phase, w)
+	}
+	if d.Requeue < MinRequeue || d.Requeue > MaxRequeue {
+		bad("requeue %s outside [%s, %s]", d.Requeue, MinRequeue, MaxRequeue)
+	}
+	if strings.Contains(d.Event, "\n") || strings.Contains(s.Message, "\n") {
+		bad("event %q or message %q is not one line", d.Event, s.Message)
+	}
+	if s.Revision != in.Revision {
+		bad("revision %q, spec says %q", s.Revision, in.Revision)
+	}
+
+	if !in.Traffic.Progressive() {
+		if s.Step != nil || s.StepStartedAt != nil || s.NextStepAt != nil || d.Event != "" {
+			bad("manual mode with step %v, times %v/%v or event %q", s.Step, s.StepStartedAt, s.NextStepAt, d.Event)
+		}
+		if s.Phase == xr.PhaseProgressing || s.Phase == xr.PhaseSucceeded {
+			bad("manual mode in phase %s", s.Phase)
+		}
+		return v
+	}
+
+	steps := in.Traffic.Steps
+	if s.Phase == xr.PhaseStable {
+		bad("progressive mode in phase Stable")
+	}
+	if s.Step == nil || *s.Step < 0 || int(*s.Step) >= len(steps) {
+		bad("step %v outside the %d steps", s.Step, len(steps))
+		return v
+	}
+	if s.StepStartedAt == nil {
+		bad("no stepStartedAt")
+		return v
+	}
+	step := steps[*s.Step]
+	last := steps[len(steps)-1].Weight
+	switch s.Phase {
+	case xr.PhaseProgressing:
+		if s.NextStepAt == nil || !s.NextStepAt.Equal(&metav1.Time{Time: s.StepStartedAt.Add(step.Pause)}) {
+			bad("nextStepAt %v, want stepStartedAt %v + %s", s.NextStepAt, s.StepStartedAt, step.Pause)
+		}
+		if !strings.HasPrefix(s.Message, fmt.Sprintf("holding step %d (%d%%): ", *s.Step, step.Weight)) ||
+			strings.HasSuffix(s.Message, ": ") {
+			bad("progressing message %q does not name what holds step %d", s.Message, *s.Step)
+		}
+		fallthrough
+	case xr.PhasePaused, xr.PhaseSucceeded:
+		if w != step.Weight || w > last {
+			bad("phase %s at %d%%, step %d is %d%%, last step %d%%", s.Phase, w, *s.Step, step.Weight, last)
+		}
+	}
+	if s.Phase != xr.PhaseProgressing && s.NextStepAt != nil {
+		bad("nextStepAt %v in phase %s", s.NextStepAt, s.Phase)
+	}
+
+	// The run moved at most one step, and never with the clock behind the
+	// step's start.
+	p := in.Previous
+	if p == nil || p.Step == nil || *p.Step < 0 || p.Revision != in.Revision {
+		if *s.Step != 0 {
+			bad("no previous step, yet at step %d", *s.Step)
+		}
+		return v
+	}
+	from := min(*p.Step, int32(len(steps)-1)) //nolint:gosec // At most 32.
+	switch {
+	case *s.Step == from:
+	case *s.Step == from+1 && strings.Contains(d.Event, fmt.Sprintf("advanced to step %d ", from+1)):
+	case *s.Step == 0 && (p.Phase == xr.PhaseAborted || p.Phase == xr.PhaseFailed):
+		// Clearing abort, or a refusal lifted, restarts.
+	default:
+		bad("moved from step %d (clamped) to %d, event %q", from, *s.Step, d.Event)
+	}
+	if p.StepStartedAt != nil && in.Now.Truncate(time.Second).Before(p.StepStartedAt.Truncate(time.Second)) &&
+		(*s.Step > from || (s.Phase == xr.PhaseSucceeded && p.Phase != xr.PhaseSucceeded)) {
+		bad("clock %s behind stepStartedAt %s, yet moved from step %d to %d (%s)", in.Now, p.StepStartedAt, from, *s.Step, s.Phase)
+	}
+	return v
+}
+
+// roundTrip is what Crossplane keeps of a status between runs: its JSON.
+func roundTrip(s xr.RolloutStatus) (*xr.RolloutStatus, []byte, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &xr.RolloutStatus{}
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, b, fmt.Errorf("status %s does not read back: %w", b, err)
+	}
+	return out, b, nil
+}
+
+// rerunViolations runs the engine again on its own status with nothing else
+// changed, and reports what changed though nothing was due: the status must
+// come out byte for byte the same (as JSON, which is what Crossplane
+// stores), without an event. A run that says the step is due is the one
+// case where the next run moves.
+func rerunViolations(in Input, d Decision) []string {
+	prev, before, err := roundTrip(d.Status)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if strings.HasSuffix(d.Status.Message, holdDue) {
+		return nil
+	}
+	in.Previous = prev
+	d2 := Decide(in)
+	after, err := json.Marshal(d2.Status)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var v []string
+	if string(before) != string(after) {
+		v = append(v, fmt.Sprintf("status changed on a run with no change:\nbefore %s\nafter  %s", before, after))
+	}
+	if d2.Event != "" {
+		v = append(v, fmt.Sprintf("event %q on a run with no change", d2.Event))
+	}
+	if diff := cmp.Diff(d.Status, d2.Status); diff == "" && d2.CanaryWeight != d.CanaryWeight {
+		v = append(v, fmt.Sprintf("weight %d -> %d with the same status", d.CanaryWeight, d2.CanaryWeight))
+	}
+	return v
+}
