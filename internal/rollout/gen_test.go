@@ -39,7 +39,7 @@ func (s *byteSource) Int64() int64 {
 	var buf [8]byte
 	n := copy(buf[:], s.b)
 	s.b = s.b[n:]
-	return int64(binary.LittleEndian.Uint64(buf[:])) //nolint:gosec // Any bit pattern will do.
+	return int64(binary.LittleEndian.Uint64(buf[:]))
 }
 
 // pick returns one of vs.
@@ -89,7 +89,7 @@ func genSteps(src source) []xr.Step {
 		if !chance(src, 3) {
 			w += src.IntN(101 - w)
 		}
-		steps[i] = xr.Step{Weight: int32(w), Pause: genDuration(src)} //nolint:gosec // 0..100.
+		steps[i] = xr.Step{Weight: int32(w), Pause: genDuration(src)}
 	}
 	return steps
 }
@@ -100,7 +100,7 @@ func genRawSteps(src source) []xr.Step {
 	steps := make([]xr.Step, 1+src.IntN(40))
 	for i := range steps {
 		steps[i] = xr.Step{
-			Weight: pick(src, int32(src.Int64()), int32(src.IntN(101)), -1, 101), //nolint:gosec // Any value will do.
+			Weight: pick(src, int32(src.Int64()), int32(src.IntN(101)), -1, 101),
 			Pause:  pick(src, time.Duration(src.Int64()), -time.Minute, time.Duration(math.MinInt64), genDuration(src)),
 		}
 	}
@@ -146,7 +146,7 @@ func genRoute(src source, steps []xr.Step) func(int32) (bool, string) {
 		if len(steps) > 0 && !chance(src, 4) {
 			return routeAt(pick(src, steps...).Weight)
 		}
-		return routeAt(int32(src.IntN(101))) //nolint:gosec // 0..100.
+		return routeAt(int32(src.IntN(101)))
 	}
 }
 
@@ -181,17 +181,17 @@ func genPrevious(src source, steps []xr.Step) *xr.RolloutStatus {
 	switch src.IntN(5) {
 	case 0:
 	case 1:
-		p.Step = i32(int32(src.IntN(len(steps)+6) - 3)) //nolint:gosec // Small.
+		p.Step = i32(int32(src.IntN(len(steps)+6) - 3))
 	case 2:
 		p.Step = i32(pick[int32](src, math.MaxInt32, math.MinInt32, -1, 32, 33))
 	default:
 		if len(steps) > 0 {
-			p.Step = i32(int32(src.IntN(len(steps)))) //nolint:gosec // At most 32.
+			p.Step = i32(int32(src.IntN(len(steps))))
 		} else {
 			p.Step = i32(0)
 		}
 	}
-	p.CanaryWeight = pick[int32](src, int32(src.IntN(101)), -50, 250, math.MaxInt32, math.MinInt32) //nolint:gosec // 0..100.
+	p.CanaryWeight = pick[int32](src, int32(src.IntN(101)), -50, 250, math.MaxInt32, math.MinInt32)
 	p.PrimaryWeight = pick(src, 100-p.CanaryWeight, 0, -1)
 	if len(steps) > 0 && p.Step != nil && *p.Step >= 0 && int(*p.Step) < len(steps) && !chance(src, 4) {
 		p.CanaryWeight = steps[*p.Step].Weight
@@ -208,7 +208,7 @@ func genRawInput(src source) Input {
 		in.Traffic.Steps = genRawSteps(src)
 	}
 	if in.Traffic.Weight != nil || chance(src, 3) {
-		in.Traffic.Weight = i32(pick(src, int32(src.Int64()), -1, 101)) //nolint:gosec // Any value will do.
+		in.Traffic.Weight = i32(pick(src, int32(src.Int64()), -1, 101))
 	}
 	for i := range in.Gates {
 		in.Gates[i].Gate.FailAfter = pick(src, -time.Minute, time.Duration(src.Int64()), time.Duration(math.MinInt64))
@@ -226,7 +226,7 @@ func genInput(src source) Input {
 	in.Traffic.Abort = chance(src, 7)
 	if chance(src, 4) {
 		if !chance(src, 4) {
-			in.Traffic.Weight = i32(int32(src.IntN(101))) //nolint:gosec // 0..100.
+			in.Traffic.Weight = i32(int32(src.IntN(101)))
 		}
 		if chance(src, 3) {
 			in.Revision = ""

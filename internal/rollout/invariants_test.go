@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -96,6 +97,8 @@ func violations(in Input, d Decision) []string {
 		if w != step.Weight || w > last {
 			bad("phase %s at %d%%, step %d is %d%%, last step %d%%", s.Phase, w, *s.Step, step.Weight, last)
 		}
+	default:
+		// Failed and Aborted: weight 0, checked above.
 	}
 	if s.Phase != xr.PhaseProgressing && s.NextStepAt != nil {
 		bad("nextStepAt %v in phase %s", s.NextStepAt, s.Phase)
@@ -110,7 +113,7 @@ func violations(in Input, d Decision) []string {
 		}
 		return v
 	}
-	from := min(*p.Step, int32(len(steps)-1)) //nolint:gosec // At most 32.
+	from := min(*p.Step, int32(len(steps)-1))
 	switch {
 	case *s.Step == from:
 	case *s.Step == from+1 && strings.Contains(d.Event, fmt.Sprintf("advanced to step %d ", from+1)):
@@ -159,7 +162,7 @@ func rerunViolations(in Input, d Decision) []string {
 		return []string{err.Error()}
 	}
 	var v []string
-	if string(before) != string(after) {
+	if !bytes.Equal(before, after) {
 		v = append(v, fmt.Sprintf("status changed on a run with no change:\nbefore %s\nafter  %s", before, after))
 	}
 	if d2.Event != "" {

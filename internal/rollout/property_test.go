@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,21 +23,26 @@ const propertySeed = 20261202
 // function, so it is shown by what it says about each step's weight).
 func describe(in Input) string {
 	prev, _ := json.Marshal(in.Previous)
-	route := "not observed"
-	if in.RouteAtWeight != nil {
-		route = ""
+	var route strings.Builder
+	if in.RouteAtWeight == nil {
+		route.WriteString("not observed")
+	} else {
 		for _, w := range []int32{0, 10, 50, 100} {
 			ok, why := in.RouteAtWeight(w)
-			route += fmt.Sprintf("%d%%:%t(%s) ", w, ok, why)
+			fmt.Fprintf(&route, "%d%%:%t(%s) ", w, ok, why)
 		}
 	}
-	gates := ""
+	var gates strings.Builder
 	for _, g := range in.Gates {
-		gates += fmt.Sprintf("{found %t failAfter %s cond %+v} ", g.Found, g.Gate.FailAfter, g.Condition)
+		fmt.Fprintf(&gates, "{found %t failAfter %s cond %+v} ", g.Found, g.Gate.FailAfter, g.Condition)
 	}
-	return fmt.Sprintf("now %s revision %q weight %v steps %+v paused %t abort %t requireRoute %t refused %t\nprevious %s\nroute %s\ngates %s",
-		in.Now.Format(time.RFC3339Nano), in.Revision, in.Traffic.Weight, in.Traffic.Steps, in.Traffic.Paused, in.Traffic.Abort,
-		in.Traffic.RequireAcceptedRoute, in.CanaryRefused, prev, route, gates)
+	weight := "nil"
+	if in.Traffic.Weight != nil {
+		weight = strconv.Itoa(int(*in.Traffic.Weight))
+	}
+	return fmt.Sprintf("now %s revision %q weight %s steps %+v paused %t abort %t requireRoute %t refused %t\nprevious %s\nroute %s\ngates %s",
+		in.Now.Format(time.RFC3339Nano), in.Revision, weight, in.Traffic.Steps, in.Traffic.Paused, in.Traffic.Abort,
+		in.Traffic.RequireAcceptedRoute, in.CanaryRefused, prev, route.String(), gates.String())
 }
 
 // TestPropertiesOneRun checks, over many seeded pseudo-random inputs
@@ -47,7 +53,7 @@ func describe(in Input) string {
 // status byte for byte as it was.
 func TestPropertiesOneRun(t *testing.T) {
 	t.Logf("seed %d", propertySeed)
-	r := rand.New(rand.NewPCG(propertySeed, 1)) //nolint:gosec // Reproducible, not secret.
+	r := rand.New(rand.NewPCG(propertySeed, 1))
 	const runs = 20000
 	failures := 0
 	phases := map[xr.Phase]int{}
@@ -81,7 +87,7 @@ func TestPropertiesOneRun(t *testing.T) {
 // failed and a succeeded one succeeded for the revision.
 func TestPropertiesRuns(t *testing.T) {
 	t.Logf("seed %d", propertySeed)
-	r := rand.New(rand.NewPCG(propertySeed, 2)) //nolint:gosec // Reproducible, not secret.
+	r := rand.New(rand.NewPCG(propertySeed, 2))
 	const rollouts, runsEach = 400, 80
 	phases := map[xr.Phase]int{}
 	defer func() { t.Logf("phases over %d runs: %v", rollouts*runsEach, phases) }()

@@ -157,31 +157,14 @@ func progressive(in Input) Decision {
 	cur := xr.RolloutStatus{Revision: in.Revision, Phase: xr.PhaseProgressing}
 	var event string
 
-	// Fix: a negative step (status edited by hand) restarted nothing and
-	// indexed the steps at -1, a panic; it is no step, like a missing one.
-	// Fix: a canary the policy no longer refuses restarts the revision, as
-	// clearing abort does (it ran at 0% meanwhile). It used to stay Failed,
-	// with reason GateFailed, until the next revision.
-	restart := prev == nil || prev.Revision != in.Revision || prev.Step == nil || *prev.Step < 0 ||
-		(prev.Phase == xr.PhaseAborted && !in.Traffic.Abort) ||
-		(prev.Phase == xr.PhaseFailed && strings.HasPrefix(prev.Message, msgRefused) && !in.CanaryRefused)
+	restart := restarts(in)
 	if restart {
 		cur.Step = ptr.To[int32](0)
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
 		event = fmt.Sprintf("rollout of revision %s started at step 0 (%d%%)", in.Revision, steps[0].Weight)
 	} else {
 		cur.Step = ptr.To(min(*prev.Step, int32(len(steps)-1))) //nolint:gosec // At most maxSteps.
-		// Fix: a zero stepStartedAt counts as missing (it is written as
-		// null, so it read back as missing on the next run, which changed
-		// the status), and a hand-written one with a fraction of a second
-		// is truncated like now (its fraction is lost when written, so the
-		// next run computed another nextStepAt).
-		switch t := prev.StepStartedAt; {
-		case t == nil || t.IsZero():
-			cur.StepStartedAt = &metav1.Time{Time: in.Now}
-		default:
-			cur.StepStartedAt = &metav1.Time{Time: t.Truncate(time.Second)}
-		}
+		cur.StepStartedAt = stepStartedAt(prev.StepStartedAt, in.Now)
 		cur.Phase = prev.Phase
 	}
 	step := steps[*cur.Step]
@@ -208,6 +191,32 @@ func progressive(in Input) Decision {
 	}
 	cur.Phase = xr.PhaseProgressing
 	return advance(in, cur, event)
+}
+
+// restarts says whether this run starts the revision over at step 0.
+func restarts(in Input) bool {
+	prev := in.Previous
+	// Fix: a negative step (status edited by hand) restarted nothing and
+	// indexed the steps at -1, a panic; it is no step, like a missing one.
+	// Fix: a canary the policy no longer refuses restarts the revision, as
+	// clearing abort does (it ran at 0% meanwhile). It used to stay Failed,
+	// with reason GateFailed, until the next revision.
+	return prev == nil || prev.Revision != in.Revision || prev.Step == nil || *prev.Step < 0 ||
+		(prev.Phase == xr.PhaseAborted && !in.Traffic.Abort) ||
+		(prev.Phase == xr.PhaseFailed && strings.HasPrefix(prev.Message, msgRefused) && !in.CanaryRefused)
+}
+
+// stepStartedAt is the current step's start as the previous run wrote it.
+func stepStartedAt(prev *metav1.Time, now time.Time) *metav1.Time {
+	// Fix: a zero stepStartedAt counts as missing (it is written as null,
+	// so it read back as missing on the next run, which changed the
+	// status), and a hand-written one with a fraction of a second is
+	// truncated like now (its fraction is lost when written, so the next
+	// run computed another nextStepAt).
+	if prev == nil || prev.IsZero() {
+		return &metav1.Time{Time: now}
+	}
+	return &metav1.Time{Time: prev.Truncate(time.Second)}
 }
 
 // advance holds the current step or moves past it. A run moves at most one
@@ -273,7 +282,7 @@ func holds(in Input, cur xr.RolloutStatus) (string, time.Duration) {
 		}
 	}
 	if pausing {
-		return fmt.Sprintf("pause until %s", due.UTC().Format(time.RFC3339)), clamp(due.Sub(in.Now))
+		return "pause until " + due.UTC().Format(time.RFC3339), clamp(due.Sub(in.Now))
 	}
 	if gate := heldGate(in); gate != "" {
 		return gate, HoldRequeue
