@@ -49,7 +49,7 @@ func (a *Affinity) cookiePattern() string {
 
 // withCookieMatch adds the session cookie condition to each match.
 func withCookieMatch(matches []gwv1.HTTPRouteMatch, a *Affinity) []gwv1.HTTPRouteMatch {
-	out := copyHTTPMatches(matches)
+	out := deepCopy(matches)
 	for i := range out {
 		out[i].Headers = append(out[i].Headers, gwv1.HTTPHeaderMatch{
 			Type:  ptr.To(gwv1.HeaderMatchRegularExpression),

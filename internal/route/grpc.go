@@ -29,7 +29,7 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 	backends := func(bs []weightedBackend) []gwv1.GRPCBackendRef {
 		out := make([]gwv1.GRPCBackendRef, 0, len(bs))
 		for _, b := range bs {
-			out = append(out, gwv1.GRPCBackendRef{BackendRef: b.ref, Filters: copyGRPCFilters(filtersOf[b.role])})
+			out = append(out, gwv1.GRPCBackendRef{BackendRef: b.ref, Filters: deepCopy(filtersOf[b.role])})
 		}
 		return out
 	}
@@ -43,12 +43,12 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 			out = append(out, gwv1.GRPCRouteRule{
 				Name:        companionName(r.Name, companionABSuffix),
 				Matches:     ab,
-				Filters:     copyGRPCFilters(r.GRPCFilters),
+				Filters:     deepCopy(r.GRPCFilters),
 				BackendRefs: backends(canaryOnly(p)),
 			})
 		}
 
-		filters := copyGRPCFilters(r.GRPCFilters)
+		filters := deepCopy(r.GRPCFilters)
 		if p.shaping() && p.MirrorPercent != nil {
 			filters = append(filters, gwv1.GRPCRouteFilter{
 				Type:          gwv1.GRPCRouteFilterRequestMirror,
@@ -57,7 +57,7 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 		}
 		out = append(out, gwv1.GRPCRouteRule{
 			Name:        r.Name,
-			Matches:     copyGRPCMatches(r.GRPCMatches),
+			Matches:     deepCopy(r.GRPCMatches),
 			Filters:     filters,
 			BackendRefs: backends(weighted(p)),
 		})
@@ -84,7 +84,7 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 // companion matches the A/B matches alone.
 func combineGRPCMatches(path *field.Path, rule, ab []gwv1.GRPCRouteMatch) ([]gwv1.GRPCRouteMatch, field.ErrorList) {
 	if len(rule) == 0 {
-		return copyGRPCMatches(ab), nil
+		return deepCopy(ab), nil
 	}
 	var errs field.ErrorList
 	abPath := field.NewPath("spec", "traffic", "matches")
@@ -122,26 +122,4 @@ func equalGRPCMethod(a, b gwv1.GRPCMethodMatch) bool {
 	return ptr.Deref(a.Type, gwv1.GRPCMethodMatchExact) == ptr.Deref(b.Type, gwv1.GRPCMethodMatchExact) &&
 		ptr.Deref(a.Service, "") == ptr.Deref(b.Service, "") &&
 		ptr.Deref(a.Method, "") == ptr.Deref(b.Method, "")
-}
-
-func copyGRPCFilters(in []gwv1.GRPCRouteFilter) []gwv1.GRPCRouteFilter {
-	if in == nil {
-		return nil
-	}
-	out := make([]gwv1.GRPCRouteFilter, len(in))
-	for i := range in {
-		in[i].DeepCopyInto(&out[i])
-	}
-	return out
-}
-
-func copyGRPCMatches(in []gwv1.GRPCRouteMatch) []gwv1.GRPCRouteMatch {
-	if in == nil {
-		return nil
-	}
-	out := make([]gwv1.GRPCRouteMatch, len(in))
-	for i := range in {
-		in[i].DeepCopyInto(&out[i])
-	}
-	return out
 }

@@ -22,13 +22,13 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 	canaryFilters, filterErrs := canaryHTTPFilters(p)
 	errs = append(errs, filterErrs...)
 	filtersOf := map[xr.Role][]gwv1.HTTPRouteFilter{
-		xr.RolePrimary: copyHTTPFilters(p.Primary.HTTPFilters),
+		xr.RolePrimary: deepCopy(p.Primary.HTTPFilters),
 		xr.RoleCanary:  canaryFilters,
 	}
 	backends := func(bs []weightedBackend) []gwv1.HTTPBackendRef {
 		out := make([]gwv1.HTTPBackendRef, 0, len(bs))
 		for _, b := range bs {
-			out = append(out, gwv1.HTTPBackendRef{BackendRef: b.ref, Filters: copyHTTPFilters(filtersOf[b.role])})
+			out = append(out, gwv1.HTTPBackendRef{BackendRef: b.ref, Filters: deepCopy(filtersOf[b.role])})
 		}
 		return out
 	}
@@ -59,7 +59,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 			out = append(out, gwv1.HTTPRouteRule{
 				Name:        companionName(r.Name, companionABSuffix),
 				Matches:     ab,
-				Filters:     copyHTTPFilters(r.HTTPFilters),
+				Filters:     deepCopy(r.HTTPFilters),
 				BackendRefs: backends(canaryOnly(p)),
 				Timeouts:    r.Timeouts.DeepCopy(),
 			})
@@ -68,13 +68,13 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 			out = append(out, gwv1.HTTPRouteRule{
 				Name:        companionName(r.Name, companionStickiness),
 				Matches:     withCookieMatch(matches, p.Affinity),
-				Filters:     copyHTTPFilters(r.HTTPFilters),
+				Filters:     deepCopy(r.HTTPFilters),
 				BackendRefs: backends(canaryOnly(p)),
 				Timeouts:    r.Timeouts.DeepCopy(),
 			})
 		}
 
-		filters := copyHTTPFilters(r.HTTPFilters)
+		filters := deepCopy(r.HTTPFilters)
 		if p.shaping() && p.MirrorPercent != nil {
 			filters = append(filters, gwv1.HTTPRouteFilter{
 				Type:          gwv1.HTTPRouteFilterRequestMirror,
@@ -83,7 +83,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 		}
 		out = append(out, gwv1.HTTPRouteRule{
 			Name:        r.Name,
-			Matches:     copyHTTPMatches(matches),
+			Matches:     deepCopy(matches),
 			Filters:     filters,
 			BackendRefs: backends(weighted(p)),
 			Timeouts:    r.Timeouts.DeepCopy(),
@@ -121,7 +121,7 @@ func mirrorFilter(p Params) *gwv1.HTTPRequestMirrorFilter {
 // runs whenever affinity is configured, so a spec that is valid at weight 0
 // stays valid when the rollout starts.
 func canaryHTTPFilters(p Params) ([]gwv1.HTTPRouteFilter, field.ErrorList) {
-	filters := copyHTTPFilters(p.Canary.HTTPFilters)
+	filters := deepCopy(p.Canary.HTTPFilters)
 	if p.Affinity == nil {
 		return filters, nil
 	}
@@ -194,25 +194,6 @@ func combineHTTPMatches(path *field.Path, rule, ab []gwv1.HTTPRouteMatch) ([]gwv
 		}
 	}
 	return out, errs
-}
-
-func copyHTTPFilters(in []gwv1.HTTPRouteFilter) []gwv1.HTTPRouteFilter {
-	if in == nil {
-		return nil
-	}
-	out := make([]gwv1.HTTPRouteFilter, len(in))
-	for i := range in {
-		in[i].DeepCopyInto(&out[i])
-	}
-	return out
-}
-
-func copyHTTPMatches(in []gwv1.HTTPRouteMatch) []gwv1.HTTPRouteMatch {
-	out := make([]gwv1.HTTPRouteMatch, len(in))
-	for i := range in {
-		in[i].DeepCopyInto(&out[i])
-	}
-	return out
 }
 
 func httpMatchCount(rules []gwv1.HTTPRouteRule) int {

@@ -172,3 +172,20 @@ func Admit(obj runtime.Object) field.ErrorList {
 		return field.ErrorList{field.InternalError(nil, fmt.Errorf("no admission check for %T", obj))}
 	}
 }
+
+// deepCopy copies a list of Gateway API values, so that the composed route
+// never shares memory with the spec it was built from.
+func deepCopy[T any, PT interface {
+	*T
+	DeepCopyInto(out *T)
+}](in []T,
+) []T {
+	if in == nil {
+		return nil
+	}
+	out := make([]T, len(in))
+	for i := range in {
+		PT(&in[i]).DeepCopyInto(&out[i])
+	}
+	return out
+}
