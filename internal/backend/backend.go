@@ -112,6 +112,11 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 		return b, nil
 	}
 
+	if side.BackendRef == nil {
+		// xr.Parse never yields such a side; a hand-built one must not
+		// panic the function.
+		return b, field.ErrorList{field.Required(path, "set one of service, externalName or backendRef")}
+	}
 	b.FromBackendRef = true
 	b.Ref = *side.BackendRef.DeepCopy()
 	if b.Ref.Namespace != nil && *b.Ref.Namespace != "" {
@@ -143,7 +148,13 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 			"an Istio Hostname is not namespaced: leave namespace empty"))
 	}
 
-	errs = append(errs, admission.BackendObjectReference(refPath, &b.Ref)...)
+	check := b.Ref
+	if len(errs) > 0 && check.Port == nil && portRules[gk] == portRequired {
+		// The missing port is reported above, with the way to fix it; the
+		// CRD's "Must have port for Service reference" would say it again.
+		check.Port = ptr.To[gwv1.PortNumber](1)
+	}
+	errs = append(errs, admission.BackendObjectReference(refPath, &check)...)
 	return b, errs
 }
 

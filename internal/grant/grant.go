@@ -74,7 +74,9 @@ func Plan(req Request, p *policy.Policy) Result {
 			res.Refused = appendRefusal(res.Refused, b, fmt.Sprintf("backend kind %s is not in the Input's allowedBackendKinds", kindString(b)))
 			continue
 		}
-		if b.Namespace == req.RouteNamespace {
+		if b.Namespace == req.RouteNamespace || b.Ref.Name == "" {
+			// A grant without a name would open every object of the
+			// kind; backend.Resolve refuses a nameless reference anyway.
 			continue
 		}
 		if !p.AllowsNamespace(b.Namespace) {

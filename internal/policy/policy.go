@@ -4,6 +4,8 @@
 package policy
 
 import (
+	"regexp"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -64,9 +66,7 @@ func New(in *v1beta1.Input) (*Policy, error) {
 	}
 	kindPath := field.NewPath("allowedBackendKinds")
 	for i, k := range in.AllowedBackendKinds {
-		if k.Kind == "" {
-			errs = append(errs, field.Required(kindPath.Index(i).Child("kind"), "a backend kind names its kind"))
-		}
+		errs = append(errs, backendKind(kindPath.Index(i), k)...)
 		p.kinds[schema.GroupKind{Group: k.Group, Kind: k.Kind}] = true
 	}
 
@@ -102,6 +102,29 @@ func New(in *v1beta1.Input) (*Policy, error) {
 		return nil, errs.ToAggregate()
 	}
 	return p, nil
+}
+
+// kindPattern is Gateway API's Kind pattern; a group is a DNS-1123
+// subdomain or empty (the core group).
+var kindPattern = regexp.MustCompile(`^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$`)
+
+// backendKind checks an allowedBackendKinds entry. A malformed entry could
+// never match a backend, so the platform team would refuse a kind it meant
+// to allow without noticing.
+func backendKind(path *field.Path, k v1beta1.BackendKind) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case k.Kind == "":
+		errs = append(errs, field.Required(path.Child("kind"), "a backend kind names its kind"))
+	case len(k.Kind) > 63 || !kindPattern.MatchString(k.Kind):
+		errs = append(errs, field.Invalid(path.Child("kind"), k.Kind, "must be a kind such as Service: at most 63 letters, digits and '-', starting with a letter"))
+	}
+	if k.Group != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(k.Group) {
+			errs = append(errs, field.Invalid(path.Child("group"), k.Group, msg))
+		}
+	}
+	return errs
 }
 
 func routeVersion(path *field.Path, v v1beta1.RouteVersion, errs field.ErrorList) (v1beta1.RouteVersion, field.ErrorList) {

@@ -35,12 +35,15 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 	u := unstructured.Unstructured{Object: obj}
 	specPath := field.NewPath("spec")
 
-	spec, found, err := unstructured.NestedMap(obj, "spec")
-	if err != nil {
-		return nil, field.ErrorList{field.Invalid(specPath, nil, "must be an object")}.ToAggregate()
-	}
-	if !found {
+	// Not unstructured.NestedMap: its deep copy panics on values that are
+	// not JSON types, and bad input must never panic the function.
+	v, found := obj["spec"]
+	if !found || v == nil {
 		return nil, field.ErrorList{field.Required(specPath, "a CanaryRoute needs a spec")}.ToAggregate()
+	}
+	spec, ok := v.(map[string]any)
+	if !ok {
+		return nil, field.ErrorList{field.Invalid(specPath, field.OmitValueType{}, "must be an object")}.ToAggregate()
 	}
 
 	raw, errs := decodeSpec(specPath, spec)
@@ -81,30 +84,37 @@ func routeNamespace(u unstructured.Unstructured, spec map[string]any, specNamesp
 			return ScopeNamespaced, ns, field.ErrorList{field.Invalid(nsPath, specNamespace,
 				fmt.Sprintf("a namespaced CanaryRoute routes in its own namespace %q; leave spec.namespace empty or set it to %q", ns, ns))}
 		}
-		return ScopeNamespaced, ns, nil
+		// The API server only hands out valid namespaces; a hand-made
+		// object must not yield composed objects that it would refuse.
+		return ScopeNamespaced, ns, namespaceName(field.NewPath("metadata", "namespace"), ns)
 	}
 
-	var claim rawClaimRef
+	var claimNamespace string
 	if ref, ok := spec["claimRef"].(map[string]any); ok {
-		claim.Name, _ = ref["name"].(string)
-		claim.Namespace, _ = ref["namespace"].(string)
+		claimNamespace, _ = ref["namespace"].(string)
 	}
-	if claim.Namespace != "" {
-		if specNamespace != "" && specNamespace != claim.Namespace {
-			return ScopeClaim, claim.Namespace, field.ErrorList{field.Invalid(nsPath, specNamespace,
-				fmt.Sprintf("a claimed CanaryRoute routes in its claim's namespace %q; leave spec.namespace empty or set it to %q", claim.Namespace, claim.Namespace))}
+	if claimNamespace != "" {
+		if specNamespace != "" && specNamespace != claimNamespace {
+			return ScopeClaim, claimNamespace, field.ErrorList{field.Invalid(nsPath, specNamespace,
+				fmt.Sprintf("a claimed CanaryRoute routes in its claim's namespace %q; leave spec.namespace empty or set it to %q", claimNamespace, claimNamespace))}
 		}
-		return ScopeClaim, claim.Namespace, nil
+		return ScopeClaim, claimNamespace, namespaceName(field.NewPath("spec", "claimRef", "namespace"), claimNamespace)
 	}
 
 	if specNamespace == "" {
 		return ScopeCluster, "", field.ErrorList{field.Required(nsPath, "a cluster-scoped CanaryRoute without a claim names the route's namespace")}
 	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(specNamespace) {
-		errs = append(errs, field.Invalid(nsPath, specNamespace, msg))
+	return ScopeCluster, specNamespace, namespaceName(nsPath, specNamespace)
+}
+
+// namespaceName checks the route's namespace: a DNS-1123 label.
+func namespaceName(path *field.Path, ns string) field.ErrorList {
+	msgs := validation.IsDNS1123Label(ns)
+	errs := make(field.ErrorList, 0, len(msgs))
+	for _, msg := range msgs {
+		errs = append(errs, field.Invalid(path, ns, msg))
 	}
-	return ScopeCluster, specNamespace, errs
+	return errs
 }
 
 // routeName is spec.routeName, else the claim's name, else the XR's name.
@@ -204,6 +214,7 @@ func parseParentRefs(path *field.Path, s *Spec, defaults []gwv1.ParentReference)
 
 func validateHostnames(path *field.Path, kind RouteKind, hostnames []gwv1.Hostname) field.ErrorList {
 	switch kind {
+	case KindHTTPRoute, KindGRPCRoute:
 	case KindTCPRoute:
 		if len(hostnames) > 0 {
 			return field.ErrorList{field.Forbidden(path, "a TCPRoute matches no hostnames")}
@@ -242,21 +253,13 @@ func parseRules(path *field.Path, kind RouteKind, raw []rawRule) ([]Rule, field.
 		}
 		switch kind {
 		case KindHTTPRoute:
-			errs = append(errs, decodeFragment(p.Child("matches"), r.Matches, &rule.HTTPMatches)...)
-			errs = append(errs, decodeFragment(p.Child("filters"), r.Filters, &rule.HTTPFilters)...)
-			if len(errs) == 0 {
-				errs = append(errs, admission.HTTPRouteMatches(p.Child("matches"), rule.HTTPMatches)...)
-				errs = append(errs, admission.HTTPRouteFilters(p.Child("filters"), rule.HTTPFilters)...)
-			}
+			errs = append(errs, decodeAndCheck(p.Child("matches"), r.Matches, &rule.HTTPMatches, admission.HTTPRouteMatches)...)
+			errs = append(errs, decodeAndCheck(p.Child("filters"), r.Filters, &rule.HTTPFilters, admission.HTTPRouteFilters)...)
 			rule.Timeouts = r.Timeouts
 			errs = append(errs, admission.HTTPRouteTimeouts(p.Child("timeouts"), r.Timeouts)...)
 		case KindGRPCRoute:
-			errs = append(errs, decodeFragment(p.Child("matches"), r.Matches, &rule.GRPCMatches)...)
-			errs = append(errs, decodeFragment(p.Child("filters"), r.Filters, &rule.GRPCFilters)...)
-			if len(errs) == 0 {
-				errs = append(errs, admission.GRPCRouteMatches(p.Child("matches"), rule.GRPCMatches)...)
-				errs = append(errs, admission.GRPCRouteFilters(p.Child("filters"), rule.GRPCFilters)...)
-			}
+			errs = append(errs, decodeAndCheck(p.Child("matches"), r.Matches, &rule.GRPCMatches, admission.GRPCRouteMatches)...)
+			errs = append(errs, decodeAndCheck(p.Child("filters"), r.Filters, &rule.GRPCFilters, admission.GRPCRouteFilters)...)
 			errs = append(errs, unsupported(p.Child("timeouts"), r.Timeouts != nil, "timeouts", kind)...)
 		case KindTLSRoute, KindTCPRoute:
 			errs = append(errs, unsupported(p.Child("matches"), hasItems(r.Matches), "matches", kind)...)
@@ -293,4 +296,14 @@ func decodeFragment(path *field.Path, raw json.RawMessage, into any) field.Error
 		return nil
 	}
 	return decodeStrict(path, raw, into)
+}
+
+// decodeAndCheck decodes a fragment and, once it decoded, checks it with the
+// Gateway API's rules. The check depends only on the fragment's own decoding:
+// an error elsewhere in the spec must not hide the fragment's own errors.
+func decodeAndCheck[T any](path *field.Path, raw json.RawMessage, into *[]T, check func(*field.Path, []T) field.ErrorList) field.ErrorList {
+	if errs := decodeFragment(path, raw, into); len(errs) > 0 {
+		return errs
+	}
+	return check(path, *into)
 }

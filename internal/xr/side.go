@@ -3,9 +3,9 @@ package xr
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -54,15 +54,9 @@ func parseSide(path *field.Path, kind RouteKind, role Role, raw *rawSide) (Side,
 
 	switch kind {
 	case KindHTTPRoute:
-		errs = append(errs, decodeFragment(path.Child("filters"), raw.Filters, &side.HTTPFilters)...)
-		if len(errs) == 0 {
-			errs = append(errs, admission.HTTPRouteFilters(path.Child("filters"), side.HTTPFilters)...)
-		}
+		errs = append(errs, decodeAndCheck(path.Child("filters"), raw.Filters, &side.HTTPFilters, admission.HTTPRouteFilters)...)
 	case KindGRPCRoute:
-		errs = append(errs, decodeFragment(path.Child("filters"), raw.Filters, &side.GRPCFilters)...)
-		if len(errs) == 0 {
-			errs = append(errs, admission.GRPCRouteFilters(path.Child("filters"), side.GRPCFilters)...)
-		}
+		errs = append(errs, decodeAndCheck(path.Child("filters"), raw.Filters, &side.GRPCFilters, admission.GRPCRouteFilters)...)
 	default:
 		errs = append(errs, unsupported(path.Child("filters"), hasItems(raw.Filters), "backend filters", kind)...)
 	}
@@ -122,23 +116,58 @@ func parseService(path *field.Path, raw *rawService) (*ServiceSource, field.Erro
 // ExternalName checks the host of an externalName side: a DNS name outside
 // the cluster. Whether ExternalName sides are allowed at all is the Input's
 // call.
+//
+// Like Kubernetes, it accepts a fully qualified name with a trailing dot.
 func ExternalName(path *field.Path, host string) field.ErrorList {
-	if net.ParseIP(host) != nil {
+	name := strings.TrimSuffix(host, ".")
+	if net.ParseIP(name) != nil || numericLastLabel(name) {
 		return field.ErrorList{field.Invalid(path, host, "must be a DNS name, not an IP address: an IP may be a cluster-local Pod or Service address")}
 	}
 	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(host) {
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
 		errs = append(errs, field.Invalid(path, host, msg))
 	}
-	lower := strings.ToLower(strings.TrimSuffix(host, "."))
+	if len(errs) > 0 {
+		return errs
+	}
+	lower := strings.ToLower(name)
 	for _, suffix := range clusterLocalSuffixes {
-		if strings.HasSuffix(lower, suffix) {
-			errs = append(errs, field.Invalid(path, host,
-				fmt.Sprintf("must not be a cluster-local name (*%s): it would reach another namespace without a ReferenceGrant; use backendRef with a namespace instead", suffix)))
-			break
+		if strings.HasSuffix(lower, suffix) || lower == suffix[1:] {
+			return field.ErrorList{field.Invalid(path, host,
+				fmt.Sprintf("must not be a cluster-local name (*%s): it would reach another namespace without a ReferenceGrant; use backendRef with a namespace instead", suffix))}
 		}
 	}
-	return errs
+	// A name of one label never leaves the cluster: resolvers try it with
+	// the pod's search domains first (<name>.<namespace>.svc.cluster.local),
+	// so it would name a Service of the gateway's namespace.
+	if !strings.Contains(name, ".") {
+		return field.ErrorList{field.Invalid(path, host,
+			"must be a fully qualified DNS name such as api.example.com: a single label resolves to a cluster-local Service through the search domains")}
+	}
+	return nil
+}
+
+// numericLastLabel reports whether a name ends in a label of digits (or a
+// hexadecimal 0x number): resolvers read such names as IPv4 addresses in
+// their short forms (10.1, 167772161, 0x0a.0.0.1), which net.ParseIP does
+// not; and no top-level domain is numeric.
+func numericLastLabel(name string) bool {
+	last := strings.ToLower(name[strings.LastIndexByte(name, '.')+1:])
+	if last == "" {
+		return false
+	}
+	digits, hex := strings.CutPrefix(last, "0x")
+	if digits == "" {
+		return false
+	}
+	for _, c := range digits {
+		isDigit := c >= '0' && c <= '9'
+		isHex := hex && c >= 'a' && c <= 'f'
+		if !isDigit && !isHex {
+			return false
+		}
+	}
+	return true
 }
 
 // proxyNames checks the names of the proxy Services that the sides compose:

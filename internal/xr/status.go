@@ -8,28 +8,44 @@ import (
 
 // parseStatus reads the status the function wrote on an earlier run. The
 // function owns these fields, but a user (or a bad restore) can still write
-// anything there, so a status that does not decode is an error rather than
-// a silent restart of the rollout.
+// anything there, so a status that does not decode is an error naming the
+// field, rather than a silent restart of the rollout.
 func parseStatus(obj map[string]any) (Status, field.ErrorList) {
 	var s Status
-	raw, ok := obj["status"].(map[string]any)
-	if !ok {
+	path := field.NewPath("status")
+	v, found := obj["status"]
+	if !found || v == nil {
 		return s, nil
 	}
-	own := map[string]any{}
-	for _, k := range []string{"rollout", "route"} {
-		if v, ok := raw[k]; ok {
-			own[k] = v
-		}
-	}
-	b, err := json.Marshal(own)
-	if err != nil {
-		return s, field.ErrorList{field.Invalid(field.NewPath("status"), nil, err.Error())}
+	raw, ok := v.(map[string]any)
+	if !ok {
+		return s, field.ErrorList{field.Invalid(path, field.OmitValueType{}, "must be an object")}
 	}
 	// Not strict: fields that a newer release of the function may add must
-	// not break an older one during a rollback.
-	if err := json.Unmarshal(b, &s); err != nil {
-		return Status{}, field.ErrorList{field.Invalid(field.NewPath("status"), nil, decodeMessage(err))}
+	// not break an older one during a rollback. Other status fields
+	// (conditions, Crossplane's own) are none of the parser's business.
+	var errs field.ErrorList
+	if v, ok := raw["rollout"]; ok && v != nil {
+		errs = append(errs, decodeLenient(path.Child("rollout"), v, &s.Rollout)...)
+	}
+	if v, ok := raw["route"]; ok && v != nil {
+		errs = append(errs, decodeLenient(path.Child("route"), v, &s.Route)...)
+	}
+	if len(errs) > 0 {
+		return Status{}, errs
 	}
 	return s, nil
+}
+
+// decodeLenient decodes a value of the unstructured object into a typed
+// one, ignoring unknown fields.
+func decodeLenient(path *field.Path, v, into any) field.ErrorList {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return field.ErrorList{field.Invalid(path, field.OmitValueType{}, err.Error())}
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		return field.ErrorList{decodeError(path, b, err)}
+	}
+	return nil
 }

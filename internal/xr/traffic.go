@@ -43,10 +43,7 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 
 	switch kind {
 	case KindHTTPRoute:
-		errs = append(errs, decodeFragment(path.Child("matches"), raw.Matches, &t.HTTPMatches)...)
-		if len(errs) == 0 {
-			errs = append(errs, admission.HTTPRouteMatches(path.Child("matches"), t.HTTPMatches)...)
-		}
+		errs = append(errs, decodeAndCheck(path.Child("matches"), raw.Matches, &t.HTTPMatches, admission.HTTPRouteMatches)...)
 		for i, m := range t.HTTPMatches {
 			// The path belongs to the rule: an A/B match only narrows
 			// the rule's own matches to a group of users.
@@ -56,10 +53,7 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 			}
 		}
 	case KindGRPCRoute:
-		errs = append(errs, decodeFragment(path.Child("matches"), raw.Matches, &t.GRPCMatches)...)
-		if len(errs) == 0 {
-			errs = append(errs, admission.GRPCRouteMatches(path.Child("matches"), t.GRPCMatches)...)
-		}
+		errs = append(errs, decodeAndCheck(path.Child("matches"), raw.Matches, &t.GRPCMatches, admission.GRPCRouteMatches)...)
 	default:
 		errs = append(errs, unsupported(path.Child("matches"), hasItems(raw.Matches), "A/B matches", kind)...)
 	}

@@ -197,14 +197,14 @@ const (
 // RolloutStatus is status.rollout: the rollout state that carries over
 // between runs, since a function keeps no memory of its own.
 type RolloutStatus struct {
-	Phase         Phase      `json:"phase,omitempty"`
-	Revision      string     `json:"revision,omitempty"`
-	Step          *int32     `json:"step,omitempty"`
+	Phase         Phase        `json:"phase,omitempty"`
+	Revision      string       `json:"revision,omitempty"`
+	Step          *int32       `json:"step,omitempty"`
 	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
 	NextStepAt    *metav1.Time `json:"nextStepAt,omitempty"`
-	CanaryWeight  int32      `json:"canaryWeight"`
-	PrimaryWeight int32      `json:"primaryWeight"`
-	Message       string     `json:"message,omitempty"`
+	CanaryWeight  int32        `json:"canaryWeight"`
+	PrimaryWeight int32        `json:"primaryWeight"`
+	Message       string       `json:"message,omitempty"`
 }
 
 // RouteStatus is status.route: the composed route and what its parents say.

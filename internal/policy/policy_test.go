@@ -1,0 +1,271 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr/xrtest"
+)
+
+// view is what a test observes of a Policy: its exported fields and its
+// answers to a fixed set of questions.
+type view struct {
+	AllowExternalNames bool
+	DefaultParentRefs  []gwv1.ParentReference
+	GrantVersion       v1beta1.ReferenceGrantVersion
+	TLSRouteVersion    v1beta1.RouteVersion
+	TCPRouteVersion    v1beta1.RouteVersion
+	// Namespaces allowed among monitoring, keda, kube-system.
+	Namespaces []string
+	// Kinds allowed among Service, ServiceImport, InferencePool, a
+	// custom kind.
+	Kinds []string
+	// GateKinds allowed among apps/v1 Deployment, apps/v1 StatefulSet,
+	// argoproj.io/v1alpha1 Rollout, apps/v1beta1 Deployment.
+	GateKinds []string
+}
+
+var (
+	probeNamespaces = []string{"monitoring", "keda", "kube-system"}
+	probeKinds      = []schema.GroupKind{
+		{Kind: "Service"},
+		{Group: "multicluster.x-k8s.io", Kind: "ServiceImport"},
+		{Group: "inference.networking.k8s.io", Kind: "InferencePool"},
+		{Group: "example.com", Kind: "Proxy"},
+	}
+	probeGates = []schema.GroupVersionKind{
+		{Group: "apps", Version: "v1", Kind: "Deployment"},
+		{Group: "apps", Version: "v1", Kind: "StatefulSet"},
+		{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"},
+		{Group: "apps", Version: "v1beta1", Kind: "Deployment"},
+	}
+)
+
+func viewOf(p *Policy) *view {
+	if p == nil {
+		return nil
+	}
+	v := &view{
+		AllowExternalNames: p.AllowExternalNames,
+		DefaultParentRefs:  p.DefaultParentRefs,
+		GrantVersion:       p.GrantVersion,
+		TLSRouteVersion:    p.TLSRouteVersion,
+		TCPRouteVersion:    p.TCPRouteVersion,
+		Namespaces:         []string{},
+		Kinds:              []string{},
+		GateKinds:          []string{},
+	}
+	for _, ns := range probeNamespaces {
+		if p.AllowsNamespace(ns) {
+			v.Namespaces = append(v.Namespaces, ns)
+		}
+	}
+	for _, gk := range probeKinds {
+		if p.AllowsKind(gk) {
+			v.Kinds = append(v.Kinds, gk.String())
+		}
+	}
+	for _, gvk := range probeGates {
+		if p.AllowsGate(gvk) {
+			v.GateKinds = append(v.GateKinds, gvk.String())
+		}
+	}
+	return v
+}
+
+func TestNew(t *testing.T) {
+	allKinds := []string{"Service", "ServiceImport.multicluster.x-k8s.io", "InferencePool.inference.networking.k8s.io", "Proxy.example.com"}
+	deployment := []string{"apps/v1, Kind=Deployment"}
+	defaults := func(v view) *view {
+		if v.GrantVersion == "" {
+			v.GrantVersion = v1beta1.ReferenceGrantV1Beta1
+		}
+		if v.TLSRouteVersion == "" {
+			v.TLSRouteVersion = v1beta1.RouteV1
+		}
+		if v.TCPRouteVersion == "" {
+			v.TCPRouteVersion = v1beta1.RouteV1
+		}
+		if v.Namespaces == nil {
+			v.Namespaces = []string{}
+		}
+		if v.Kinds == nil {
+			v.Kinds = allKinds
+		}
+		if v.GateKinds == nil {
+			v.GateKinds = deployment
+		}
+		return &v
+	}
+	type want struct {
+		policy *view
+		errs   []xrtest.FieldErr
+	}
+	cases := map[string]struct {
+		reason string
+		in     *v1beta1.Input
+		want   want
+	}{
+		"Defaults": {
+			reason: "An empty Input: no other namespace, every backend kind, apps/v1 Deployment gates, no ExternalNames, grants v1beta1, TLS/TCP routes v1.",
+			in:     &v1beta1.Input{},
+			want:   want{policy: defaults(view{})},
+		},
+		"Namespaces": {
+			reason: "Listed namespaces are allowed, others are not.",
+			in:     &v1beta1.Input{AllowedBackendNamespaces: []string{"monitoring", "keda"}},
+			want:   want{policy: defaults(view{Namespaces: []string{"monitoring", "keda"}})},
+		},
+		"AnyNamespace": {
+			reason: `"*" allows every namespace.`,
+			in:     &v1beta1.Input{AllowedBackendNamespaces: []string{"*"}},
+			want:   want{policy: defaults(view{Namespaces: probeNamespaces})},
+		},
+		"AnyNamespaceAmongOthers": {
+			reason: `"*" among other namespaces still allows every namespace.`,
+			in:     &v1beta1.Input{AllowedBackendNamespaces: []string{"keda", "*"}},
+			want:   want{policy: defaults(view{Namespaces: probeNamespaces})},
+		},
+		"InvalidNamespace": {
+			reason: "A namespace that is no DNS-1123 label is named by index.",
+			in:     &v1beta1.Input{AllowedBackendNamespaces: []string{"keda", "Monitoring"}},
+			want:   want{errs: []xrtest.FieldErr{xrtest.Invalid("allowedBackendNamespaces[1]", "RFC 1123 label")}},
+		},
+		"WildcardPattern": {
+			reason: `Only "*" is a wildcard: "team-*" is an invalid namespace, not a pattern.`,
+			in:     &v1beta1.Input{AllowedBackendNamespaces: []string{"team-*"}},
+			want:   want{errs: []xrtest.FieldErr{xrtest.Invalid("allowedBackendNamespaces[0]", "RFC 1123 label")}},
+		},
+		"Kinds": {
+			reason: "Listed kinds are allowed, matched by group and kind; others are not.",
+			in: &v1beta1.Input{AllowedBackendKinds: []v1beta1.BackendKind{
+				{Kind: "Service"}, {Group: "inference.networking.k8s.io", Kind: "InferencePool"},
+			}},
+			want: want{policy: defaults(view{Kinds: []string{"Service", "InferencePool.inference.networking.k8s.io"}})},
+		},
+		"KindWrongGroup": {
+			reason: "A kind in another group is another kind: ServiceImport in the core group does not allow multicluster ServiceImports.",
+			in:     &v1beta1.Input{AllowedBackendKinds: []v1beta1.BackendKind{{Kind: "ServiceImport"}}},
+			want:   want{policy: defaults(view{Kinds: []string{}})},
+		},
+		"KindRequired": {
+			reason: "An allowedBackendKinds entry names its kind.",
+			in:     &v1beta1.Input{AllowedBackendKinds: []v1beta1.BackendKind{{Kind: "Service"}, {Group: "example.com"}}},
+			want:   want{errs: []xrtest.FieldErr{xrtest.Required("allowedBackendKinds[1].kind", "names its kind")}},
+		},
+		"KindInvalid": {
+			reason: "A kind that no object could have (Gateway API's Kind pattern) is refused, not silently never matched.",
+			in:     &v1beta1.Input{AllowedBackendKinds: []v1beta1.BackendKind{{Kind: "Service "}}},
+			want:   want{errs: []xrtest.FieldErr{xrtest.Invalid("allowedBackendKinds[0].kind", "a kind such as Service")}},
+		},
+		"GroupInvalid": {
+			reason: "A group is a DNS-1123 subdomain or empty.",
+			in:     &v1beta1.Input{AllowedBackendKinds: []v1beta1.BackendKind{{Group: "Example.com", Kind: "Proxy"}}},
+			want:   want{errs: []xrtest.FieldErr{xrtest.Invalid("allowedBackendKinds[0].group", "RFC 1123 subdomain")}},
+		},
+		"GateKinds": {
+			reason: "Listed gate kinds replace the default: Deployment is no longer allowed unless listed.",
+			in: &v1beta1.Input{AllowedGateKinds: []v1beta1.GateKind{
+				{APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout"}, {APIVersion: "apps/v1", Kind: "StatefulSet"},
+			}},
+			want: want{policy: defaults(view{GateKinds: []string{"apps/v1, Kind=StatefulSet", "argoproj.io/v1alpha1, Kind=Rollout"}})},
+		},
+		"GateKindVersionMatters": {
+			reason: "A gate kind is matched with its version: apps/v1beta1 Deployment is not apps/v1 Deployment.",
+			in:     &v1beta1.Input{AllowedGateKinds: []v1beta1.GateKind{{APIVersion: "apps/v1beta1", Kind: "Deployment"}}},
+			want:   want{policy: defaults(view{GateKinds: []string{"apps/v1beta1, Kind=Deployment"}})},
+		},
+		"GateKindAPIVersion": {
+			reason: "A gate kind's apiVersion is group/version.",
+			in:     &v1beta1.Input{AllowedGateKinds: []v1beta1.GateKind{{APIVersion: "apps/v1/x", Kind: "Deployment"}, {Kind: "Pod"}}},
+			want: want{errs: []xrtest.FieldErr{
+				xrtest.Invalid("allowedGateKinds[0].apiVersion", "group/version"),
+				xrtest.Invalid("allowedGateKinds[1].apiVersion", "group/version"),
+			}},
+		},
+		"GateKindRequired": {
+			reason: "A gate kind names its kind.",
+			in:     &v1beta1.Input{AllowedGateKinds: []v1beta1.GateKind{{APIVersion: "apps/v1"}}},
+			want:   want{errs: []xrtest.FieldErr{xrtest.Required("allowedGateKinds[0].kind", "names its kind")}},
+		},
+		"ExternalNames": {
+			reason: "allowExternalNames is passed on.",
+			in:     &v1beta1.Input{AllowExternalNames: true},
+			want:   want{policy: defaults(view{AllowExternalNames: true})},
+		},
+		"DefaultParentRefs": {
+			reason: "defaultParentRefs are passed on.",
+			in:     &v1beta1.Input{DefaultParentRefs: []gwv1.ParentReference{{Name: "shared", Namespace: ptr.To[gwv1.Namespace]("gateways")}}},
+			want:   want{policy: defaults(view{DefaultParentRefs: []gwv1.ParentReference{{Name: "shared", Namespace: ptr.To[gwv1.Namespace]("gateways")}}})},
+		},
+		"DefaultParentRefsInvalid": {
+			reason: "defaultParentRefs follow Gateway API's rules; errors name the Input field.",
+			in: &v1beta1.Input{DefaultParentRefs: []gwv1.ParentReference{
+				{Name: "shared", Namespace: ptr.To[gwv1.Namespace]("Gateways")},
+			}},
+			want: want{errs: []xrtest.FieldErr{xrtest.Invalid("defaultParentRefs[0].namespace", "Gateways")}},
+		},
+		"DefaultParentRefsDuplicate": {
+			reason: "The same parent twice needs distinct sectionNames.",
+			in:     &v1beta1.Input{DefaultParentRefs: []gwv1.ParentReference{{Name: "shared"}, {Name: "shared"}}},
+			want: want{errs: []xrtest.FieldErr{
+				xrtest.Invalid("defaultParentRefs", "sectionName must be unique"),
+				xrtest.Invalid("defaultParentRefs", "sectionName or port must be unique"),
+			}},
+		},
+		"GrantVersionV1": {
+			reason: "referenceGrantVersion v1 is kept.",
+			in:     &v1beta1.Input{ReferenceGrantVersion: v1beta1.ReferenceGrantV1},
+			want:   want{policy: defaults(view{GrantVersion: v1beta1.ReferenceGrantV1})},
+		},
+		"GrantVersionUnknown": {
+			reason: "referenceGrantVersion is an enum.",
+			in:     &v1beta1.Input{ReferenceGrantVersion: "v1alpha2"},
+			want:   want{errs: []xrtest.FieldErr{xrtest.NotSupported("referenceGrantVersion", "v1alpha2")}},
+		},
+		"RouteVersionsV1Alpha2": {
+			reason: "TLS and TCP route versions v1alpha2 are kept.",
+			in:     &v1beta1.Input{TLSRouteVersion: v1beta1.RouteV1Alpha2, TCPRouteVersion: v1beta1.RouteV1Alpha2},
+			want:   want{policy: defaults(view{TLSRouteVersion: v1beta1.RouteV1Alpha2, TCPRouteVersion: v1beta1.RouteV1Alpha2})},
+		},
+		"RouteVersionsUnknown": {
+			reason: "TLS and TCP route versions are enums; each error names its field.",
+			in:     &v1beta1.Input{TLSRouteVersion: "v1beta1", TCPRouteVersion: "v2"},
+			want: want{errs: []xrtest.FieldErr{
+				xrtest.NotSupported("tlsRouteVersion", "v1beta1"),
+				xrtest.NotSupported("tcpRouteVersion", "v2"),
+			}},
+		},
+		"EveryError": {
+			reason: "Every invalid field is named at once.",
+			in: &v1beta1.Input{
+				AllowedBackendNamespaces: []string{"A"},
+				AllowedBackendKinds:      []v1beta1.BackendKind{{}},
+				AllowedGateKinds:         []v1beta1.GateKind{{APIVersion: "apps/v1"}},
+				ReferenceGrantVersion:    "v2",
+			},
+			want: want{errs: []xrtest.FieldErr{
+				xrtest.Invalid("allowedBackendNamespaces[0]", "RFC 1123 label"),
+				xrtest.Required("allowedBackendKinds[0].kind", "names its kind"),
+				xrtest.Required("allowedGateKinds[0].kind", "names its kind"),
+				xrtest.NotSupported("referenceGrantVersion", "v2"),
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := New(tc.in)
+			if diff := cmp.Diff(tc.want.policy, viewOf(p)); diff != "" {
+				t.Errorf("%s\nNew(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := xrtest.Diff(tc.want.errs, xrtest.FieldErrors(t, err)); diff != "" {
+				t.Errorf("%s\nNew(...): -want errors, +got errors:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

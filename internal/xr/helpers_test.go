@@ -1,0 +1,136 @@
+package xr
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr/xrtest"
+)
+
+// baseXR is a valid cluster-scoped CanaryRoute without a claim: the Flagger
+// scenario of API.md. Each case patches a fresh copy.
+const baseXR = `
+apiVersion: platform.example.org/v1alpha1
+kind: XCanaryRoute
+metadata:
+  name: podinfo
+spec:
+  namespace: test
+  parentRefs:
+    - name: gateway
+      namespace: istio-ingress
+  hostnames: [www.example.com]
+  port: 9898
+  primary:
+    service:
+      selector: {app: podinfo}
+  canary:
+    backendRef:
+      name: canary-proxy
+      namespace: monitoring
+      port: 3456
+  traffic:
+    weight: 20
+`
+
+// fromYAML decodes YAML into the JSON types that Crossplane hands the
+// function (float64 numbers, map[string]any objects).
+func fromYAML(t testing.TB, s string) any {
+	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(s))
+	if err != nil {
+		t.Fatalf("bad test YAML %q: %v", s, err)
+	}
+	var v any
+	if err := json.Unmarshal(j, &v); err != nil {
+		t.Fatalf("bad test YAML %q: %v", s, err)
+	}
+	return v
+}
+
+// patch changes the XR under test.
+type patch func(t testing.TB, obj map[string]any)
+
+// set sets the field at a dotted path (no list indexes) to the value that
+// the YAML document v holds, creating objects on the way.
+func set(path, v string) patch {
+	return func(t testing.TB, obj map[string]any) {
+		t.Helper()
+		keys := strings.Split(path, ".")
+		m := obj
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[k] = next
+			}
+			m = next
+		}
+		m[keys[len(keys)-1]] = fromYAML(t, v)
+	}
+}
+
+// del deletes the field at a dotted path.
+func del(path string) patch {
+	return func(_ testing.TB, obj map[string]any) {
+		keys := strings.Split(path, ".")
+		m := obj
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				return
+			}
+			m = next
+		}
+		delete(m, keys[len(keys)-1])
+	}
+}
+
+// xrWith returns the base XR with the patches applied.
+func xrWith(t testing.TB, patches ...patch) map[string]any {
+	t.Helper()
+	obj, _ := fromYAML(t, baseXR).(map[string]any)
+	for _, p := range patches {
+		p(t, obj)
+	}
+	return obj
+}
+
+// list returns a YAML flow list of n copies of item.
+func list(n int, item string) string {
+	return "[" + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + "]"
+}
+
+// listf returns a YAML flow list of n items, item i formatted with i.
+func listf(n int, format string) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(format, i)
+	}
+	return "[" + strings.Join(items, ",") + "]"
+}
+
+// Shorthands for wanted errors.
+type fieldErr = xrtest.FieldErr
+
+var (
+	invalid      = xrtest.Invalid
+	required     = xrtest.Required
+	forbidden    = xrtest.Forbidden
+	tooMany      = xrtest.TooMany
+	notSupported = xrtest.NotSupported
+)
+
+func fieldErrors(t testing.TB, err error) []*field.Error {
+	t.Helper()
+	return xrtest.FieldErrors(t, err)
+}
+
+func diffErrs(_ testing.TB, want []fieldErr, errs []*field.Error) string {
+	return xrtest.Diff(want, errs)
+}

@@ -1,0 +1,938 @@
+package xr
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// specArgs are the inputs of a TestParseSpec case.
+type specArgs struct {
+	patches  []patch
+	defaults []gwv1.ParentReference
+	// pick selects what the case checks of a valid result.
+	pick func(*CanaryRoute) any
+}
+
+// specWant is what a TestParseSpec case expects: the picked value of a
+// valid result, or the errors.
+type specWant struct {
+	value any
+	errs  []fieldErr
+}
+
+type specCase struct {
+	reason string
+	args   specArgs
+	want   specWant
+}
+
+// specCases are the cases of TestParseSpec, and seeds of FuzzParse.
+func specCases() map[string]specCase {
+	type args = specArgs
+	type want = specWant
+	kind := func(k RouteKind) patch { return set("spec.kind", string(k)) }
+	// l4 turns the base XR into a valid TLSRoute or TCPRoute.
+	l4 := func(k RouteKind) []patch {
+		ps := []patch{kind(k)}
+		if k == KindTCPRoute {
+			ps = append(ps, del("spec.hostnames"))
+		}
+		return ps
+	}
+	withL4 := func(k RouteKind, more ...patch) []patch { return append(l4(k), more...) }
+	steps := func(s string) []patch {
+		return []patch{del("spec.traffic.weight"), set("spec.traffic.steps", s), set("spec.canary.revision", "v2")}
+	}
+	pickKind := func(cr *CanaryRoute) any { return cr.Spec.Kind }
+	pickParents := func(cr *CanaryRoute) any { return cr.Spec.ParentRefs }
+	pickHostnames := func(cr *CanaryRoute) any { return cr.Spec.Hostnames }
+	pickRules := func(cr *CanaryRoute) any { return cr.Spec.Rules }
+	pickPrimary := func(cr *CanaryRoute) any { return cr.Spec.Primary }
+	pickCanary := func(cr *CanaryRoute) any { return cr.Spec.Canary }
+	pickTraffic := func(cr *CanaryRoute) any { return cr.Spec.Traffic }
+	pickSteps := func(cr *CanaryRoute) any { return cr.Spec.Traffic.Steps }
+	pickGates := func(cr *CanaryRoute) any { return cr.Spec.Traffic.Gates }
+	pickStatus := func(cr *CanaryRoute) any { return cr.Status }
+	gate := `{apiVersion: apps/v1, kind: Deployment, name: podinfo-canary, conditionType: Available}`
+
+	return map[string]specCase{
+		// kind
+		"KindDefault": {
+			reason: "kind defaults to HTTPRoute.",
+			args:   args{pick: pickKind},
+			want:   want{value: KindHTTPRoute},
+		},
+		"KindGRPCRoute": {
+			reason: "GRPCRoute is a supported kind.",
+			args:   args{patches: []patch{kind(KindGRPCRoute)}, pick: pickKind},
+			want:   want{value: KindGRPCRoute},
+		},
+		"KindTLSRoute": {
+			reason: "TLSRoute is a supported kind.",
+			args:   args{patches: l4(KindTLSRoute), pick: pickKind},
+			want:   want{value: KindTLSRoute},
+		},
+		"KindTCPRoute": {
+			reason: "TCPRoute is a supported kind.",
+			args:   args{patches: l4(KindTCPRoute), pick: pickKind},
+			want:   want{value: KindTCPRoute},
+		},
+		"KindUnknown": {
+			reason: "kind is an enum: UDPRoute is not supported.",
+			args:   args{patches: []patch{kind("UDPRoute")}},
+			want:   want{errs: []fieldErr{notSupported("spec.kind", "UDPRoute")}},
+		},
+		"KindCase": {
+			reason: "kind is case-sensitive, as Kubernetes kinds are.",
+			args:   args{patches: []patch{kind("httproute")}},
+			want:   want{errs: []fieldErr{notSupported("spec.kind", "httproute")}},
+		},
+
+		// parentRefs
+		"ParentRefsRequired": {
+			reason: "Without parents in the XR or the Input the route attaches to nothing.",
+			args:   args{patches: []patch{del("spec.parentRefs")}},
+			want:   want{errs: []fieldErr{required("spec.parentRefs", "defaultParentRefs")}},
+		},
+		"ParentRefsEmptyList": {
+			reason: "An empty list is the same as none.",
+			args:   args{patches: []patch{set("spec.parentRefs", "[]")}},
+			want:   want{errs: []fieldErr{required("spec.parentRefs", "defaultParentRefs")}},
+		},
+		"ParentRefsOwnWinOverDefaults": {
+			reason: "The XR's own parents win over the Input's defaults.",
+			args:   args{defaults: defaultParents, pick: pickParents},
+			want:   want{value: []gwv1.ParentReference{{Name: "gateway", Namespace: ptr.To[gwv1.Namespace]("istio-ingress")}}},
+		},
+		"ParentRefsMax": {
+			reason: "32 parents are allowed.",
+			args:   args{patches: []patch{set("spec.parentRefs", listf(32, "{name: gw%d}"))}, pick: func(cr *CanaryRoute) any { return len(cr.Spec.ParentRefs) }},
+			want:   want{value: 32},
+		},
+		"ParentRefsTooMany": {
+			reason: "At most 32 parents.",
+			args:   args{patches: []patch{set("spec.parentRefs", listf(33, "{name: gw%d}"))}},
+			want:   want{errs: []fieldErr{tooMany("spec.parentRefs", 32)}},
+		},
+		"ParentRefInvalidNamespace": {
+			reason: "A parent's namespace must be a namespace name (Gateway API pattern).",
+			args:   args{patches: []patch{set("spec.parentRefs", `[{name: gateway, namespace: Istio_Ingress}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.parentRefs[0].namespace", "Istio_Ingress")}},
+		},
+		"ParentRefInvalidPort": {
+			reason: "A parent's port is a port number.",
+			args:   args{patches: []patch{set("spec.parentRefs", `[{name: gateway, port: 0}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.parentRefs[0].port", "greater than or equal to 1")}},
+		},
+		"ParentRefSameParentTwice": {
+			reason: "The same Gateway twice needs distinct sectionNames (the CRDs' rules).",
+			args:   args{patches: []patch{set("spec.parentRefs", `[{name: gateway}, {name: gateway}]`)}},
+			want: want{errs: []fieldErr{
+				invalid("spec.parentRefs", "sectionName must be unique"),
+				invalid("spec.parentRefs", "sectionName or port must be unique"),
+			}},
+		},
+		"ParentRefUnknownField": {
+			reason: "A typo in a parentRef is an error naming it, not a silently dropped field.",
+			args:   args{patches: []patch{set("spec.parentRefs", `[{name: gateway, sectionNmae: https}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.parentRefs[0].sectionNmae", "unknown field")}},
+		},
+
+		// hostnames
+		"HostnamesOptionalHTTP": {
+			reason: "An HTTPRoute may match every hostname.",
+			args:   args{patches: []patch{del("spec.hostnames")}, pick: pickHostnames},
+			want:   want{value: []gwv1.Hostname(nil)},
+		},
+		"HostnamesMax": {
+			reason: "16 hostnames are allowed.",
+			args:   args{patches: []patch{set("spec.hostnames", listf(16, "h%d.example.com"))}, pick: func(cr *CanaryRoute) any { return len(cr.Spec.Hostnames) }},
+			want:   want{value: 16},
+		},
+		"HostnamesTooMany": {
+			reason: "At most 16 hostnames.",
+			args:   args{patches: []patch{set("spec.hostnames", listf(17, "h%d.example.com"))}},
+			want:   want{errs: []fieldErr{tooMany("spec.hostnames", 16)}},
+		},
+		"HostnameInvalid": {
+			reason: "A hostname follows Gateway API's pattern; the error names its index.",
+			args:   args{patches: []patch{set("spec.hostnames", `[www.example.com, -bad.example.com]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.hostnames[1]", "-bad.example.com")}},
+		},
+		"HostnamesGRPC": {
+			reason: "A GRPCRoute takes hostnames like an HTTPRoute.",
+			args:   args{patches: []patch{kind(KindGRPCRoute), set("spec.hostnames", `["*.example.com"]`)}, pick: pickHostnames},
+			want:   want{value: []gwv1.Hostname{"*.example.com"}},
+		},
+		"HostnamesTLSRequired": {
+			reason: "A TLSRoute routes by SNI: it needs a hostname.",
+			args:   args{patches: []patch{kind(KindTLSRoute), del("spec.hostnames")}},
+			want:   want{errs: []fieldErr{required("spec.hostnames", "TLSRoute")}},
+		},
+		"HostnamesTLSTooMany": {
+			reason: "A TLSRoute takes at most 16 hostnames too.",
+			args:   args{patches: []patch{kind(KindTLSRoute), set("spec.hostnames", listf(17, "h%d.example.com"))}},
+			want:   want{errs: []fieldErr{tooMany("spec.hostnames", 16)}},
+		},
+		"HostnamesTLSWildcard": {
+			reason: "A TLSRoute takes a wildcard hostname.",
+			args:   args{patches: []patch{kind(KindTLSRoute), set("spec.hostnames", `["*.example.com"]`)}, pick: pickHostnames},
+			want:   want{value: []gwv1.Hostname{"*.example.com"}},
+		},
+		"HostnamesTLSIP": {
+			reason: "A TLSRoute hostname cannot be an IP (the TLSRoute CRD's rule).",
+			args:   args{patches: []patch{kind(KindTLSRoute), set("spec.hostnames", `["10.0.0.1"]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.hostnames", "Hostnames cannot contain an IP")}},
+		},
+		"HostnamesTCPForbidden": {
+			reason: "A TCPRoute matches no hostnames: a hostname is refused, never dropped.",
+			args:   args{patches: []patch{kind(KindTCPRoute)}},
+			want:   want{errs: []fieldErr{forbidden("spec.hostnames", "TCPRoute")}},
+		},
+
+		// port
+		"PortOptional": {
+			reason: "spec.port may be left out; 0 stands for unset.",
+			args:   args{patches: []patch{del("spec.port")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Port }},
+			want:   want{value: int32(0)},
+		},
+		"PortZero": {
+			reason: "A port written as 0 is no port number.",
+			args:   args{patches: []patch{set("spec.port", "0")}},
+			want:   want{errs: []fieldErr{invalid("spec.port", "between 1 and 65535")}},
+		},
+		"PortTooHigh": {
+			reason: "65536 is no port number.",
+			args:   args{patches: []patch{set("spec.port", "65536")}},
+			want:   want{errs: []fieldErr{invalid("spec.port", "between 1 and 65535")}},
+		},
+		"PortMax": {
+			reason: "65535 is a port number.",
+			args:   args{patches: []patch{set("spec.port", "65535")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Port }},
+			want:   want{value: int32(65535)},
+		},
+		"PortString": {
+			reason: "A port of the wrong type is an error naming spec.port.",
+			args:   args{patches: []patch{set("spec.port", `"9898"`)}},
+			want:   want{errs: []fieldErr{invalid("spec.port", "must be an integer")}},
+		},
+		"PortFraction": {
+			reason: "A fractional port is an error naming spec.port.",
+			args:   args{patches: []patch{set("spec.port", `98.5`)}},
+			want:   want{errs: []fieldErr{invalid("spec.port", "98.5")}},
+		},
+
+		// rules
+		"RulesMax": {
+			reason: "16 rules are allowed.",
+			args:   args{patches: []patch{set("spec.rules", listf(16, "{name: r%d}"))}, pick: func(cr *CanaryRoute) any { return len(cr.Spec.Rules) }},
+			want:   want{value: 16},
+		},
+		"RulesTooMany": {
+			reason: "At most 16 rules.",
+			args:   args{patches: []patch{set("spec.rules", listf(17, "{name: r%d}"))}},
+			want:   want{errs: []fieldErr{tooMany("spec.rules", 16)}},
+		},
+		"RulesTLSOne": {
+			reason: "A TLSRoute carries one rule.",
+			args:   args{patches: withL4(KindTLSRoute, set("spec.rules", `[{name: tls}, {name: other}]`))},
+			want:   want{errs: []fieldErr{tooMany("spec.rules", 1)}},
+		},
+		"RulesTCPOne": {
+			reason: "A TCPRoute carries one rule.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.rules", `[{}, {}]`))},
+			want:   want{errs: []fieldErr{tooMany("spec.rules", 1)}},
+		},
+		"RuleTCPName": {
+			reason: "A TCPRoute rule may be named.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.rules", `[{name: tcp}]`)), pick: pickRules},
+			want:   want{value: []Rule{{Name: ptr.To[gwv1.SectionName]("tcp")}}},
+		},
+		"RuleTLSMatches": {
+			reason: "A TLSRoute rule cannot carry matches: Forbidden, naming the feature and the kind.",
+			args:   args{patches: withL4(KindTLSRoute, set("spec.rules", `[{matches: [{path: {value: /}}]}]`))},
+			want:   want{errs: []fieldErr{forbidden("spec.rules[0].matches", "a TLSRoute cannot carry matches")}},
+		},
+		"RuleTLSEmptyMatches": {
+			reason: "An empty matches list is the same as none, even on a TLSRoute.",
+			args:   args{patches: withL4(KindTLSRoute, set("spec.rules", `[{matches: [], filters: []}]`)), pick: pickRules},
+			want:   want{value: []Rule{{}}},
+		},
+		"RuleTCPFilters": {
+			reason: "A TCPRoute rule cannot carry filters.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.rules", `[{filters: [{type: RequestHeaderModifier}]}]`))},
+			want:   want{errs: []fieldErr{forbidden("spec.rules[0].filters", "a TCPRoute cannot carry filters")}},
+		},
+		"RuleTCPTimeouts": {
+			reason: "A TCPRoute rule cannot carry timeouts.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.rules", `[{timeouts: {request: 10s}}]`))},
+			want:   want{errs: []fieldErr{forbidden("spec.rules[0].timeouts", "a TCPRoute cannot carry timeouts")}},
+		},
+		"RuleTLSMatchesNotAList": {
+			reason: "Matches of the wrong type on a TLSRoute are refused too, not ignored.",
+			args:   args{patches: withL4(KindTLSRoute, set("spec.rules", `[{matches: {path: /}}]`))},
+			want:   want{errs: []fieldErr{forbidden("spec.rules[0].matches", "TLSRoute")}},
+		},
+		"RuleGRPCTimeouts": {
+			reason: "A GRPCRoute rule cannot carry timeouts.",
+			args:   args{patches: []patch{kind(KindGRPCRoute), set("spec.rules", `[{timeouts: {request: 10s}}]`)}},
+			want:   want{errs: []fieldErr{forbidden("spec.rules[0].timeouts", "a GRPCRoute cannot carry timeouts")}},
+		},
+		"RuleHTTPMatchUnknownField": {
+			reason: "A typo deep in a rule's match names the full path of the unknown field.",
+			args:   args{patches: []patch{set("spec.rules", `[{matches: [{path: {tpye: Exact, value: /}}]}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.rules[0].matches[0].path.tpye", "unknown field")}},
+		},
+		"RuleHTTPMatchWrongType": {
+			reason: "A GRPCRoute-style method on an HTTPRoute is a type error naming the field and its index.",
+			args:   args{patches: []patch{set("spec.rules", `[{}, {matches: [{}, {method: {service: x}}]}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.rules[1].matches[1].method", "must be a string, not object")}},
+		},
+		"RuleHTTPMatchInvalidPath": {
+			reason: "A match is checked with Gateway API's rules: a path must start with '/'.",
+			args:   args{patches: []patch{set("spec.rules", `[{matches: [{path: {type: PathPrefix, value: api}}]}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.rules[0].matches[0].path", "must be an absolute path")}},
+		},
+		"RuleInvalidName": {
+			reason: "A rule name is a SectionName.",
+			args:   args{patches: []patch{set("spec.rules", `[{name: API}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.rules[0].name", "API")}},
+		},
+		"RuleInvalidTimeout": {
+			reason: "A timeout is a Gateway API Duration.",
+			args:   args{patches: []patch{set("spec.rules", `[{timeouts: {request: 10x}}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.rules[0].timeouts.request", "10x")}},
+		},
+		"RuleErrorsDoNotHideEachOther": {
+			reason: "An error in one rule does not hide the Gateway API errors of the next: every invalid field is named at once.",
+			args: args{patches: []patch{
+				set("spec.rules", `[{name: API}, {matches: [{path: {type: PathPrefix, value: api}}]}]`),
+				set("spec.traffic.matches", `[{headers: [{name: "bad header", value: x}]}]`),
+			}},
+			want: want{errs: []fieldErr{
+				invalid("spec.rules[0].name", "API"),
+				invalid("spec.rules[1].matches[0].path", "must be an absolute path"),
+				invalid("spec.traffic.matches[0].headers[0].name", "bad header"),
+			}},
+		},
+
+		// sides
+		"PrimaryRequired": {
+			reason: "A CanaryRoute needs a primary.",
+			args:   args{patches: []patch{del("spec.primary")}},
+			want:   want{errs: []fieldErr{required("spec.primary", "one of service, externalName or backendRef")}},
+		},
+		"CanaryRequired": {
+			reason: "A CanaryRoute needs a canary.",
+			args:   args{patches: []patch{del("spec.canary")}},
+			want:   want{errs: []fieldErr{required("spec.canary", "one of service, externalName or backendRef")}},
+		},
+		"SideNoSource": {
+			reason: "A side names exactly one source: none is refused.",
+			args:   args{patches: []patch{set("spec.canary", `{revision: v2}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary", "exactly one of service, externalName or backendRef")}},
+		},
+		"SideTwoSources": {
+			reason: "A side names exactly one source: two are refused.",
+			args:   args{patches: []patch{set("spec.canary.service", `{selector: {app: podinfo}}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary", "exactly one of service, externalName or backendRef")}},
+		},
+		"SideUnknownSource": {
+			reason: "A misspelt source is an unknown field, named.",
+			args:   args{patches: []patch{set("spec.canary", `{backendRefs: [{name: x}]}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.backendRefs", "unknown field")}},
+		},
+		"ServiceSelectorRequired": {
+			reason: "A proxy Service without a selector would route to nothing.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {targetPort: 8080}}`)}},
+			want:   want{errs: []fieldErr{required("spec.primary.service.selector", "selects the pods")}},
+		},
+		"ServiceSelectorEmpty": {
+			reason: "An empty selector is the same as none.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {}}}`)}},
+			want:   want{errs: []fieldErr{required("spec.primary.service.selector", "selects the pods")}},
+		},
+		"ServiceSelectorInvalidKey": {
+			reason: "Selector keys are label keys; the error names the key.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {"app/": podinfo}}}`)}},
+			want: want{errs: []fieldErr{
+				invalid("spec.primary.service.selector[app/]", "name part must be non-empty"),
+				invalid("spec.primary.service.selector[app/]", "name part must consist of alphanumeric characters"),
+			}},
+		},
+		"ServiceSelectorInvalidValue": {
+			reason: "Selector values are label values.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: "pod info"}}}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.primary.service.selector[app]", "pod info")}},
+		},
+		"ServiceSelectorValueType": {
+			reason: "A selector value of the wrong type names the field.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: 1}}}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.primary.service.selector.app", "must be a string")}},
+		},
+		"ServiceTargetPortNumber": {
+			reason: "targetPort takes a port number.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: podinfo}, targetPort: 8080}}`)}, pick: pickPrimary},
+			want:   want{value: Side{Service: &ServiceSource{Selector: map[string]string{"app": "podinfo"}, TargetPort: ptr.To(intstr.FromInt32(8080))}}},
+		},
+		"ServiceTargetPortName": {
+			reason: "targetPort takes an IANA port name.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: podinfo}, targetPort: http-alt}}`)}, pick: pickPrimary},
+			want:   want{value: Side{Service: &ServiceSource{Selector: map[string]string{"app": "podinfo"}, TargetPort: ptr.To(intstr.FromString("http-alt"))}}},
+		},
+		"ServiceTargetPortZero": {
+			reason: "targetPort 0 is no port number.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: podinfo}, targetPort: 0}}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.primary.service.targetPort", "between 1 and 65535")}},
+		},
+		"ServiceTargetPortTooHigh": {
+			reason: "targetPort 70000 is no port number.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: podinfo}, targetPort: 70000}}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.primary.service.targetPort", "between 1 and 65535")}},
+		},
+		"ServiceTargetPortBadName": {
+			reason: "A targetPort name must be an IANA service name.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: podinfo}, targetPort: HTTP_PORT}}`)}},
+			want: want{errs: []fieldErr{
+				invalid("spec.primary.service.targetPort", "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"),
+				invalid("spec.primary.service.targetPort", "must contain at least one letter (a-z)"),
+			}},
+		},
+		"ServiceTargetPortDigitsString": {
+			reason: "A quoted number is a port name, and a name needs a letter.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: podinfo}, targetPort: "8080"}}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.primary.service.targetPort", "at least one letter")}},
+		},
+		"ServiceAppProtocol": {
+			reason: "appProtocol takes a qualified name such as kubernetes.io/h2c.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: podinfo}, appProtocol: kubernetes.io/h2c}}`)}, pick: pickPrimary},
+			want:   want{value: Side{Service: &ServiceSource{Selector: map[string]string{"app": "podinfo"}, AppProtocol: "kubernetes.io/h2c"}}},
+		},
+		"ServiceAppProtocolInvalid": {
+			reason: "appProtocol must be a qualified name, as Kubernetes checks it.",
+			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: podinfo}, appProtocol: "h2c over tls"}}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.primary.service.appProtocol", "h2c over tls")}},
+		},
+		"ExternalName": {
+			reason: "An external DNS name composes an ExternalName proxy.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: canary.example.com}`)}, pick: pickCanary},
+			want:   want{value: Side{ExternalName: "canary.example.com"}},
+		},
+		"ExternalNameFQDN": {
+			reason: "A fully qualified name with a trailing dot is accepted, as Kubernetes accepts it.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: canary.example.com.}`)}, pick: pickCanary},
+			want:   want{value: Side{ExternalName: "canary.example.com."}},
+		},
+		"ExternalNameIPv4": {
+			reason: "An IP could be a cluster-local Pod or Service address.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: 10.96.0.10}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "not an IP address")}},
+		},
+		"ExternalNameShortIPv4": {
+			reason: "A short IPv4 form (10.1 is 10.0.0.1 to resolvers) is an IP too.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: "10.1"}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "not an IP address")}},
+		},
+		"ExternalNameIPv6": {
+			reason: "An IPv6 address is refused as an IP.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: "fd00::10"}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "not an IP address")}},
+		},
+		"ExternalNameSvc": {
+			reason: "A *.svc name reaches a Service of another namespace without a ReferenceGrant.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: podinfo.other.svc}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "cluster-local name (*.svc)")}},
+		},
+		"ExternalNameClusterLocal": {
+			reason: "A *.cluster.local name is cluster-local.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: podinfo.other.svc.cluster.local}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "cluster-local name")}},
+		},
+		"ExternalNameClusterLocalFQDN": {
+			reason: "A trailing dot does not hide a cluster-local name.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: podinfo.other.svc.cluster.local.}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "cluster-local name")}},
+		},
+		"ExternalNameSingleLabel": {
+			reason: "A single label resolves through the search domains to a Service of the gateway's namespace.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: podinfo}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "fully qualified")}},
+		},
+		"ExternalNameUppercase": {
+			reason: "An external name is a lowercase DNS-1123 subdomain, as Kubernetes requires.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: Canary.Example.com}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "RFC 1123 subdomain")}},
+		},
+		"ExternalNameEmpty": {
+			reason: "An empty external name is invalid, not an absent source.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: ""}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "RFC 1123 subdomain")}},
+		},
+		"RevisionOnPrimary": {
+			reason: "Only the canary has a revision.",
+			args:   args{patches: []patch{set("spec.primary.revision", "v1")}},
+			want:   want{errs: []fieldErr{forbidden("spec.primary.revision", "only the canary")}},
+		},
+		"Revision": {
+			reason: "A revision of letters, digits, '.', '_' and '-' is kept.",
+			args:   args{patches: []patch{set("spec.canary.revision", `"1.5.0_rc-1"`)}, pick: func(cr *CanaryRoute) any { return cr.Spec.Canary.Revision }},
+			want:   want{value: "1.5.0_rc-1"},
+		},
+		"RevisionSpace": {
+			reason: "A revision matches [A-Za-z0-9._-]{1,63}: a space is refused.",
+			args:   args{patches: []patch{set("spec.canary.revision", `"v 2"`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.revision", "1 to 63 letters")}},
+		},
+		"RevisionTooLong": {
+			reason: "A revision has at most 63 characters.",
+			args:   args{patches: []patch{set("spec.canary.revision", strings.Repeat("a", 64))}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.revision", "1 to 63 letters")}},
+		},
+		"RevisionEmpty": {
+			reason: "An empty revision is refused.",
+			args:   args{patches: []patch{set("spec.canary.revision", `""`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.revision", "1 to 63 letters")}},
+		},
+		"StepsNeedRevision": {
+			reason: "Progressive steps need a canary revision, so that a new version restarts the rollout.",
+			args:   args{patches: []patch{del("spec.traffic.weight"), set("spec.traffic.steps", `[{weight: 10}]`)}},
+			want:   want{errs: []fieldErr{required("spec.canary.revision", "traffic.steps needs a canary revision")}},
+		},
+		"SideFiltersHTTP": {
+			reason: "A side's filters decode as HTTPRoute filters.",
+			args: args{
+				patches: []patch{set("spec.canary.filters", `[{type: URLRewrite, urlRewrite: {hostname: podinfo-canary.test.example.com}}]`)},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Canary.HTTPFilters },
+			},
+			want: want{value: []gwv1.HTTPRouteFilter{{
+				Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{Hostname: ptr.To[gwv1.PreciseHostname]("podinfo-canary.test.example.com")},
+			}}},
+		},
+		"SideFiltersUnknownField": {
+			reason: "A typo in a side's filter names the full path.",
+			args:   args{patches: []patch{set("spec.canary.filters", `[{type: RequestHeaderModifier, requestHeaderModifier: {ad: [{name: a, value: b}]}}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.filters[0].requestHeaderModifier.ad", "unknown field")}},
+		},
+		"SideFiltersInvalid": {
+			reason: "A side's filters are checked with Gateway API's rules, even when the side has another error.",
+			args: args{patches: []patch{
+				set("spec.canary.filters", `[{type: RequestHeaderModifier}]`),
+				set("spec.canary.revision", `"v 2"`),
+			}},
+			want: want{errs: []fieldErr{
+				invalid("spec.canary.filters[0]", "filter.requestHeaderModifier must be specified for RequestHeaderModifier filter.type"),
+				invalid("spec.canary.revision", "1 to 63 letters"),
+			}},
+		},
+		"SideFiltersTCP": {
+			reason: "A TCPRoute cannot carry backend filters.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.canary.filters", `[{type: RequestHeaderModifier}]`))},
+			want:   want{errs: []fieldErr{forbidden("spec.canary.filters", "a TCPRoute cannot carry backend filters")}},
+		},
+		"SideFiltersTLS": {
+			reason: "A TLSRoute cannot carry backend filters.",
+			args:   args{patches: withL4(KindTLSRoute, set("spec.primary.filters", `[{type: RequestHeaderModifier}]`))},
+			want:   want{errs: []fieldErr{forbidden("spec.primary.filters", "a TLSRoute cannot carry backend filters")}},
+		},
+		"BackendRefUnknownField": {
+			reason: "A typo in a backendRef is an unknown field, named.",
+			args:   args{patches: []patch{set("spec.canary.backendRef.prot", "80")}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.backendRef.prot", "unknown field")}},
+		},
+		"BackendRefPortType": {
+			reason: "A backendRef port of the wrong type names the field.",
+			args:   args{patches: []patch{set("spec.canary.backendRef.port", `"http"`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.backendRef.port", "must be an integer, not string")}},
+		},
+
+		// traffic
+		"TrafficDefault": {
+			reason: "Without traffic: manual mode at the default weight (nil: 0), requireAcceptedRoute true.",
+			args:   args{patches: []patch{del("spec.traffic")}, pick: pickTraffic},
+			want:   want{value: Traffic{RequireAcceptedRoute: true}},
+		},
+		"WeightZero": {
+			reason: "Weight 0 is a valid manual weight, kept as set.",
+			args:   args{patches: []patch{set("spec.traffic.weight", "0")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Weight }},
+			want:   want{value: ptr.To[int32](0)},
+		},
+		"WeightHundred": {
+			reason: "Weight 100 sends every request to the canary.",
+			args:   args{patches: []patch{set("spec.traffic.weight", "100")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Weight }},
+			want:   want{value: ptr.To[int32](100)},
+		},
+		"WeightTooHigh": {
+			reason: "Weight is a percent: 101 is refused.",
+			args:   args{patches: []patch{set("spec.traffic.weight", "101")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.weight", "between 0 and 100")}},
+		},
+		"WeightNegative": {
+			reason: "Weight is a percent: -1 is refused.",
+			args:   args{patches: []patch{set("spec.traffic.weight", "-1")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.weight", "between 0 and 100")}},
+		},
+		"WeightString": {
+			reason: "A weight of the wrong type names spec.traffic.weight.",
+			args:   args{patches: []patch{set("spec.traffic.weight", `"20"`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.weight", "must be an integer, not string")}},
+		},
+		"WeightTypo": {
+			reason: "An unknown field inside a known spec field is an error naming it: a typo never turns into a default.",
+			args:   args{patches: []patch{del("spec.traffic.weight"), set("spec.traffic.wieght", "20")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.wieght", "unknown field")}},
+		},
+		"WeightCase": {
+			reason: "Field names are case-sensitive: Weight is an unknown field.",
+			args:   args{patches: []patch{del("spec.traffic.weight"), set("spec.traffic.Weight", "20")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.Weight", "unknown field")}},
+		},
+		"TrafficNotAnObject": {
+			reason: "A traffic of the wrong type names spec.traffic.",
+			args:   args{patches: []patch{set("spec.traffic", "20")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic", "must be an object")}},
+		},
+		"WeightAndSteps": {
+			reason: "weight (manual) and steps (progressive) exclude each other.",
+			args:   args{patches: []patch{set("spec.traffic.steps", `[{weight: 10}]`), set("spec.canary.revision", "v2")}},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.steps", "not both")}},
+		},
+		"Steps": {
+			reason: "Steps keep their weights and parsed pauses; a step without a pause has none.",
+			args:   args{patches: steps(`[{weight: 0, pause: 30s}, {weight: 10, pause: 1h30m}, {weight: 10}, {weight: 100, pause: 0s}]`), pick: pickSteps},
+			want:   want{value: []Step{{Weight: 0, Pause: 30 * time.Second}, {Weight: 10, Pause: 90 * time.Minute}, {Weight: 10}, {Weight: 100}}},
+		},
+		"StepsMax": {
+			reason: "32 steps are allowed.",
+			args:   args{patches: steps(list(32, "{weight: 50}")), pick: func(cr *CanaryRoute) any { return len(cr.Spec.Traffic.Steps) }},
+			want:   want{value: 32},
+		},
+		"StepsTooMany": {
+			reason: "At most 32 steps.",
+			args:   args{patches: steps(list(33, "{weight: 50}"))},
+			want:   want{errs: []fieldErr{tooMany("spec.traffic.steps", 32)}},
+		},
+		"StepWeightRequired": {
+			reason: "Each step sets a weight.",
+			args:   args{patches: steps(`[{weight: 10}, {pause: 1m}]`)},
+			want:   want{errs: []fieldErr{required("spec.traffic.steps[1].weight", "canary percent")}},
+		},
+		"StepWeightTooHigh": {
+			reason: "A step's weight is a percent.",
+			args:   args{patches: steps(`[{weight: 101}]`)},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[0].weight", "between 0 and 100")}},
+		},
+		"StepWeightNegative": {
+			reason: "A step's weight is a percent: -5 is refused.",
+			args:   args{patches: steps(`[{weight: -5}]`)},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[0].weight", "between 0 and 100")}},
+		},
+		"StepWeightsDecrease": {
+			reason: "A rollout only moves forward: a lower weight than the step before names the step.",
+			args:   args{patches: steps(`[{weight: 10}, {weight: 50}, {weight: 20}]`)},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[2].weight", "lower than the previous step's weight 50")}},
+		},
+		"StepWeightType": {
+			reason: "A step weight of the wrong type names the step by index.",
+			args:   args{patches: steps(`[{weight: 10}, {weight: ten}]`)},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[1].weight", "must be an integer, not string")}},
+		},
+		"StepUnknownField": {
+			reason: "A typo in a step names the step by index.",
+			args:   args{patches: steps(`[{weight: 10}, {weight: 20, paus: 1m}]`)},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[1].paus", "unknown field")}},
+		},
+		"StepPauseInvalid": {
+			reason: "A pause is a Go duration.",
+			args:   args{patches: steps(`[{weight: 10, pause: 1d}]`)},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[0].pause", "duration such as 30s")}},
+		},
+		"StepPauseNegative": {
+			reason: "A pause is never negative.",
+			args:   args{patches: steps(`[{weight: 10, pause: -1m}]`)},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[0].pause", "must not be negative")}},
+		},
+		"MirrorDefaultPercent": {
+			reason: "A mirror without a percent mirrors every request.",
+			args:   args{patches: []patch{set("spec.traffic.mirror", "{}")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Mirror }},
+			want:   want{value: &Mirror{Percent: 100}},
+		},
+		"MirrorPercentZero": {
+			reason: "A mirror percent of 0 is kept as written, not defaulted.",
+			args:   args{patches: []patch{set("spec.traffic.mirror", "{percent: 0}")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Mirror }},
+			want:   want{value: &Mirror{Percent: 0}},
+		},
+		"MirrorPercentTooHigh": {
+			reason: "The mirror percent is a percent.",
+			args:   args{patches: []patch{set("spec.traffic.mirror", "{percent: 101}")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.mirror.percent", "between 0 and 100")}},
+		},
+		"MirrorGRPC": {
+			reason: "A GRPCRoute can mirror requests.",
+			args:   args{patches: []patch{kind(KindGRPCRoute), set("spec.traffic.mirror", "{percent: 5}")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Mirror }},
+			want:   want{value: &Mirror{Percent: 5}},
+		},
+		"MirrorTLS": {
+			reason: "A TLSRoute cannot mirror requests.",
+			args:   args{patches: withL4(KindTLSRoute, set("spec.traffic.mirror", "{}"))},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.mirror", "a TLSRoute cannot carry request mirroring")}},
+		},
+		"MirrorTCP": {
+			reason: "A TCPRoute cannot mirror requests.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.traffic.mirror", "{percent: 10}"))},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.mirror", "a TCPRoute cannot carry request mirroring")}},
+		},
+		"SessionAffinity": {
+			reason: "Session affinity keeps its cookie name and parsed max age.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", "{cookieName: canary_v2.x-y, maxAge: 1s}")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Affinity }},
+			want:   want{value: &SessionAffinity{CookieName: "canary_v2.x-y", MaxAge: time.Second}},
+		},
+		"SessionAffinityCookieName": {
+			reason: "A cookie name matches [A-Za-z0-9_.-]{1,64}: '=' is refused.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", `{cookieName: "a=b", maxAge: 1h}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.sessionAffinity.cookieName", "1 to 64 letters")}},
+		},
+		"SessionAffinityCookieNameTooLong": {
+			reason: "A cookie name has at most 64 characters.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", `{cookieName: `+strings.Repeat("c", 65)+`, maxAge: 1h}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.sessionAffinity.cookieName", "1 to 64 letters")}},
+		},
+		"SessionAffinityCookieNameMissing": {
+			reason: "A cookie name is required.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", `{maxAge: 1h}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.sessionAffinity.cookieName", "1 to 64 letters")}},
+		},
+		"SessionAffinityMaxAgeShort": {
+			reason: "Max-Age counts whole seconds: less than 1s is refused.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", `{cookieName: canary, maxAge: 500ms}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.sessionAffinity.maxAge", "at least 1s")}},
+		},
+		"SessionAffinityMaxAgeMissing": {
+			reason: "A max age is required.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", `{cookieName: canary}`)}},
+			want:   want{errs: []fieldErr{required("spec.traffic.sessionAffinity.maxAge", "how long")}},
+		},
+		"SessionAffinityMaxAgeInvalid": {
+			reason: "A max age is a Go duration: 1d is not one.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", `{cookieName: canary, maxAge: 1d}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.sessionAffinity.maxAge", "duration such as 30s")}},
+		},
+		"SessionAffinityMaxAgeNegative": {
+			reason: "A negative max age is refused as negative.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", `{cookieName: canary, maxAge: -1h}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.sessionAffinity.maxAge", "must not be negative")}},
+		},
+		"SessionAffinityGRPC": {
+			reason: "Session affinity is HTTPRoute only: a GRPCRoute refuses it.",
+			args:   args{patches: []patch{kind(KindGRPCRoute), set("spec.traffic.sessionAffinity", `{cookieName: canary, maxAge: 1h}`)}},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.sessionAffinity", "a GRPCRoute cannot carry session affinity")}},
+		},
+		"SessionAffinityTLS": {
+			reason: "A TLSRoute refuses session affinity.",
+			args:   args{patches: withL4(KindTLSRoute, set("spec.traffic.sessionAffinity", `{cookieName: canary, maxAge: 1h}`))},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.sessionAffinity", "a TLSRoute cannot carry session affinity")}},
+		},
+		"SessionAffinityTCP": {
+			reason: "A TCPRoute refuses session affinity.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.traffic.sessionAffinity", `{cookieName: canary, maxAge: 1h}`))},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.sessionAffinity", "a TCPRoute cannot carry session affinity")}},
+		},
+		"ABMatchesHTTP": {
+			reason: "HTTPRoute A/B matches decode as HTTPRoute matches.",
+			args: args{
+				patches: []patch{set("spec.traffic.matches", `[{headers: [{name: X-Canary, value: always}], queryParams: [{name: canary, value: "1"}], method: GET}]`)},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Traffic.HTTPMatches },
+			},
+			want: want{value: []gwv1.HTTPRouteMatch{{
+				Headers:     []gwv1.HTTPHeaderMatch{{Name: "X-Canary", Value: "always"}},
+				QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "canary", Value: "1"}},
+				Method:      ptr.To(gwv1.HTTPMethodGet),
+			}}},
+		},
+		"ABMatchesPath": {
+			reason: "An A/B match never carries a path: the path comes from each rule.",
+			args:   args{patches: []patch{set("spec.traffic.matches", `[{headers: [{name: X-Canary, value: always}]}, {path: {type: PathPrefix, value: /beta}}]`)}},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.matches[1].path", "the path comes from the rule")}},
+		},
+		"ABMatchesGRPC": {
+			reason: "GRPCRoute A/B matches decode as GRPCRoute matches.",
+			args: args{
+				patches: []patch{kind(KindGRPCRoute), set("spec.traffic.matches", `[{method: {service: podinfo.v1.Echo, method: Beta}}]`)},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Traffic.GRPCMatches },
+			},
+			want: want{value: []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: ptr.To("podinfo.v1.Echo"), Method: ptr.To("Beta")}}}},
+		},
+		"ABMatchesGRPCInvalid": {
+			reason: "GRPCRoute A/B matches follow GRPCRoute's rules (a method match needs a service or a method).",
+			args:   args{patches: []patch{kind(KindGRPCRoute), set("spec.traffic.matches", `[{method: {}}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.matches[0].method", "One or both of 'service' or 'method' must be specified")}},
+		},
+		"ABMatchesTLS": {
+			reason: "A TLSRoute cannot carry A/B matches.",
+			args:   args{patches: withL4(KindTLSRoute, set("spec.traffic.matches", `[{headers: [{name: a, value: b}]}]`))},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.matches", "a TLSRoute cannot carry A/B matches")}},
+		},
+		"ABMatchesTCP": {
+			reason: "A TCPRoute cannot carry A/B matches.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.traffic.matches", `[{}]`))},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.matches", "a TCPRoute cannot carry A/B matches")}},
+		},
+		"Gates": {
+			reason: "Gates keep their object and condition; failAfter defaults to 5m.",
+			args:   args{patches: []patch{set("spec.traffic.gates", `[`+gate+`, {apiVersion: v1, kind: Pod, name: p, conditionType: Ready, failAfter: 0s}]`)}, pick: pickGates},
+			want: want{value: []Gate{
+				{APIVersion: "apps/v1", Kind: "Deployment", Name: "podinfo-canary", ConditionType: "Available", FailAfter: 5 * time.Minute},
+				{APIVersion: "v1", Kind: "Pod", Name: "p", ConditionType: "Ready", FailAfter: 0},
+			}},
+		},
+		"GateFields": {
+			reason: "A gate needs apiVersion, kind, name and conditionType; each missing one is named.",
+			args:   args{patches: []patch{set("spec.traffic.gates", `[{}]`)}},
+			want: want{errs: []fieldErr{
+				invalid("spec.traffic.gates[0].apiVersion", "group/version"),
+				required("spec.traffic.gates[0].kind", "kind"),
+				required("spec.traffic.gates[0].name", "names its object"),
+				required("spec.traffic.gates[0].conditionType", "condition"),
+			}},
+		},
+		"GateAPIVersion": {
+			reason: "A gate's apiVersion is group/version.",
+			args:   args{patches: []patch{set("spec.traffic.gates", `[{apiVersion: apps/v1/beta, kind: Deployment, name: p, conditionType: Available}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.gates[0].apiVersion", "group/version")}},
+		},
+		"GateName": {
+			reason: "A gate's name is an object name.",
+			args:   args{patches: []patch{set("spec.traffic.gates", `[{apiVersion: apps/v1, kind: Deployment, name: Podinfo_Canary, conditionType: Available}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.gates[0].name", "RFC 1123 subdomain")}},
+		},
+		"GateFailAfter": {
+			reason: "failAfter is a Go duration.",
+			args:   args{patches: []patch{set("spec.traffic.gates", `[{apiVersion: apps/v1, kind: Deployment, name: p, conditionType: Available, failAfter: soon}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.gates[0].failAfter", "duration such as 30s")}},
+		},
+		"GatesTooMany": {
+			reason: "At most 16 gates.",
+			args:   args{patches: []patch{set("spec.traffic.gates", list(17, gate))}},
+			want:   want{errs: []fieldErr{tooMany("spec.traffic.gates", 16)}},
+		},
+		"RequireAcceptedRouteFalse": {
+			reason: "requireAcceptedRoute false is kept.",
+			args:   args{patches: []patch{set("spec.traffic.requireAcceptedRoute", "false")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.RequireAcceptedRoute }},
+			want:   want{value: false},
+		},
+		"RequireAcceptedRouteDefault": {
+			reason: "requireAcceptedRoute defaults to true when traffic is set without it.",
+			args:   args{pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.RequireAcceptedRoute }},
+			want:   want{value: true},
+		},
+		"PausedAbort": {
+			reason: "paused and abort are kept.",
+			args: args{
+				patches: []patch{set("spec.traffic.paused", "true"), set("spec.traffic.abort", "true")},
+				pick:    func(cr *CanaryRoute) any { return [2]bool{cr.Spec.Traffic.Paused, cr.Spec.Traffic.Abort} },
+			},
+			want: want{value: [2]bool{true, true}},
+		},
+
+		// referenceGrants
+		"ReferenceGrantsDefault": {
+			reason: "referenceGrants defaults to Compose.",
+			args:   args{pick: func(cr *CanaryRoute) any { return cr.Spec.ReferenceGrants }},
+			want:   want{value: GrantsCompose},
+		},
+		"ReferenceGrantsSkip": {
+			reason: "referenceGrants Skip is kept.",
+			args:   args{patches: []patch{set("spec.referenceGrants", "Skip")}, pick: func(cr *CanaryRoute) any { return cr.Spec.ReferenceGrants }},
+			want:   want{value: GrantsSkip},
+		},
+		"ReferenceGrantsUnknown": {
+			reason: "referenceGrants is an enum.",
+			args:   args{patches: []patch{set("spec.referenceGrants", "Never")}},
+			want:   want{errs: []fieldErr{notSupported("spec.referenceGrants", "Never")}},
+		},
+
+		// fields that are not the function's
+		"ForeignSpecFields": {
+			reason: "Crossplane's own spec fields and a platform's additions are ignored, whatever their shape.",
+			args: args{patches: []patch{
+				set("spec.crossplane", `{compositionRef: {name: canaryroute}, resourceRefs: []}`),
+				set("spec.compositionRef", `{name: canaryroute}`),
+				set("spec.compositionRevisionRef", `{name: canaryroute-abc}`),
+				set("spec.writeConnectionSecretToRef", `{name: s, namespace: n}`),
+				set("spec.claimRef", `[not, a, ref]`),
+				set("spec.team", `{owner: payments, costCenter: 42}`),
+			}, pick: pickKind},
+			want: want{value: KindHTTPRoute},
+		},
+
+		// status
+		"StatusUnknownFields": {
+			reason: "Status fields the function does not own, and fields a newer release may add, are ignored.",
+			args: args{patches: []patch{set("status", `
+conditions: [{type: Ready, status: "True", reason: Available}]
+connectionDetails: {lastPublishedTime: "2026-01-01T00:00:00Z"}
+rollout: {phase: Stable, canaryWeight: 20, primaryWeight: 80, futureField: {a: 1}}`)}, pick: pickStatus},
+			want: want{value: Status{Rollout: &RolloutStatus{Phase: PhaseStable, CanaryWeight: 20, PrimaryWeight: 80}}},
+		},
+		"StatusNull": {
+			reason: "A null status is no status.",
+			args:   args{patches: []patch{set("status", "null")}, pick: pickStatus},
+			want:   want{value: Status{}},
+		},
+		"StatusNotAnObject": {
+			reason: "A status that is not an object is an error naming status.",
+			args:   args{patches: []patch{set("status", `broken`)}},
+			want:   want{errs: []fieldErr{invalid("status", "must be an object")}},
+		},
+		"StatusRolloutNotAnObject": {
+			reason: "A malformed status.rollout is an error naming it, not a silent restart of the rollout.",
+			args:   args{patches: []patch{set("status.rollout", `Progressing`)}},
+			want:   want{errs: []fieldErr{invalid("status.rollout", "must be an object, not string")}},
+		},
+		"StatusRolloutStep": {
+			reason: "A malformed status.rollout.step names the field.",
+			args:   args{patches: []patch{set("status.rollout", `{phase: Progressing, step: one}`)}},
+			want:   want{errs: []fieldErr{invalid("status.rollout.step", "must be an integer, not string")}},
+		},
+		"StatusRolloutTime": {
+			reason: "A stepStartedAt that is not a time is an error under status.rollout.",
+			args:   args{patches: []patch{set("status.rollout", `{phase: Progressing, stepStartedAt: yesterday}`)}},
+			want:   want{errs: []fieldErr{invalid("status.rollout", "cannot parse")}},
+		},
+		"StatusRouteParent": {
+			reason: "A malformed parent of status.route names the parent by index.",
+			args:   args{patches: []patch{set("status.route", `{kind: HTTPRoute, name: podinfo, namespace: test, parents: [{name: a, accepted: true}, {name: b, accepted: "yes"}]}`)}},
+			want:   want{errs: []fieldErr{invalid("status.route.parents[1].accepted", "must be a boolean, not string")}},
+		},
+	}
+}
+
+// TestParseSpec pins each rule of API.md's spec: the value that a valid
+// field yields, and the field path and reason of every invalid one.
+func TestParseSpec(t *testing.T) {
+	for name, tc := range specCases() {
+		t.Run(name, func(t *testing.T) {
+			cr, err := Parse(xrWith(t, tc.args.patches...), tc.args.defaults)
+			if diff := diffErrs(t, tc.want.errs, fieldErrors(t, err)); diff != "" {
+				t.Errorf("%s\nParse(...): -want errors, +got errors:\n%s", tc.reason, diff)
+			}
+			if tc.args.pick == nil {
+				if err == nil && tc.want.errs != nil {
+					t.Errorf("%s\nParse(...): want an error, got none", tc.reason)
+				}
+				return
+			}
+			if cr == nil {
+				t.Fatalf("%s\nParse(...): want a CanaryRoute, got nil", tc.reason)
+			}
+			if diff := cmp.Diff(tc.want.value, tc.args.pick(cr)); diff != "" {
+				t.Errorf("%s\nParse(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
