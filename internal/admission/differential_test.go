@@ -3,7 +3,9 @@ package admission
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -78,6 +80,21 @@ func judge(tb testing.TB, obj any) verdict {
 	return v
 }
 
+// agrees is judge(tb, obj).agree(), cheaper: when admission refuses obj,
+// one refusing channel is enough.
+func agrees(tb testing.TB, obj any) bool {
+	tb.Helper()
+	if len(admit(obj)) == 0 {
+		return judge(tb, obj).crdAccepts()
+	}
+	for _, c := range channels(obj) {
+		if len(crdschema.GatewayAPI(tb, c).Validate(obj)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // report prints a disagreement so that it can be reproduced: the object as
 // YAML and both validators' errors.
 func report(name string, obj any, v verdict) string {
@@ -101,9 +118,22 @@ func report(name string, obj any, v verdict) string {
 	return s.String()
 }
 
-// corpusSeed is the seed of the generated corpus. It is fixed so that a
-// failure reproduces; change it to explore other objects.
-const corpusSeed = 20260527
+// defaultCorpusSeed is the seed of the generated corpus. It is fixed so that
+// a failure reproduces; set ADMISSION_CORPUS_SEED to explore other objects.
+const defaultCorpusSeed = 20260527
+
+func corpusSeed(t *testing.T) uint64 {
+	t.Helper()
+	s := os.Getenv("ADMISSION_CORPUS_SEED")
+	if s == "" {
+		return defaultCorpusSeed
+	}
+	seed, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("ADMISSION_CORPUS_SEED: %v", err)
+	}
+	return seed
+}
 
 // corpusSize is the number of generated objects of each kind, sized so the
 // test takes well under 20 s on 2 cores: the CRD validator costs about a
@@ -130,8 +160,9 @@ func corpus(t *testing.T) []corpusEntry {
 	for _, tc := range allCases() {
 		out = append(out, corpusEntry{name: tc.name, obj: tc.obj})
 	}
-	t.Logf("generated corpus: seed %d", corpusSeed)
-	g := newGen(corpusSeed)
+	seed := corpusSeed(t)
+	t.Logf("generated corpus: seed %d (ADMISSION_CORPUS_SEED)", seed)
+	g := newGen(seed)
 	gens := generators()
 	// In a fixed order, so that the seed alone fixes the corpus.
 	for _, kind := range slices.Sorted(maps.Keys(gens)) {

@@ -660,6 +660,33 @@ func httpRouteCases() map[string]httpRouteCase {
 				celErr("spec.rules[1].sessionPersistence", msgCookieConfigType),
 			),
 		},
+		maximal: {
+			reason: "A route at every limit at once stays within the API server's CEL cost budget.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				long := "/" + strings.Repeat("a/", 511)
+				for len(r.Spec.ParentRefs) < maxParentRefs {
+					r.Spec.ParentRefs = append(r.Spec.ParentRefs, gwv1.ParentReference{Name: "gateway", Namespace: ptr.To[gwv1.Namespace]("istio-ingress"), SectionName: ptr.To(gwv1.SectionName(strings.Repeat("s", len(r.Spec.ParentRefs))))})
+				}
+				r.Spec.Rules = nil
+				for i := range maxRules {
+					rule := gwv1.HTTPRouteRule{Name: ptr.To(gwv1.SectionName(strings.Repeat("r", i+1)))}
+					for range maxTotalMatches / maxRules {
+						rule.Matches = append(rule.Matches, pathMatch(gwv1.PathMatchPathPrefix, long)...)
+					}
+					for range maxFilters {
+						rule.Filters = append(rule.Filters, mirrorFilter(&gwv1.HTTPRequestMirrorFilter{Fraction: &gwv1.Fraction{Numerator: 1}}))
+					}
+					for range maxBackendRefs {
+						b := gwv1.HTTPBackendRef{BackendRef: backend("podinfo", 1)}
+						for range maxFilters {
+							b.Filters = append(b.Filters, mirrorFilter(&gwv1.HTTPRequestMirrorFilter{Percent: ptr.To[int32](1)}))
+						}
+						rule.BackendRefs = append(rule.BackendRefs, b)
+					}
+					r.Spec.Rules = append(r.Spec.Rules, rule)
+				}
+			},
+		},
 		"UseDefaultGateways": {
 			reason: "useDefaultGateways (experimental) is All or None.",
 			mutate: func(r *gwv1.HTTPRoute) { r.Spec.UseDefaultGateways = "Some" },

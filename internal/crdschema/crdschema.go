@@ -41,6 +41,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -99,7 +100,18 @@ type version struct {
 	keepStatus bool
 	structural *structuralschema.Structural
 	schema     apiextensionsvalidation.SchemaValidator
-	cel        *cel.Validator
+
+	// The CEL programs are compiled on first use: a Set holds every CRD of
+	// a channel, and a test validates only a few kinds.
+	celOnce sync.Once
+	cel     *cel.Validator
+}
+
+// celValidator returns the CEL validator, compiled once. The API server
+// also compiles the rules once per CRD version, with this per-call limit.
+func (v *version) celValidator() *cel.Validator {
+	v.celOnce.Do(func() { v.cel = cel.NewValidator(v.structural, true, celconfig.PerCallLimit) })
+	return v.cel
 }
 
 func newSet() *Set {
@@ -223,9 +235,6 @@ func (s *Set) add(crd *apiextensionsv1.CustomResourceDefinition, keepStatus bool
 			keepStatus: keepStatus,
 			structural: ss,
 			schema:     sv,
-			// The API server compiles the CEL rules once per CRD version
-			// with this per-call limit.
-			cel: cel.NewValidator(ss, true, celconfig.PerCallLimit),
 		}
 		s.kinds[gk] = true
 	}
@@ -279,13 +288,14 @@ func (v *version) validate(u map[string]any) field.ErrorList {
 	errs = append(errs, apiextensionsvalidation.ValidateCustomResource(nil, u, v.schema)...)
 	errs = append(errs, schemaobjectmeta.Validate(nil, u, v.structural, false)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, v.structural, u)...)
-	if v.cel == nil {
+	celValidator := v.celValidator()
+	if celValidator == nil {
 		return errs
 	}
 	if blocked := blockingError(errs); blocked != nil {
 		return append(errs, blocked)
 	}
-	celErrs, _ := v.cel.Validate(context.Background(), nil, v.structural, u, nil, celconfig.RuntimeCELCostBudget)
+	celErrs, _ := celValidator.Validate(context.Background(), nil, v.structural, u, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
 }
 
