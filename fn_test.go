@@ -171,10 +171,10 @@ spec:
   traffic: {weight: 20}
 `},
 			want: view{
-				Results: []string{"WARNING GrantNotComposable: a namespaced CanaryRoute cannot compose into another namespace; the platform team must create ReferenceGrant podinfo.test in namespace monitoring from HTTPRoute in namespace test to Service canary-proxy"},
+				Results: []string{"WARNING GrantNotComposable: a namespaced CanaryRoute cannot compose into another namespace; the platform team must create ReferenceGrant httproute.podinfo.test in namespace monitoring from HTTPRoute in namespace test to Service canary-proxy"},
 				Conditions: []string{
 					"RouteAccepted=False Pending: the route has not been created yet",
-					"ReferenceGrantsReady=False GrantNotComposable: a namespaced CanaryRoute cannot compose into another namespace; the platform team must create ReferenceGrant podinfo.test in namespace monitoring from HTTPRoute in namespace test to Service canary-proxy",
+					"ReferenceGrantsReady=False GrantNotComposable: a namespaced CanaryRoute cannot compose into another namespace; the platform team must create ReferenceGrant httproute.podinfo.test in namespace monitoring from HTTPRoute in namespace test to Service canary-proxy",
 					"RolloutHealthy=True Stable: Stable: canary 20%, primary 80%",
 				},
 				Resources: []string{"route-httproute"},

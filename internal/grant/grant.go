@@ -134,7 +134,7 @@ func build(req Request, ns string, to []gwv1.ReferenceGrantTo) *gwv1.ReferenceGr
 			Kind:       "ReferenceGrant",
 		},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      Name(req.RouteNamespace, req.RouteName),
+			Name:      Name(req.RouteKind, req.RouteNamespace, req.RouteName),
 			Namespace: ns,
 		},
 		Spec: gwv1.ReferenceGrantSpec{
@@ -148,11 +148,13 @@ func build(req Request, ns string, to []gwv1.ReferenceGrantTo) *gwv1.ReferenceGr
 	}
 }
 
-// Name of the grant of a route: the route's name and namespace, so that the
-// grants of routes from different namespaces never collide in the target
-// namespace, and a reader sees whose grant it is.
-func Name(routeNamespace, routeName string) string {
-	name := routeName + "." + routeNamespace
+// Name of the grant of a route: <kind>.<route name>.<route namespace>, such
+// as httproute.podinfo.test, so a reader sees whose grant it is. The grants of
+// two routes never collide in the target namespace: routes of different kinds
+// may share a name, and the kind (a fixed word) and the namespace (a label
+// without dots) frame the route name, which may hold dots.
+func Name(routeKind xr.RouteKind, routeNamespace, routeName string) string {
+	name := strings.ToLower(string(routeKind)) + "." + routeName + "." + routeNamespace
 	if len(name) <= maxNameLength {
 		return name
 	}

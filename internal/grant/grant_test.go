@@ -48,7 +48,7 @@ func to(group, kind, name string) gwv1.ReferenceGrantTo {
 func grantIn(ns string, version v1beta1.ReferenceGrantVersion, kind xr.RouteKind, tos ...gwv1.ReferenceGrantTo) *gwv1.ReferenceGrant {
 	return &gwv1.ReferenceGrant{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/" + string(version), Kind: "ReferenceGrant"},
-		ObjectMeta: metav1.ObjectMeta{Name: "podinfo.test", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(string(kind)) + ".podinfo.test", Namespace: ns},
 		Spec: gwv1.ReferenceGrantSpec{
 			From: []gwv1.ReferenceGrantFrom{{Group: "gateway.networking.k8s.io", Kind: gwv1.Kind(kind), Namespace: "test"}},
 			To:   tos,
@@ -398,23 +398,23 @@ func TestName(t *testing.T) {
 		want   want
 	}{
 		"Readable": {
-			reason: "The grant is named <route>.<route namespace>: a reader sees whose grant it is.",
+			reason: "The grant is named <kind>.<route>.<route namespace>: a reader sees whose grant it is.",
 			args:   args{"test", "podinfo"},
-			want:   want{name: "podinfo.test", length: 12},
+			want:   want{name: "httproute.podinfo.test", length: 22},
 		},
 		"DottedRouteName": {
-			reason: "A dotted route name stays readable; the namespace (a label without dots) is always the last label, so names never collide.",
+			reason: "A dotted route name stays readable; the kind and the namespace (labels without dots) frame it, so names never collide.",
 			args:   args{"test", "pod.info"},
-			want:   want{name: "pod.info.test", length: 13},
+			want:   want{name: "httproute.pod.info.test", length: 23},
 		},
 		"Limit": {
 			reason: "A name of exactly 253 characters is kept.",
-			args:   args{"test", long(248)},
-			want:   want{name: long(248) + ".test", length: 253},
+			args:   args{"test", long(238)},
+			want:   want{name: "httproute." + long(238) + ".test", length: 253},
 		},
 		"TooLong": {
 			reason: "One character more gets a readable prefix and a hash suffix, 253 characters in all.",
-			args:   args{"test", long(249)},
+			args:   args{"test", long(239)},
 			want:   want{length: 253},
 		},
 		"Longest": {
@@ -425,12 +425,12 @@ func TestName(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Name(tc.args.namespace, tc.args.name)
+			got := Name(xr.KindHTTPRoute, tc.args.namespace, tc.args.name)
 			if tc.want.name != "" {
 				if diff := cmp.Diff(tc.want.name, got); diff != "" {
 					t.Errorf("%s\nName(...): -want, +got:\n%s", tc.reason, diff)
 				}
-			} else if !strings.HasPrefix(got, tc.args.name[:200]) {
+			} else if !strings.HasPrefix(got, "httproute."+tc.args.name[:200]) {
 				t.Errorf("%s\nName(...) = %q: want a readable prefix of the route name", tc.reason, got)
 			}
 			if diff := cmp.Diff(tc.want.length, len(got)); diff != "" {
@@ -456,11 +456,11 @@ func TestNameValidAndUnique(t *testing.T) {
 				if name == "" || len(validation.IsDNS1123Subdomain(name)) > 0 {
 					continue
 				}
-				got := Name(ns, name)
+				got := Name(xr.KindHTTPRoute, ns, name)
 				if msgs := validation.IsDNS1123Subdomain(got); len(msgs) > 0 {
 					t.Fatalf("Name(%q, %q) = %q is not a DNS-1123 subdomain: %v", ns, name, got, msgs)
 				}
-				if got != Name(ns, name) {
+				if got != Name(xr.KindHTTPRoute, ns, name) {
 					t.Fatalf("Name(%q, %q) is not stable", ns, name)
 				}
 				route := ns + "/" + name
@@ -491,7 +491,7 @@ func TestLongNameGrantValid(t *testing.T) {
 func TestDescribe(t *testing.T) {
 	g := grantIn("monitoring", v1beta1.ReferenceGrantV1Beta1, xr.KindHTTPRoute,
 		to("", "Service", "canary-proxy"), to("multicluster.x-k8s.io", "ServiceImport", "podinfo"))
-	want := "ReferenceGrant podinfo.test in namespace monitoring from HTTPRoute in namespace test to Service canary-proxy, ServiceImport.multicluster.x-k8s.io podinfo"
+	want := "ReferenceGrant httproute.podinfo.test in namespace monitoring from HTTPRoute in namespace test to Service canary-proxy, ServiceImport.multicluster.x-k8s.io podinfo"
 	if diff := cmp.Diff(want, Describe(g)); diff != "" {
 		t.Errorf("Describe names the grant, its namespace, from and every to: -want, +got:\n%s", diff)
 	}
