@@ -13,11 +13,11 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-
-	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 )
 
 // FuzzRunFunction feeds arbitrary specs (and status) to the function. Bad
@@ -105,7 +105,7 @@ func exampleSpecs(tb testing.TB) []string {
 	}
 	specs := make([]string, 0, len(files))
 	for _, file := range files {
-		b, err := os.ReadFile(file) //nolint:gosec // Our own examples.
+		b, err := os.ReadFile(file)
 		if err != nil {
 			tb.Fatal(err)
 		}

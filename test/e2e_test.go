@@ -56,7 +56,7 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(tmp) //nolint:errcheck // Best effort clean-up.
+	defer os.RemoveAll(tmp)
 
 	// The crossplane CLI: built once from the pinned tools module and
 	// cached (see hack/crossplane.sh), or taken from $CROSSPLANE.
@@ -96,7 +96,7 @@ func run(m *testing.M) (int, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := exec.CommandContext(ctx, fn, "--insecure", "--address="+addr, "--now="+now) //nolint:gosec // Our own binary.
+	srv := exec.CommandContext(ctx, fn, "--insecure", "--address="+addr, "--now="+now)
 	var logs bytes.Buffer
 	srv.Stdout, srv.Stderr = &logs, &logs
 	if err := srv.Start(); err != nil {
@@ -122,11 +122,11 @@ func TestRenderExamples(t *testing.T) {
 			got := render(t, dir, "--include-function-results")
 			golden := filepath.Join(dir, "rendered.yaml")
 			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil { //nolint:gosec // A golden file.
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			want, err := os.ReadFile(golden) //nolint:gosec // Our own test data.
+			want, err := os.ReadFile(golden)
 			if err != nil {
 				t.Fatalf("cannot read the golden file (run go test ./test -update, then review it): %v", err)
 			}
@@ -155,13 +155,10 @@ func TestValidateExamples(t *testing.T) {
 			// v1alpha2 TLSRoutes and TCPRoutes are served by the
 			// experimental channel only.
 			channel := "standard"
-			if b, _ := os.ReadFile(filepath.Join(dir, "rendered.yaml")); bytes.Contains(b, []byte("gateway.networking.k8s.io/v1alpha2")) { //nolint:gosec // Test data.
+			if b, _ := os.ReadFile(filepath.Join(dir, "rendered.yaml")); bytes.Contains(b, []byte("gateway.networking.k8s.io/v1alpha2")) {
 				channel = "experimental"
 			}
-			extensions := strings.Join([]string{
-				filepath.Join(env.gatewayAPI, channel),
-				filepath.Join(env.root, "example", "definitions"),
-			}, ",")
+			extensions := filepath.Join(env.gatewayAPI, channel) + "," + filepath.Join(env.root, "example", "definitions")
 			cmd := command(env.root, env.crossplane, "beta", "validate",
 				"--cache-dir", env.cacheDir, "--crossplane-image", "placeholder/crossplane:v0",
 				extensions, out)
@@ -225,7 +222,7 @@ func render(t *testing.T, dir string, extra ...string) []byte {
 // defaults as the API server would.
 func xrdFor(t *testing.T, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "xr.yaml")) //nolint:gosec // Test data.
+	b, err := os.ReadFile(filepath.Join(dir, "xr.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +246,7 @@ func gatewayCRDs(module, dst string) (string, error) {
 			return "", err
 		}
 		for _, f := range files {
-			b, err := os.ReadFile(f) //nolint:gosec // The module's own CRDs.
+			b, err := os.ReadFile(f)
 			if err != nil {
 				return "", err
 			}
@@ -262,7 +259,7 @@ func gatewayCRDs(module, dst string) (string, error) {
 }
 
 func command(dir, name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...) //nolint:gosec // The test's own tools.
+	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	return cmd
 }
@@ -272,7 +269,7 @@ func freeAddress() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close() //nolint:errcheck // Only asked for a free port.
+	defer l.Close()
 	return l.Addr().String(), nil
 }
 
