@@ -13,11 +13,11 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
-
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 )
 
 // FuzzRunFunction feeds arbitrary specs (and status) to the function. Bad
