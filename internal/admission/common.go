@@ -86,13 +86,13 @@ func ObjectMeta(path *field.Path, meta *metav1.ObjectMeta) field.ErrorList {
 
 // SectionName validates a SectionName such as a rule name or a parentRef's
 // sectionName.
-func SectionName(parent *field.Path, name string, v gwv1.SectionName) field.ErrorList {
-	return strSectionName.check(parent, name, string(v))
+func SectionName(path *field.Path, v gwv1.SectionName) field.ErrorList {
+	return strSectionName.checkAt(func() *field.Path { return path }, string(v))
 }
 
 // Duration validates a Gateway API Duration (GEP-2257), e.g. "1h30m".
-func Duration(parent *field.Path, name string, v gwv1.Duration) field.ErrorList {
-	return strDuration.check(parent, name, string(v))
+func Duration(path *field.Path, v gwv1.Duration) field.ErrorList {
+	return strDuration.checkAt(func() *field.Path { return path }, string(v))
 }
 
 // ParentReferences validates the parentRefs of a route: each reference and
@@ -128,7 +128,7 @@ func parentReference(path *field.Path, r *gwv1.ParentReference) field.ErrorList 
 	}
 	errs = append(errs, strObjectName.check(path, "name", string(r.Name))...)
 	if r.SectionName != nil {
-		errs = append(errs, SectionName(path, "sectionName", *r.SectionName)...)
+		errs = append(errs, strSectionName.check(path, "sectionName", string(*r.SectionName))...)
 	}
 	if r.Port != nil {
 		errs = append(errs, intRange(path, "port", int64(*r.Port), 1, maxPort)...)
@@ -320,7 +320,7 @@ func SessionPersistence(path *field.Path, s *gwv1.SessionPersistence) field.Erro
 		errs = append(errs, strSessionName.check(path, "sessionName", *s.SessionName)...)
 	}
 	if s.AbsoluteTimeout != nil {
-		errs = append(errs, Duration(path, "absoluteTimeout", *s.AbsoluteTimeout)...)
+		errs = append(errs, strDuration.check(path, "absoluteTimeout", string(*s.AbsoluteTimeout))...)
 	}
 	if s.Type != nil {
 		errs = append(errs, enum(path, "type", *s.Type, enumSessionType)...)

@@ -144,7 +144,8 @@ func TestPatternsAndMessagesAreTheCRDs(t *testing.T) {
 	if !containsSubstring(rules, strings.ReplaceAll(patRFC1123, `\`, `\\`)) {
 		t.Errorf("pattern %q is in no CRD rule", patRFC1123)
 	}
-	ourMessages := []string{
+	ourMessages := make([]string, 0, 80)
+	ourMessages = append(ourMessages,
 		msgServicePort, msgSectionSpecified, msgSectionUnique, msgSectionPortSpecified, msgSectionPortUnique,
 		msgRuleNameUnique, msgTotalMatches, msgHostnameIP, msgHostnameRFC1123, msgHostnameWildcard,
 		msgAbsoluteTimeout, msgCookieConfigType, msgMirrorPercentFraction, msgFractionNumerator,
@@ -156,14 +157,19 @@ func TestPatternsAndMessagesAreTheCRDs(t *testing.T) {
 		msgCORSOriginsWildcard, msgCORSMethodsWildcard, msgCORSHeadersWildcard, msgAuthGRPCSpecified,
 		msgAuthGRPCProtocol, msgAuthHTTPSpecified, msgAuthHTTPProtocol, msgGRPCServiceOrMethod,
 		msgGRPCServiceChars, msgGRPCMethodChars,
-	}
+	)
 	for _, t := range unrepeatableHTTPFilters {
 		ourMessages = append(ourMessages, filterRepeated(string(t)))
 	}
 	for _, f := range []struct{ field, typ string }{
-		{filterCORS, "CORS"}, {filterRequestHeaderModifier, "RequestHeaderModifier"}, {filterResponseHeaderModifier, "ResponseHeaderModifier"},
-		{filterRequestMirror, "RequestMirror"}, {filterRequestRedirect, "RequestRedirect"}, {filterURLRewrite, "URLRewrite"},
-		{filterExtensionRef, "ExtensionRef"}, {filterExternalAuth, "ExternalAuth"},
+		{filterCORS, "CORS"},
+		{filterRequestHeaderModifier, "RequestHeaderModifier"},
+		{filterResponseHeaderModifier, "ResponseHeaderModifier"},
+		{filterRequestMirror, "RequestMirror"},
+		{filterRequestRedirect, "RequestRedirect"},
+		{filterURLRewrite, "URLRewrite"},
+		{filterExtensionRef, "ExtensionRef"},
+		{filterExternalAuth, "ExternalAuth"},
 	} {
 		ourMessages = append(ourMessages, filterMustBeNil(f.field, f.typ), filterMustBeSet(f.field, f.typ))
 	}

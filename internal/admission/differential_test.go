@@ -148,18 +148,10 @@ var corpusSize = map[string]int{
 	"ReferenceGrant":   150,
 }
 
-type corpusEntry struct {
-	name string
-	obj  any
-}
-
 // corpus is every hand-written test case plus the generated objects.
-func corpus(t *testing.T) []corpusEntry {
+func corpus(t *testing.T) []namedCase {
 	t.Helper()
-	var out []corpusEntry
-	for _, tc := range allCases() {
-		out = append(out, corpusEntry{name: tc.name, obj: tc.obj})
-	}
+	out := allCases()
 	seed := corpusSeed(t)
 	t.Logf("generated corpus: seed %d (ADMISSION_CORPUS_SEED)", seed)
 	g := newGen(seed)
@@ -167,7 +159,7 @@ func corpus(t *testing.T) []corpusEntry {
 	// In a fixed order, so that the seed alone fixes the corpus.
 	for _, kind := range slices.Sorted(maps.Keys(gens)) {
 		for i := range corpusSize[kind] {
-			out = append(out, corpusEntry{name: fmt.Sprintf("generated/%s/%d", kind, i), obj: gens[kind](g)})
+			out = append(out, namedCase{name: fmt.Sprintf("generated/%s/%d", kind, i), obj: gens[kind](g)})
 		}
 	}
 	return out

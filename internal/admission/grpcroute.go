@@ -54,7 +54,7 @@ func GRPCRouteRules(path *field.Path, rules []gwv1.GRPCRouteRule) field.ErrorLis
 func GRPCRouteRule(path *field.Path, r *gwv1.GRPCRouteRule) field.ErrorList {
 	var errs field.ErrorList
 	if r.Name != nil {
-		errs = append(errs, SectionName(path, "name", *r.Name)...)
+		errs = append(errs, strSectionName.check(path, "name", string(*r.Name))...)
 	}
 	errs = append(errs, GRPCRouteMatches(path.Child("matches"), r.Matches)...)
 	errs = append(errs, GRPCRouteFilters(path.Child("filters"), r.Filters)...)
@@ -65,7 +65,9 @@ func GRPCRouteRule(path *field.Path, r *gwv1.GRPCRouteRule) field.ErrorList {
 		for i := range r.BackendRefs {
 			bp := p.Index(i)
 			errs = append(errs, BackendRef(bp, &r.BackendRefs[i].BackendRef)...)
-			errs = append(errs, GRPCRouteFilters(bp.Child("filters"), r.BackendRefs[i].Filters)...)
+			if len(r.BackendRefs[i].Filters) > 0 {
+				errs = append(errs, GRPCRouteFilters(bp.Child("filters"), r.BackendRefs[i].Filters)...)
+			}
 		}
 	}
 	return append(errs, SessionPersistence(path.Child("sessionPersistence"), r.SessionPersistence)...)
@@ -150,10 +152,18 @@ func GRPCRouteFilters(path *field.Path, filters []gwv1.GRPCRouteFilter) field.Er
 		errs = append(errs, filterField(p, f.ResponseHeaderModifier != nil, t, filterResponseHeaderModifier, string(gwv1.GRPCRouteFilterResponseHeaderModifier))...)
 		errs = append(errs, filterField(p, f.RequestMirror != nil, t, filterRequestMirror, string(gwv1.GRPCRouteFilterRequestMirror))...)
 		errs = append(errs, filterField(p, f.ExtensionRef != nil, t, filterExtensionRef, string(gwv1.GRPCRouteFilterExtensionRef))...)
-		errs = append(errs, httpHeaderFilter(p.Child(filterRequestHeaderModifier), f.RequestHeaderModifier)...)
-		errs = append(errs, httpHeaderFilter(p.Child(filterResponseHeaderModifier), f.ResponseHeaderModifier)...)
-		errs = append(errs, requestMirror(p.Child(filterRequestMirror), f.RequestMirror)...)
-		errs = append(errs, extensionRef(p.Child(filterExtensionRef), f.ExtensionRef)...)
+		if f.RequestHeaderModifier != nil {
+			errs = append(errs, httpHeaderFilter(p.Child(filterRequestHeaderModifier), f.RequestHeaderModifier)...)
+		}
+		if f.ResponseHeaderModifier != nil {
+			errs = append(errs, httpHeaderFilter(p.Child(filterResponseHeaderModifier), f.ResponseHeaderModifier)...)
+		}
+		if f.RequestMirror != nil {
+			errs = append(errs, requestMirror(p.Child(filterRequestMirror), f.RequestMirror)...)
+		}
+		if f.ExtensionRef != nil {
+			errs = append(errs, extensionRef(p.Child(filterExtensionRef), f.ExtensionRef)...)
+		}
 		switch f.Type { //nolint:exhaustive // Only these two cannot be repeated.
 		case gwv1.GRPCRouteFilterRequestHeaderModifier:
 			requestHeaders++

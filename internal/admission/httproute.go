@@ -119,14 +119,26 @@ func HTTPRouteRules(path *field.Path, rules []gwv1.HTTPRouteRule) field.ErrorLis
 func HTTPRouteRule(path *field.Path, r *gwv1.HTTPRouteRule) field.ErrorList {
 	var errs field.ErrorList
 	if r.Name != nil {
-		errs = append(errs, SectionName(path, "name", *r.Name)...)
+		errs = append(errs, strSectionName.check(path, "name", string(*r.Name))...)
 	}
-	errs = append(errs, HTTPRouteMatches(path.Child("matches"), r.Matches)...)
-	errs = append(errs, HTTPRouteFilters(path.Child("filters"), r.Filters)...)
-	errs = append(errs, httpBackendRefs(path.Child("backendRefs"), r.BackendRefs)...)
-	errs = append(errs, HTTPRouteTimeouts(path.Child("timeouts"), r.Timeouts)...)
-	errs = append(errs, httpRouteRetry(path.Child("retry"), r.Retry)...)
-	errs = append(errs, SessionPersistence(path.Child("sessionPersistence"), r.SessionPersistence)...)
+	if len(r.Matches) > 0 {
+		errs = append(errs, HTTPRouteMatches(path.Child("matches"), r.Matches)...)
+	}
+	if len(r.Filters) > 0 {
+		errs = append(errs, HTTPRouteFilters(path.Child("filters"), r.Filters)...)
+	}
+	if len(r.BackendRefs) > 0 {
+		errs = append(errs, httpBackendRefs(path.Child("backendRefs"), r.BackendRefs)...)
+	}
+	if r.Timeouts != nil {
+		errs = append(errs, HTTPRouteTimeouts(path.Child("timeouts"), r.Timeouts)...)
+	}
+	if r.Retry != nil {
+		errs = append(errs, httpRouteRetry(path.Child("retry"), r.Retry)...)
+	}
+	if r.SessionPersistence != nil {
+		errs = append(errs, SessionPersistence(path.Child("sessionPersistence"), r.SessionPersistence)...)
+	}
 	return append(errs, httpRouteRuleRules(path, r)...)
 }
 
@@ -380,9 +392,17 @@ func httpRouteFilter(path *field.Path, f *gwv1.HTTPRouteFilter) field.ErrorList 
 	errs = append(errs, filterField(path, f.ExtensionRef != nil, t, filterExtensionRef, string(gwv1.HTTPRouteFilterExtensionRef))...)
 	errs = append(errs, filterField(path, f.ExternalAuth != nil, t, filterExternalAuth, string(gwv1.HTTPRouteFilterExternalAuth))...)
 
-	errs = append(errs, httpHeaderFilter(path.Child(filterRequestHeaderModifier), f.RequestHeaderModifier)...)
-	errs = append(errs, httpHeaderFilter(path.Child(filterResponseHeaderModifier), f.ResponseHeaderModifier)...)
-	errs = append(errs, requestMirror(path.Child(filterRequestMirror), f.RequestMirror)...)
+	// Child paths only for the fields that are set: valid objects are the
+	// common case, and a path costs an allocation.
+	if f.RequestHeaderModifier != nil {
+		errs = append(errs, httpHeaderFilter(path.Child(filterRequestHeaderModifier), f.RequestHeaderModifier)...)
+	}
+	if f.ResponseHeaderModifier != nil {
+		errs = append(errs, httpHeaderFilter(path.Child(filterResponseHeaderModifier), f.ResponseHeaderModifier)...)
+	}
+	if f.RequestMirror != nil {
+		errs = append(errs, requestMirror(path.Child(filterRequestMirror), f.RequestMirror)...)
+	}
 	if r := f.RequestRedirect; r != nil {
 		errs = append(errs, requestRedirect(path.Child(filterRequestRedirect), r)...)
 	}
@@ -393,9 +413,16 @@ func httpRouteFilter(path *field.Path, f *gwv1.HTTPRouteFilter) field.ErrorList 
 		}
 		errs = append(errs, pathModifier(p, r.Path)...)
 	}
-	errs = append(errs, cors(path.Child(filterCORS), f.CORS)...)
-	errs = append(errs, extensionRef(path.Child(filterExtensionRef), f.ExtensionRef)...)
-	return append(errs, externalAuth(path.Child(filterExternalAuth), f.ExternalAuth)...)
+	if f.CORS != nil {
+		errs = append(errs, cors(path.Child(filterCORS), f.CORS)...)
+	}
+	if f.ExtensionRef != nil {
+		errs = append(errs, extensionRef(path.Child(filterExtensionRef), f.ExtensionRef)...)
+	}
+	if f.ExternalAuth != nil {
+		errs = append(errs, externalAuth(path.Child(filterExternalAuth), f.ExternalAuth)...)
+	}
+	return errs
 }
 
 func httpHeaderFilter(path *field.Path, f *gwv1.HTTPHeaderFilter) field.ErrorList {
@@ -637,7 +664,9 @@ func httpBackendRefs(path *field.Path, refs []gwv1.HTTPBackendRef) field.ErrorLi
 	for i := range refs {
 		p := path.Index(i)
 		errs = append(errs, BackendRef(p, &refs[i].BackendRef)...)
-		errs = append(errs, HTTPRouteFilters(p.Child("filters"), refs[i].Filters)...)
+		if len(refs[i].Filters) > 0 {
+			errs = append(errs, HTTPRouteFilters(p.Child("filters"), refs[i].Filters)...)
+		}
 	}
 	return errs
 }
@@ -649,10 +678,10 @@ func HTTPRouteTimeouts(path *field.Path, t *gwv1.HTTPRouteTimeouts) field.ErrorL
 	}
 	var errs field.ErrorList
 	if t.Request != nil {
-		errs = append(errs, Duration(path, "request", *t.Request)...)
+		errs = append(errs, strDuration.check(path, "request", string(*t.Request))...)
 	}
 	if t.BackendRequest != nil {
-		errs = append(errs, Duration(path, "backendRequest", *t.BackendRequest)...)
+		errs = append(errs, strDuration.check(path, "backendRequest", string(*t.BackendRequest))...)
 	}
 	if t.Request == nil || t.BackendRequest == nil || len(errs) > 0 {
 		// A malformed duration already fails; CEL's duration() would too.
@@ -693,7 +722,7 @@ func httpRouteRetry(path *field.Path, r *gwv1.HTTPRouteRetry) field.ErrorList {
 		errs = append(errs, intMin(path, "attempts", int64(*r.Attempts), 1)...)
 	}
 	if r.Backoff != nil {
-		errs = append(errs, Duration(path, "backoff", *r.Backoff)...)
+		errs = append(errs, strDuration.check(path, "backoff", string(*r.Backoff))...)
 	}
 	return errs
 }

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 )
 
 type httpRouteCase struct {
@@ -660,6 +662,36 @@ func httpRouteCases() map[string]httpRouteCase {
 				celErr("spec.rules[1].sessionPersistence", msgCookieConfigType),
 			),
 		},
+		"LengthInCharacters": {
+			reason: "Lengths count characters, not bytes: 1024 two-byte characters fit in 1024.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				f := rewritePrefixFilter()
+				f.URLRewrite.Path = &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr.To(strings.Repeat("é", 1024))}
+				r.Spec.Rules[2].Filters = []gwv1.HTTPRouteFilter{f}
+			},
+		},
+		"TooManyCharacters": {
+			reason: "Lengths count characters, not bytes: 1025 two-byte characters do not fit.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				f := rewritePrefixFilter()
+				f.URLRewrite.Path = &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr.To(strings.Repeat("é", 1025))}
+				r.Spec.Rules[2].Filters = []gwv1.HTTPRouteFilter{f}
+			},
+			want: errs(tooLong("spec.rules[2].filters[0].urlRewrite.path.replaceFullPath", 1024)),
+		},
+		"InvalidUTF8": {
+			reason: "JSON encoding turns each invalid byte into one U+FFFD character: 253 of them make a valid name.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				r.Spec.Rules[0].BackendRefs[0].Name = gwv1.ObjectName(strings.Repeat("\xff", 253))
+			},
+		},
+		"InvalidUTF8TooLong": {
+			reason: "JSON encoding turns each invalid byte into one U+FFFD character: 254 of them are too many.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				r.Spec.Rules[0].BackendRefs[0].Name = gwv1.ObjectName(strings.Repeat("\xff", 254))
+			},
+			want: errs(tooLong("spec.rules[0].backendRefs[0].name", 253)),
+		},
 		maximal: {
 			reason: "A route at every limit at once stays within the API server's CEL cost budget.",
 			mutate: func(r *gwv1.HTTPRoute) {
@@ -745,6 +777,20 @@ func TestFragmentPaths(t *testing.T) {
 			}},
 			want: errs(celListErr("spec.parentRefs", msgSectionUnique), celListErr("spec.parentRefs", msgSectionPortUnique)),
 		},
+		"SectionName": {
+			reason: "Fragment validators report errors at the caller's path.",
+			args: args{check: func() field.ErrorList {
+				return SectionName(path("spec.rules[0].name"), "API")
+			}},
+			want: errs(mismatch("spec.rules[0].name", patSubdomain)),
+		},
+		"Duration": {
+			reason: "Fragment validators report errors at the caller's path.",
+			args: args{check: func() field.ErrorList {
+				return Duration(path("spec.traffic.steps[0].pause"), "1d")
+			}},
+			want: errs(mismatch("spec.traffic.steps[0].pause", patDuration)),
+		},
 		"HTTPRouteTimeouts": {
 			reason: "Fragment validators report errors at the caller's path.",
 			args: args{check: func() field.ErrorList {
@@ -767,6 +813,19 @@ func BenchmarkHTTPRoute(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if errs := HTTPRoute(r); len(errs) != 0 {
+			b.Fatal(errs)
+		}
+	}
+}
+
+// BenchmarkCRDValidatorHTTPRoute validates the same route with the CRD
+// validator of one channel, for comparison with BenchmarkHTTPRoute.
+func BenchmarkCRDValidatorHTTPRoute(b *testing.B) {
+	s := crdschema.GatewayAPI(b, crdschema.Standard)
+	r := httpRoute()
+	b.ReportAllocs()
+	for b.Loop() {
+		if errs := s.Validate(r); len(errs) != 0 {
 			b.Fatal(errs)
 		}
 	}

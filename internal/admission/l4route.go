@@ -93,7 +93,7 @@ func l4Rules(path *field.Path, names []*gwv1.SectionName, refs [][]gwv1.BackendR
 	for i := range names {
 		p := path.Index(i)
 		if names[i] != nil {
-			errs = append(errs, SectionName(p, "name", *names[i])...)
+			errs = append(errs, strSectionName.check(p, "name", string(*names[i]))...)
 		}
 		errs = append(errs, BackendRefs(p.Child("backendRefs"), refs[i])...)
 	}

@@ -82,7 +82,7 @@ func findModuleDir(module string) (string, error) {
 }
 
 func run(dir, name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
+	cmd := exec.Command(name, args...) //nolint:gosec // Runs the go command with fixed arguments.
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
