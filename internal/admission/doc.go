@@ -59,6 +59,9 @@
 //
 // Validating a typical HTTPRoute (2 parentRefs, 2 hostnames, 3 rules with
 // matches and header filters, 2 weighted backendRefs each with a filter)
-// takes BenchmarkHTTPRoute: about ADMISSION_NS, against about CRDSCHEMA_NS for
-// the CRD validator (internal/crdschema BenchmarkValidateHTTPRoute).
+// costs about 14 µs, 104 allocations and 5 KB (BenchmarkHTTPRoute), against
+// about 6.3 ms, 32,000 allocations and 3.2 MB for the CRD validator of one
+// channel on the same route (BenchmarkCRDValidatorHTTPRoute): some 450 times
+// less. Measured on the project's 2-core machine under load; README.md has
+// the details.
 package admission
