@@ -249,12 +249,13 @@ func parseRules(path *field.Path, kind RouteKind, raw []rawRule) ([]Rule, field.
 		p := path.Index(i)
 		rule := Rule{Name: r.Name}
 		if r.Name != nil {
-			errs = append(errs, admission.SectionName(p, "name", *r.Name)...)
+			errs = append(errs, admission.SectionName(p.Child("name"), *r.Name)...)
 		}
 		switch kind {
 		case KindHTTPRoute:
 			errs = append(errs, decodeAndCheck(p.Child("matches"), r.Matches, &rule.HTTPMatches, admission.HTTPRouteMatches)...)
 			errs = append(errs, decodeAndCheck(p.Child("filters"), r.Filters, &rule.HTTPFilters, admission.HTTPRouteFilters)...)
+			errs = append(errs, noRedirect(p.Child("filters"), rule.HTTPFilters)...)
 			rule.Timeouts = r.Timeouts
 			errs = append(errs, admission.HTTPRouteTimeouts(p.Child("timeouts"), r.Timeouts)...)
 		case KindGRPCRoute:
@@ -269,6 +270,20 @@ func parseRules(path *field.Path, kind RouteKind, raw []rawRule) ([]Rule, field.
 		rules = append(rules, rule)
 	}
 	return rules, errs
+}
+
+// noRedirect refuses a rule-level RequestRedirect: every composed rule sends
+// its traffic to the primary and the canary, and Gateway API never allows a
+// redirect beside backendRefs. A redirect belongs in a route of its own.
+func noRedirect(path *field.Path, filters []gwv1.HTTPRouteFilter) field.ErrorList {
+	var errs field.ErrorList
+	for i, f := range filters {
+		if f.Type == gwv1.HTTPRouteFilterRequestRedirect {
+			errs = append(errs, field.Forbidden(path.Index(i),
+				"a RequestRedirect filter cannot be used on a CanaryRoute rule: each rule sends traffic to the primary and the canary, and Gateway API forbids a redirect beside backendRefs"))
+		}
+	}
+	return errs
 }
 
 // unsupported rejects a feature that the route kind cannot carry: dropping
