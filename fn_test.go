@@ -15,6 +15,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 )
 
 // testNow is the instant the tests' clock reports.
@@ -335,7 +337,25 @@ spec:
 			if diff := cmp.Diff(tc.want, viewOf(t, rsp)); diff != "" {
 				t.Errorf("%s\nRunFunction(...): -want, +got:\n%s", tc.reason, diff)
 			}
+			assertXRDAccepts(t, req, rsp)
 		})
+	}
+}
+
+// assertXRDAccepts checks that the XR with the status the function desires
+// passes its XRD (schema and CEL rules), as the API server would on the
+// status update: Crossplane prunes what the XRD does not declare.
+func assertXRDAccepts(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) {
+	t.Helper()
+	status, ok := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+	if !ok {
+		return
+	}
+	xr := req.GetObserved().GetComposite().GetResource().AsMap()
+	xr["status"] = status
+	xrds := crdschema.XRDs(t, "example/definitions/canaryroute-namespaced.yaml", "example/definitions/canaryroute-cluster.yaml")
+	if errs := xrds.Validate(xr); len(errs) > 0 {
+		t.Errorf("the XRD rejects the XR with the status the function desires: %v", errs)
 	}
 }
 
