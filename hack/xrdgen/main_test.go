@@ -1,0 +1,158 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
+)
+
+const definitions = "../../example/definitions"
+
+// TestGeneratedFilesUpToDate fails when example/definitions does not hold
+// what the generator writes from schema.yaml.
+func TestGeneratedFilesUpToDate(t *testing.T) {
+	for _, v := range variants {
+		want, err := render(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(definitions, v.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s is stale: run `go run ./hack/xrdgen` (-generated, +committed):\n%s", v.file, diff)
+		}
+	}
+}
+
+// TestXRDRules checks that the XRDs catch mistakes at admission time, with
+// the CEL rules and the schema, before the function ever sees them.
+func TestXRDRules(t *testing.T) {
+	base := `
+primary: {service: {selector: {app: podinfo}}}
+canary: {backendRef: {name: canary, port: 80}}
+parentRefs: [{name: gateway}]
+port: 9898
+`
+	cases := map[string]struct {
+		reason string
+		spec   string
+		want   []string // substrings of the errors; none means accepted
+	}{
+		"Valid": {
+			reason: "A plain spec is accepted.",
+			spec:   base,
+		},
+		"TwoSources": {
+			reason: "A side has exactly one backend source.",
+			spec:   strings.Replace(base, "{service: {selector: {app: podinfo}}}", "{service: {selector: {app: podinfo}}, externalName: example.com}", 1),
+			want:   []string{"set exactly one of service, externalName or backendRef"},
+		},
+		"NoSource": {
+			reason: "A side without a source is refused.",
+			spec:   strings.Replace(base, "{backendRef: {name: canary, port: 80}}", "{filters: []}", 1),
+			want:   []string{"set exactly one of service, externalName or backendRef"},
+		},
+		"WeightAndSteps": {
+			reason: "Manual weight and progressive steps exclude each other.",
+			spec:   base + "traffic: {weight: 10, steps: [{weight: 10}]}\n",
+			want:   []string{"set either traffic.weight (manual) or traffic.steps (progressive), not both"},
+		},
+		"StepsNeedRevision": {
+			reason: "Progressive steps need a canary revision.",
+			spec:   base + "traffic: {steps: [{weight: 10}]}\n",
+			want:   []string{"traffic.steps needs canary.revision"},
+		},
+		"StepsGoDown": {
+			reason: "Steps never lower the weight.",
+			spec:   strings.Replace(base, "port: 80}}", "port: 80}, revision: v2}", 1) + "traffic: {steps: [{weight: 50}, {weight: 10}]}\n",
+			want:   []string{"steps must not lower the weight"},
+		},
+		"WeightRange": {
+			reason: "The weight is a percent.",
+			spec:   base + "traffic: {weight: 101}\n",
+			want:   []string{"spec.traffic.weight"},
+		},
+		"TLSRouteNeedsHostnames": {
+			reason: "A TLSRoute routes by SNI.",
+			spec:   base + "kind: TLSRoute\n",
+			want:   []string{"a TLSRoute routes by SNI"},
+		},
+		"TCPRouteRuleMatches": {
+			reason: "TLS and TCP rules carry no matches.",
+			spec:   base + "kind: TCPRoute\nrules: [{matches: [{path: {value: /}}]}]\n",
+			want:   []string{"TLSRoute and TCPRoute rules carry no matches"},
+		},
+		"UnknownKind": {
+			reason: "The route kind is an enum.",
+			spec:   base + "kind: UDPRoute\n",
+			want:   []string{"spec.kind"},
+		},
+		"BadRevision": {
+			reason: "A revision is a short plain word.",
+			spec:   strings.Replace(base, "port: 80}}", "port: 80}, revision: 'v 2'}", 1),
+			want:   []string{"spec.canary.revision"},
+		},
+	}
+	xrds := crdschema.XRDs(t, filepath.Join(definitions, "canaryroute-namespaced.yaml"), filepath.Join(definitions, "canaryroute-cluster.yaml"))
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, kind := range []string{"CanaryRoute", "XCanaryRoute"} {
+				var spec map[string]any
+				if err := yaml.Unmarshal([]byte(tc.spec), &spec); err != nil {
+					t.Fatal(err)
+				}
+				meta := map[string]any{"name": "podinfo"}
+				if kind == "CanaryRoute" {
+					meta["namespace"] = "test"
+				}
+				xr := map[string]any{"apiVersion": "platform.example.org/v1alpha1", "kind": kind, "metadata": meta, "spec": spec}
+				errs := xrds.Validate(xr).ToAggregate()
+				if len(tc.want) == 0 {
+					if errs != nil {
+						t.Errorf("%s\n%s: want accepted, got %v", tc.reason, kind, errs)
+					}
+					continue
+				}
+				if errs == nil {
+					t.Errorf("%s\n%s: want rejected, got accepted", tc.reason, kind)
+					continue
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(errs.Error(), w) {
+						t.Errorf("%s\n%s: error %q does not mention %q", tc.reason, kind, errs, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestExamplesPassXRDs checks every example XR against its XRD.
+func TestExamplesPassXRDs(t *testing.T) {
+	files, err := filepath.Glob("../../example/*/xr.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	xrds := crdschema.XRDs(t, filepath.Join(definitions, "canaryroute-namespaced.yaml"), filepath.Join(definitions, "canaryroute-cluster.yaml"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var xr map[string]any
+		if err := yaml.Unmarshal(b, &xr); err != nil {
+			t.Fatal(err)
+		}
+		if errs := xrds.Validate(xr); len(errs) > 0 {
+			t.Errorf("%s: the XRD rejects the example: %v", f, errs)
+		}
+	}
+}
