@@ -2,6 +2,9 @@ package admission
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -61,4 +64,22 @@ func addSeed(f *testing.F, spec any) {
 		f.Fatal(err)
 	}
 	f.Add(b)
+}
+
+// FuzzGenerated explores the differential test's generator beyond its fixed
+// seed: each input is a seed and a kind.
+func FuzzGenerated(f *testing.F) {
+	gens := generators()
+	kinds := slices.Sorted(maps.Keys(gens))
+	for i := range kinds {
+		f.Add(uint64(i), uint8(i))
+	}
+	judge(f, httpRoute())
+	f.Fuzz(func(t *testing.T, seed uint64, kind uint8) {
+		k := kinds[int(kind)%len(kinds)]
+		obj := gens[k](newGen(seed))
+		if !agrees(t, obj) {
+			t.Fatal(report(fmt.Sprintf("FuzzGenerated %s seed %d", k, seed), obj, judge(t, obj)))
+		}
+	})
 }
