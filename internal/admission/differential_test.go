@@ -139,13 +139,13 @@ func corpusSeed(t *testing.T) uint64 {
 // test takes well under 20 s on 2 cores: the CRD validator costs about a
 // millisecond per object and channel.
 var corpusSize = map[string]int{
-	"HTTPRoute":        1300,
-	"GRPCRoute":        450,
-	"TLSRoute":         200,
-	"TCPRoute":         120,
-	"TLSRouteV1Alpha2": 120,
-	"TCPRouteV1Alpha2": 80,
-	"ReferenceGrant":   150,
+	"HTTPRoute":        1000,
+	"GRPCRoute":        350,
+	"TLSRoute":         150,
+	"TCPRoute":         100,
+	"TLSRouteV1Alpha2": 100,
+	"TCPRouteV1Alpha2": 60,
+	"ReferenceGrant":   120,
 }
 
 // corpus is every hand-written test case plus the generated objects.
