@@ -30,6 +30,7 @@ var update = flag.Bool("update", false, "rewrite the golden files (review the di
 var env struct {
 	root       string
 	crossplane string
+	egctl      string
 	target     string
 	gatewayAPI string
 	cacheDir   string
@@ -67,6 +68,18 @@ func run(m *testing.M) (int, error) {
 			return 0, fmt.Errorf("cannot build the crossplane CLI: %w", err)
 		}
 		env.crossplane = strings.TrimSpace(string(out))
+	}
+
+	// Envoy Gateway's egctl, for the translator test: built once (see
+	// hack/egctl.sh) before the tests start, so that its long first build
+	// does not count against go test's -timeout, or taken from $EGCTL.
+	env.egctl = os.Getenv("EGCTL")
+	if env.egctl == "" {
+		out, err := command(root, "bash", "hack/egctl.sh").Output()
+		if err != nil {
+			return 0, fmt.Errorf("cannot build egctl: %w", err)
+		}
+		env.egctl = strings.TrimSpace(string(out))
 	}
 
 	out, err := command(root, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -54,7 +52,7 @@ const (
 // egctl the whole cluster instead, and assigns the composed Services a
 // cluster IP as the API server would.
 func TestEnvoyGateway(t *testing.T) {
-	egctl := egctlBinary(t)
+	egctl := env.egctl
 
 	accepted := []routeCondition{
 		{Type: string(gwapiv1.RouteConditionAccepted), Status: metav1.ConditionTrue, Reason: string(gwapiv1.RouteReasonAccepted)},
@@ -306,36 +304,6 @@ func TestEnvoyGateway(t *testing.T) {
 			}
 		})
 	}
-}
-
-// egctlBinary returns $EGCTL, or builds egctl once with hack/egctl.sh (which
-// caches it). The build takes minutes on a cold cache: CI builds it before
-// `go test`, and a build that outlasts the test's deadline fails with advice
-// instead of being killed with the test binary.
-func egctlBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("EGCTL"); bin != "" {
-		return bin
-	}
-	ctx := t.Context()
-	if deadline, ok := t.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-time.Minute))
-		defer cancel()
-	}
-	cmd := exec.CommandContext(ctx, "bash", "hack/egctl.sh")
-	cmd.Dir = env.root
-	cmd.WaitDelay = 5 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() != nil {
-			t.Fatalf("building egctl did not finish before the test deadline: run hack/egctl.sh first, or go test with a longer -timeout\n%s", stderr.String())
-		}
-		t.Fatalf("cannot build egctl (hack/egctl.sh): %v\n%s", err, stderr.String())
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // envoyInput is what egctl reads: the cluster's own objects, then the
