@@ -2,7 +2,6 @@ package route
 
 import (
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -86,36 +85,19 @@ func combineGRPCMatches(path *field.Path, rule, ab []gwv1.GRPCRouteMatch) ([]gwv
 	if len(rule) == 0 {
 		return deepCopy(ab), nil
 	}
-	var errs field.ErrorList
-	abPath := field.NewPath("spec", "traffic", "matches")
-	if n := len(rule) * len(ab); n > maxMatchesPerRule {
-		return nil, field.ErrorList{tooMany(path, "matches in a rule's A/B companion", n, maxMatchesPerRule,
-			fmt.Sprintf(": each of the rule's %d matches is combined with each of the %d A/B matches", len(rule), len(ab)))}
-	}
-	out := make([]gwv1.GRPCRouteMatch, 0, len(rule)*len(ab))
-	for i, m := range rule {
-		for j, a := range ab {
-			c := m.DeepCopy()
-			for k, h := range a.Headers {
-				for l, existing := range c.Headers {
-					if strings.EqualFold(string(existing.Name), string(h.Name)) {
-						errs = append(errs, field.Duplicate(abPath.Index(j).Child("headers").Index(k).Child("name"),
-							fmt.Sprintf("%s (already matched by %s)", h.Name, path.Index(i).Child("headers").Index(l))))
-					}
-				}
-				c.Headers = append(c.Headers, h)
+	return combine(path, rule, ab, func(i, j int, m *gwv1.GRPCRouteMatch, a gwv1.GRPCRouteMatch) field.ErrorList {
+		var errs field.ErrorList
+		m.Headers, errs = appendConditions(m.Headers, a.Headers, func(h gwv1.GRPCHeaderMatch) string { return string(h.Name) }, true,
+			abPath.Index(j).Child("headers"), path.Index(i).Child("headers"))
+		if a.Method != nil {
+			if m.Method != nil && !equalGRPCMethod(*m.Method, *a.Method) {
+				errs = append(errs, field.Invalid(abPath.Index(j).Child("method"), a.Method,
+					fmt.Sprintf("contradicts the method match of %s: the companion rule would match nothing", path.Index(i))))
 			}
-			if a.Method != nil {
-				if c.Method != nil && !equalGRPCMethod(*c.Method, *a.Method) {
-					errs = append(errs, field.Invalid(abPath.Index(j).Child("method"), a.Method,
-						fmt.Sprintf("contradicts the method match of %s: the companion rule would match nothing", path.Index(i))))
-				}
-				c.Method = a.Method.DeepCopy()
-			}
-			out = append(out, *c)
+			m.Method = a.Method.DeepCopy()
 		}
-	}
-	return out, errs
+		return errs
+	})
 }
 
 func equalGRPCMethod(a, b gwv1.GRPCMethodMatch) bool {

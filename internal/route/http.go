@@ -2,7 +2,6 @@ package route
 
 import (
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -151,49 +150,26 @@ func canaryHTTPFilters(p Params) ([]gwv1.HTTPRouteFilter, field.ErrorList) {
 	}), nil
 }
 
-// combineHTTPMatches is the cross product of a rule's matches and the A/B
-// matches: each A/B match adds its header, query and method conditions to
-// each of the rule's matches.
+// combineHTTPMatches adds each A/B match's header, query and method
+// conditions to each of the rule's matches.
 func combineHTTPMatches(path *field.Path, rule, ab []gwv1.HTTPRouteMatch) ([]gwv1.HTTPRouteMatch, field.ErrorList) {
-	var errs field.ErrorList
-	abPath := field.NewPath("spec", "traffic", "matches")
-	if n := len(rule) * len(ab); n > maxMatchesPerRule {
-		return nil, field.ErrorList{tooMany(path, "matches in a rule's A/B companion", n, maxMatchesPerRule,
-			fmt.Sprintf(": each of the rule's %d matches is combined with each of the %d A/B matches", len(rule), len(ab)))}
-	}
-	out := make([]gwv1.HTTPRouteMatch, 0, len(rule)*len(ab))
-	for i, m := range rule {
-		for j, a := range ab {
-			c := m.DeepCopy()
-			for k, h := range a.Headers {
-				for l, existing := range c.Headers {
-					if strings.EqualFold(string(existing.Name), string(h.Name)) {
-						errs = append(errs, field.Duplicate(abPath.Index(j).Child("headers").Index(k).Child("name"),
-							fmt.Sprintf("%s (already matched by %s)", h.Name, path.Index(i).Child("headers").Index(l))))
-					}
-				}
-				c.Headers = append(c.Headers, h)
+	return combine(path, rule, ab, func(i, j int, m *gwv1.HTTPRouteMatch, a gwv1.HTTPRouteMatch) field.ErrorList {
+		var errs, e field.ErrorList
+		m.Headers, e = appendConditions(m.Headers, a.Headers, func(h gwv1.HTTPHeaderMatch) string { return string(h.Name) }, true,
+			abPath.Index(j).Child("headers"), path.Index(i).Child("headers"))
+		errs = append(errs, e...)
+		m.QueryParams, e = appendConditions(m.QueryParams, a.QueryParams, func(q gwv1.HTTPQueryParamMatch) string { return string(q.Name) }, false,
+			abPath.Index(j).Child("queryParams"), path.Index(i).Child("queryParams"))
+		errs = append(errs, e...)
+		if a.Method != nil {
+			if m.Method != nil && *m.Method != *a.Method {
+				errs = append(errs, field.Invalid(abPath.Index(j).Child("method"), *a.Method,
+					fmt.Sprintf("contradicts method %s of %s: the companion rule would match nothing", *m.Method, path.Index(i))))
 			}
-			for k, q := range a.QueryParams {
-				for l, existing := range c.QueryParams {
-					if existing.Name == q.Name {
-						errs = append(errs, field.Duplicate(abPath.Index(j).Child("queryParams").Index(k).Child("name"),
-							fmt.Sprintf("%s (already matched by %s)", q.Name, path.Index(i).Child("queryParams").Index(l))))
-					}
-				}
-				c.QueryParams = append(c.QueryParams, q)
-			}
-			if a.Method != nil {
-				if c.Method != nil && *c.Method != *a.Method {
-					errs = append(errs, field.Invalid(abPath.Index(j).Child("method"), *a.Method,
-						fmt.Sprintf("contradicts method %s of %s: the companion rule would match nothing", *c.Method, path.Index(i))))
-				}
-				c.Method = ptr.To(*a.Method)
-			}
-			out = append(out, *c)
+			m.Method = ptr.To(*a.Method)
 		}
-	}
-	return out, errs
+		return errs
+	})
 }
 
 func httpMatchCount(rules []gwv1.HTTPRouteRule) int {
