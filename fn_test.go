@@ -88,19 +88,7 @@ func TestRunFunction(t *testing.T) {
 		"FlaggerScenario": {
 			reason: "A canary behind a proxy in another namespace gets 20% through a composed HTTPRoute, a ReferenceGrant in its namespace, and the primary a proxy Service.",
 			args:   args{xr: flaggerXR, input: allowMonitoring},
-			want: view{
-				Conditions: []string{
-					"RouteAccepted=False Pending: the route has not been created yet",
-					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
-					"RolloutHealthy=True Stable: Stable: canary 20%, primary 80%",
-				},
-				Resources: []string{"referencegrant-monitoring", "route-httproute", "service-primary"},
-				Ready:     map[string]string{"referencegrant-monitoring": "READY_FALSE", "route-httproute": "READY_FALSE", "service-primary": "READY_FALSE"},
-				Weights:   [][]string{{"Service/podinfo-primary:9898=80", "Service/monitoring/canary-proxy:3456=20"}},
-				Grants:    map[string][]string{"monitoring": {"from HTTPRoute test", "to Service canary-proxy"}},
-				Rollout:   map[string]any{"phase": "Stable", "canaryWeight": float64(20), "primaryWeight": float64(80)},
-				TTL:       time.Minute,
-			},
+			want:   flaggerView(),
 		},
 		"ObservedResourcesAreReady": {
 			reason: "A Service and a grant are ready once they exist; the route once every parent accepted it with its references resolved, at its current generation.",
@@ -109,55 +97,30 @@ func TestRunFunction(t *testing.T) {
 				"service-primary":           `{apiVersion: v1, kind: Service, metadata: {name: podinfo-primary, namespace: test}}`,
 				"referencegrant-monitoring": `{apiVersion: gateway.networking.k8s.io/v1beta1, kind: ReferenceGrant, metadata: {name: podinfo.test, namespace: monitoring}}`,
 			}},
-			want: view{
-				Conditions: []string{
-					"RouteAccepted=True Accepted: every parent accepted the route and resolved its references",
-					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
-					"RolloutHealthy=True Stable: Stable: canary 20%, primary 80%",
-				},
-				Resources: []string{"referencegrant-monitoring", "route-httproute", "service-primary"},
-				Ready:     map[string]string{"referencegrant-monitoring": "READY_TRUE", "route-httproute": "READY_TRUE", "service-primary": "READY_TRUE"},
-				Weights:   [][]string{{"Service/podinfo-primary:9898=80", "Service/monitoring/canary-proxy:3456=20"}},
-				Grants:    map[string][]string{"monitoring": {"from HTTPRoute test", "to Service canary-proxy"}},
-				Rollout:   map[string]any{"phase": "Stable", "canaryWeight": float64(20), "primaryWeight": float64(80)},
-				TTL:       time.Minute,
-			},
+			want: flaggerView(func(v *view) {
+				v.Conditions[0] = "RouteAccepted=True Accepted: every parent accepted the route and resolved its references"
+				v.Ready = map[string]string{"referencegrant-monitoring": "READY_TRUE", "route-httproute": "READY_TRUE", "service-primary": "READY_TRUE"}
+			}),
 		},
 		"StaleAcceptanceIsNotReady": {
 			reason: "A parent's verdict on an older generation of the route says nothing about the current one.",
 			args: args{xr: flaggerXR, input: allowMonitoring, observed: map[string]string{
 				"route-httproute": acceptedRoute(4, 3),
 			}},
-			want: view{
-				Conditions: []string{
-					"RouteAccepted=False Stale: istio-ingress/gateway has not accepted the route (Stale): Accepted was reported for generation 3, the route is at generation 4",
-					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
-					"RolloutHealthy=True Stable: Stable: canary 20%, primary 80%",
-				},
-				Resources: []string{"referencegrant-monitoring", "route-httproute", "service-primary"},
-				Ready:     map[string]string{"referencegrant-monitoring": "READY_FALSE", "route-httproute": "READY_FALSE", "service-primary": "READY_FALSE"},
-				Weights:   [][]string{{"Service/podinfo-primary:9898=80", "Service/monitoring/canary-proxy:3456=20"}},
-				Grants:    map[string][]string{"monitoring": {"from HTTPRoute test", "to Service canary-proxy"}},
-				Rollout:   map[string]any{"phase": "Stable", "canaryWeight": float64(20), "primaryWeight": float64(80)},
-				TTL:       time.Minute,
-			},
+			want: flaggerView(func(v *view) {
+				v.Conditions[0] = "RouteAccepted=False Stale: istio-ingress/gateway has not accepted the route (Stale): Accepted was reported for generation 3, the route is at generation 4"
+			}),
 		},
 		"CanaryNamespaceNotAllowed": {
 			reason: "Without the canary's namespace in allowedBackendNamespaces there is no grant, the canary is held at 0 (Failed) and a Warning names the reference.",
 			args:   args{xr: flaggerXR, input: emptyInput},
-			want: view{
-				Results: []string{`WARNING NotAllowedByPolicy: the canary backend Service monitoring/canary-proxy:3456 is refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`},
-				Conditions: []string{
-					"RouteAccepted=False Pending: the route has not been created yet",
-					`ReferenceGrantsReady=False NotAllowedByPolicy: the canary backend Service monitoring/canary-proxy:3456 is refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`,
-					`RolloutHealthy=False NotAllowedByPolicy: canary refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`,
-				},
-				Resources: []string{"route-httproute", "service-primary"},
-				Ready:     map[string]string{"route-httproute": "READY_FALSE", "service-primary": "READY_FALSE"},
-				Weights:   [][]string{{"Service/podinfo-primary:9898=100", "Service/monitoring/canary-proxy:3456=0"}},
-				Rollout:   map[string]any{"phase": "Failed", "canaryWeight": float64(0), "primaryWeight": float64(100), "message": `canary refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`},
-				TTL:       time.Minute,
-			},
+			want: flaggerView(withoutGrant, func(v *view) {
+				v.Results = []string{`WARNING NotAllowedByPolicy: the canary backend Service monitoring/canary-proxy:3456 is refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`}
+				v.Conditions[1] = `ReferenceGrantsReady=False NotAllowedByPolicy: the canary backend Service monitoring/canary-proxy:3456 is refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`
+				v.Conditions[2] = `RolloutHealthy=False NotAllowedByPolicy: canary refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`
+				v.Weights = [][]string{{"Service/podinfo-primary:9898=100", "Service/monitoring/canary-proxy:3456=0"}}
+				v.Rollout = map[string]any{"phase": "Failed", "canaryWeight": float64(0), "primaryWeight": float64(100), "message": `canary refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`}
+			}),
 		},
 		"NamespacedXRCannotComposeGrant": {
 			reason: "A namespaced XR composes only into its namespace: no grant, a Warning and GrantNotComposable naming the grant to create; the canary keeps its weight.",
@@ -189,18 +152,9 @@ spec:
 		"SkipGrants": {
 			reason: "referenceGrants: Skip composes no grant and warns of none.",
 			args:   args{xr: strings.Replace(flaggerXR, "  traffic:", "  referenceGrants: Skip\n  traffic:", 1), input: allowMonitoring},
-			want: view{
-				Conditions: []string{
-					"RouteAccepted=False Pending: the route has not been created yet",
-					"ReferenceGrantsReady=True Skipped: spec.referenceGrants is Skip: grants are managed outside this CanaryRoute",
-					"RolloutHealthy=True Stable: Stable: canary 20%, primary 80%",
-				},
-				Resources: []string{"route-httproute", "service-primary"},
-				Ready:     map[string]string{"route-httproute": "READY_FALSE", "service-primary": "READY_FALSE"},
-				Weights:   [][]string{{"Service/podinfo-primary:9898=80", "Service/monitoring/canary-proxy:3456=20"}},
-				Rollout:   map[string]any{"phase": "Stable", "canaryWeight": float64(20), "primaryWeight": float64(80)},
-				TTL:       time.Minute,
-			},
+			want: flaggerView(withoutGrant, func(v *view) {
+				v.Conditions[1] = "ReferenceGrantsReady=True Skipped: spec.referenceGrants is Skip: grants are managed outside this CanaryRoute"
+			}),
 		},
 		"SameBackendOnce": {
 			reason: "When primary and canary resolve to one backend (a promotion), the rule carries it once, at 100.",
@@ -233,19 +187,7 @@ spec:
 			args: args{xr: flaggerXR, input: allowMonitoring, observed: map[string]string{
 				"route-grpcroute": `{apiVersion: gateway.networking.k8s.io/v1, kind: GRPCRoute, metadata: {name: podinfo, namespace: test}}`,
 			}},
-			want: view{
-				Conditions: []string{
-					"RouteAccepted=False Pending: the route has not been created yet",
-					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
-					"RolloutHealthy=True Stable: Stable: canary 20%, primary 80%",
-				},
-				Resources: []string{"referencegrant-monitoring", "route-httproute", "service-primary"},
-				Ready:     map[string]string{"referencegrant-monitoring": "READY_FALSE", "route-httproute": "READY_FALSE", "service-primary": "READY_FALSE"},
-				Weights:   [][]string{{"Service/podinfo-primary:9898=80", "Service/monitoring/canary-proxy:3456=20"}},
-				Grants:    map[string][]string{"monitoring": {"from HTTPRoute test", "to Service canary-proxy"}},
-				Rollout:   map[string]any{"phase": "Stable", "canaryWeight": float64(20), "primaryWeight": float64(80)},
-				TTL:       time.Minute,
-			},
+			want: flaggerView(),
 		},
 		"BadSpecIsFatal": {
 			reason: "An invalid spec is a Fatal result naming the field; the conditions the XR had are re-sent so they do not turn Unknown.",
@@ -357,6 +299,35 @@ func assertXRDAccepts(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunF
 	if errs := xrds.Validate(xr); len(errs) > 0 {
 		t.Errorf("the XRD rejects the XR with the status the function desires: %v", errs)
 	}
+}
+
+// flaggerView is what a run of the Flagger scenario gives before anything
+// exists in the cluster, changed by each mutation.
+func flaggerView(mutate ...func(*view)) view {
+	v := view{
+		Conditions: []string{
+			"RouteAccepted=False Pending: the route has not been created yet",
+			"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
+			"RolloutHealthy=True Stable: Stable: canary 20%, primary 80%",
+		},
+		Resources: []string{"referencegrant-monitoring", "route-httproute", "service-primary"},
+		Ready:     map[string]string{"referencegrant-monitoring": "READY_FALSE", "route-httproute": "READY_FALSE", "service-primary": "READY_FALSE"},
+		Weights:   [][]string{{"Service/podinfo-primary:9898=80", "Service/monitoring/canary-proxy:3456=20"}},
+		Grants:    map[string][]string{"monitoring": {"from HTTPRoute test", "to Service canary-proxy"}},
+		Rollout:   map[string]any{"phase": "Stable", "canaryWeight": float64(20), "primaryWeight": float64(80)},
+		TTL:       time.Minute,
+	}
+	for _, m := range mutate {
+		m(&v)
+	}
+	return v
+}
+
+// withoutGrant is the Flagger scenario's view without its ReferenceGrant.
+func withoutGrant(v *view) {
+	v.Resources = []string{"route-httproute", "service-primary"}
+	v.Ready = map[string]string{"route-httproute": "READY_FALSE", "service-primary": "READY_FALSE"}
+	v.Grants = nil
 }
 
 // acceptedRoute is an observed HTTPRoute at a generation, whose parent
