@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,12 +215,13 @@ func describeRun(t *testing.T, now time.Time, rsp *fnv1.RunFunctionResponse) str
 	}
 	status, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
 	r, _ := status["rollout"].(map[string]any)
-	line := fmt.Sprintf("%s %s step %v at %v%%, again in %s: %s", now.Format(time.TimeOnly), r["phase"], r["step"], r["canaryWeight"],
+	var line strings.Builder
+	fmt.Fprintf(&line, "%s %s step %v at %v%%, again in %s: %s", now.Format(time.TimeOnly), r["phase"], r["step"], r["canaryWeight"],
 		rsp.GetMeta().GetTtl().AsDuration(), r["message"])
 	for _, res := range rsp.GetResults() {
-		line += " [" + res.GetMessage() + "]"
+		line.WriteString(" [" + res.GetMessage() + "]")
 	}
-	return line
+	return line.String()
 }
 
 // assertWeights checks that the composed route carries the weights the

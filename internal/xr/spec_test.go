@@ -256,8 +256,8 @@ func specCases() map[string]specCase {
 		},
 		"RuleRedirect": {
 			reason: "A rule-level RequestRedirect is refused up front: every composed rule has backendRefs, which Gateway API forbids beside a redirect.",
-			args: args{patches: []patch{set("spec.rules", `[{filters: [{type: RequestRedirect, requestRedirect: {scheme: https}}]}]`)}},
-			want: want{errs: []fieldErr{forbidden("spec.rules[0].filters[0]", "RequestRedirect filter cannot be used on a CanaryRoute rule")}},
+			args:   args{patches: []patch{set("spec.rules", `[{filters: [{type: RequestRedirect, requestRedirect: {scheme: https}}]}]`)}},
+			want:   want{errs: []fieldErr{forbidden("spec.rules[0].filters[0]", "RequestRedirect filter cannot be used on a CanaryRoute rule")}},
 		},
 		"RuleTLSMatches": {
 			reason: "A TLSRoute rule cannot carry matches: Forbidden, naming the feature and the kind.",
