@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -70,12 +69,8 @@ func compose(desired map[resource.Name]*resource.DesiredComposed, observed map[r
 // applies. Composed objects never carry status (the function has no opinion
 // on it) nor a creation timestamp.
 func toComposed(obj runtime.Object) (*composed.Unstructured, error) {
-	b, err := json.Marshal(obj)
+	m, err := toMap(obj)
 	if err != nil {
-		return nil, err
-	}
-	m := map[string]any{}
-	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
 	delete(m, "status")
@@ -85,6 +80,13 @@ func toComposed(obj runtime.Object) (*composed.Unstructured, error) {
 	u := composed.New()
 	u.SetUnstructuredContent(m)
 	return u, nil
+}
+
+// toMap converts a typed value to JSON-shaped data. The API machinery's
+// converter follows the JSON tags (omitempty included) like encoding/json,
+// without a round trip through bytes.
+func toMap(v any) (map[string]any, error) {
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(v)
 }
 
 // routeKeyFor is the composed resource name of the route of a kind.

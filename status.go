@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -74,18 +73,20 @@ func fatal(rsp *fnv1.RunFunctionResponse, prior map[string]any, err error) *fnv1
 // setStatus writes the status fields that the function owns onto the desired
 // XR, leaving whatever earlier functions in the pipeline set.
 func setStatus(dxr *resource.Composite, rs xr.RolloutStatus, rts xr.RouteStatus) error {
-	for path, v := range map[string]any{"status.rollout": rs, "status.route": rts} {
-		b, err := json.Marshal(v)
+	if dxr.Resource.Object == nil {
+		dxr.Resource.Object = map[string]any{}
+	}
+	status, ok := dxr.Resource.Object["status"].(map[string]any)
+	if !ok {
+		status = map[string]any{}
+		dxr.Resource.Object["status"] = status
+	}
+	for key, v := range map[string]any{"rollout": &rs, "route": &rts} {
+		m, err := toMap(v)
 		if err != nil {
 			return err
 		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			return err
-		}
-		if err := dxr.Resource.SetValue(path, m); err != nil {
-			return err
-		}
+		status[key] = m
 	}
 	return nil
 }
