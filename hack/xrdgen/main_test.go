@@ -156,3 +156,45 @@ func TestExamplesPassXRDs(t *testing.T) {
 		}
 	}
 }
+
+// TestXRDImmutableFields checks the transition rules: the route's name and
+// namespace cannot change, since a new one would leave the old route's
+// traffic behind.
+func TestXRDImmutableFields(t *testing.T) {
+	xrds := crdschema.XRDs(t, filepath.Join(definitions, "canaryroute-cluster.yaml"))
+	xr := func(extra string) map[string]any {
+		var spec map[string]any
+		if err := yaml.Unmarshal([]byte(`
+primary: {service: {selector: {app: podinfo}}}
+canary: {backendRef: {name: canary, port: 80}}
+parentRefs: [{name: gateway}]
+port: 9898
+`+extra), &spec); err != nil {
+			t.Fatal(err)
+		}
+		return map[string]any{"apiVersion": "platform.example.org/v1alpha1", "kind": "XCanaryRoute", "metadata": map[string]any{"name": "podinfo"}, "spec": spec}
+	}
+	cases := map[string]struct {
+		reason   string
+		old, new string
+		want     string
+	}{
+		"Unchanged":        {reason: "Other fields may change.", old: "namespace: test\nrouteName: podinfo\n", new: "namespace: test\nrouteName: podinfo\ntraffic: {weight: 10}\n"},
+		"RouteNameChanged": {reason: "routeName is immutable.", old: "routeName: podinfo\n", new: "routeName: other\n", want: "routeName is immutable"},
+		"RouteNameAdded":   {reason: "routeName cannot be added later.", old: "", new: "routeName: other\n", want: "routeName is immutable"},
+		"RouteNameRemoved": {reason: "routeName cannot be removed.", old: "routeName: podinfo\n", new: "", want: "routeName is immutable"},
+		"NamespaceChanged": {reason: "namespace is immutable.", old: "namespace: test\n", new: "namespace: prod\n", want: "namespace is immutable"},
+		"NamespaceRemoved": {reason: "namespace cannot be removed.", old: "namespace: test\n", new: "", want: "namespace is immutable"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			errs := xrds.ValidateUpdate(xr(tc.old), xr(tc.new)).ToAggregate()
+			switch {
+			case tc.want == "" && errs != nil:
+				t.Errorf("%s\nwant accepted, got %v", tc.reason, errs)
+			case tc.want != "" && (errs == nil || !strings.Contains(errs.Error(), tc.want)):
+				t.Errorf("%s\nwant an error mentioning %q, got %v", tc.reason, tc.want, errs)
+			}
+		})
+	}
+}

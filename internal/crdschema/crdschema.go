@@ -248,6 +248,20 @@ func (s *Set) add(crd *apiextensionsv1.CustomResourceDefinition, keepStatus bool
 // and kind that the Set does not serve is an error at path apiVersion or
 // kind.
 func (s *Set) Validate(obj any) field.ErrorList {
+	return s.ValidateUpdate(nil, obj)
+}
+
+// ValidateUpdate validates obj as an update of old, as the API server would:
+// CEL transition rules (those that read oldSelf, such as immutable fields)
+// compare the two. A nil old is a create, like Validate.
+func (s *Set) ValidateUpdate(old, obj any) field.ErrorList {
+	var oldMap map[string]any
+	if old != nil {
+		var err error
+		if oldMap, err = toMap(old); err != nil {
+			return field.ErrorList{field.Invalid(nil, nil, err.Error())}
+		}
+	}
 	u, err := toMap(obj)
 	if err != nil {
 		return field.ErrorList{field.Invalid(nil, nil, err.Error())}
@@ -272,12 +286,17 @@ func (s *Set) Validate(obj any) field.ErrorList {
 	if !v.served {
 		return field.ErrorList{field.Invalid(field.NewPath("apiVersion"), apiVersion, fmt.Sprintf(errFmtNotServed, gv.Version, gvk.GroupKind()))}
 	}
-	return v.validate(u)
+	return v.validate(u, oldMap)
 }
 
-func (v *version) validate(u map[string]any) field.ErrorList {
+func (v *version) validate(u, old map[string]any) field.ErrorList {
 	if !v.keepStatus {
 		delete(u, "status")
+		delete(old, "status")
+	}
+	if old != nil {
+		structuralpruning.Prune(old, v.structural, true)
+		structuraldefaulting.Default(old, v.structural)
 	}
 	// The API server decodes, prunes and defaults before it validates.
 	structuralpruning.Prune(u, v.structural, true)
@@ -295,7 +314,11 @@ func (v *version) validate(u map[string]any) field.ErrorList {
 	if blocked := blockingError(errs); blocked != nil {
 		return append(errs, blocked)
 	}
-	celErrs, _ := celValidator.Validate(context.Background(), nil, v.structural, u, nil, celconfig.RuntimeCELCostBudget)
+	var oldObj any
+	if old != nil {
+		oldObj = old
+	}
+	celErrs, _ := celValidator.Validate(context.Background(), nil, v.structural, u, oldObj, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
 }
 
