@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NOW=${NOW:-2026-12-02T10:07:00Z}
-CROSSPLANE=${CROSSPLANE:-$(hack/crossplane.sh)}
+CROSSPLANE=${CROSSPLANE:-$(hack/tool.sh crossplane)}
 
 mkdir -p bin
 go build -o bin/function .

@@ -60,10 +60,10 @@ func run(m *testing.M) (int, error) {
 	defer os.RemoveAll(tmp)
 
 	// The crossplane CLI: built once from the pinned tools module and
-	// cached (see hack/crossplane.sh), or taken from $CROSSPLANE.
+	// cached (see hack/tool.sh crossplane), or taken from $CROSSPLANE.
 	env.crossplane = os.Getenv("CROSSPLANE")
 	if env.crossplane == "" {
-		out, err := command(root, "bash", "hack/crossplane.sh").Output()
+		out, err := command(root, "bash", "hack/tool.sh", "crossplane").Output()
 		if err != nil {
 			return 0, fmt.Errorf("cannot build the crossplane CLI: %w", err)
 		}
@@ -71,11 +71,11 @@ func run(m *testing.M) (int, error) {
 	}
 
 	// Envoy Gateway's egctl, for the translator test: built once (see
-	// hack/egctl.sh) before the tests start, so that its long first build
+	// hack/tool.sh egctl) before the tests start, so that its long first build
 	// does not count against go test's -timeout, or taken from $EGCTL.
 	env.egctl = os.Getenv("EGCTL")
 	if env.egctl == "" {
-		out, err := command(root, "bash", "hack/egctl.sh").Output()
+		out, err := command(root, "bash", "hack/tool.sh", "egctl").Output()
 		if err != nil {
 			return 0, fmt.Errorf("cannot build egctl: %w", err)
 		}

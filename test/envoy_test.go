@@ -40,7 +40,7 @@ const (
 // what a cluster holds besides them (test/testdata/envoy/<example>.yaml:
 // the GatewayClass, the Gateway, the namespaces, the backends the function
 // does not compose), to Envoy Gateway's own translator: `egctl x translate`
-// (v1.9.1, offline, see hack/egctl.sh). It checks the status Envoy Gateway
+// (v1.9.1, offline, see hack/tool.sh egctl). It checks the status Envoy Gateway
 // gives the route (Accepted, and ResolvedRefs through the composed
 // ReferenceGrants) and the xDS that reaches Envoy: every route in Envoy's
 // order, with the backends, weights, per-backend filters and mirrors it
