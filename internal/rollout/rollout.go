@@ -131,14 +131,10 @@ func manual(in Input) Decision {
 		d.Healthy, d.Reason = false, ReasonAborted
 	case in.Traffic.Paused:
 		// Paused freezes the weight the previous run composed, even if
-		// traffic.weight changes meanwhile.
-		// Fix: clamped to a percent. The status is not validated (anyone may
-		// write it), and a weight above 100 composed a negative primary
-		// weight.
-		// Fix: without a previous run there is nothing to freeze yet, so the
-		// first run is Paused at traffic.weight. It was Stable, and the next
-		// run Paused at the same weight: a status change with nothing
-		// changed.
+		// traffic.weight changes meanwhile, clamped to a percent: anyone may
+		// write the status. Without a previous run there is nothing to
+		// freeze yet, so the first run is Paused at traffic.weight (and the
+		// next run agrees, so the status does not change).
 		if in.Previous != nil {
 			w = min(max(in.Previous.CanaryWeight, 0), percentTotal)
 		}
@@ -172,11 +168,13 @@ func progressive(in Input) Decision {
 	switch {
 	case in.CanaryRefused:
 		return terminal(cur, xr.PhaseFailed, msgRefused+in.CanaryRefusedReason, ReasonNotAllowedByPolicy, "")
+	case !restart && prev.Phase == xr.PhaseFailed:
+		// A failed revision stays failed, aborted or not: only a new
+		// revision retries, so aborting and clearing abort cannot restart
+		// it.
+		return terminal(cur, xr.PhaseFailed, prev.Message, ReasonGateFailed, "")
 	case in.Traffic.Abort:
 		return terminal(cur, xr.PhaseAborted, "aborted: all traffic goes to the primary; clear abort to restart from step 0", ReasonAborted, "")
-	case !restart && prev.Phase == xr.PhaseFailed:
-		// A failed revision stays failed: only a new revision retries.
-		return terminal(cur, xr.PhaseFailed, prev.Message, ReasonGateFailed, "")
 	case !restart && prev.Phase == xr.PhaseSucceeded:
 		return settled(cur, xr.PhaseSucceeded, step.Weight, prev.Message, "")
 	case in.Traffic.Paused:
@@ -196,11 +194,9 @@ func progressive(in Input) Decision {
 // restarts says whether this run starts the revision over at step 0.
 func restarts(in Input) bool {
 	prev := in.Previous
-	// Fix: a negative step (status edited by hand) restarted nothing and
-	// indexed the steps at -1, a panic; it is no step, like a missing one.
-	// Fix: a canary the policy no longer refuses restarts the revision, as
-	// clearing abort does (it ran at 0% meanwhile). It used to stay Failed,
-	// with reason GateFailed, until the next revision.
+	// A negative step (a status edited by hand) is no step, like a missing
+	// one. A canary the policy no longer refuses restarts the revision, as
+	// clearing abort does: it ran at 0% meanwhile, and it did not fail.
 	return prev == nil || prev.Revision != in.Revision || prev.Step == nil || *prev.Step < 0 ||
 		(prev.Phase == xr.PhaseAborted && !in.Traffic.Abort) ||
 		(prev.Phase == xr.PhaseFailed && strings.HasPrefix(prev.Message, msgRefused) && !in.CanaryRefused)
@@ -208,11 +204,10 @@ func restarts(in Input) bool {
 
 // stepStartedAt is the current step's start as the previous run wrote it.
 func stepStartedAt(prev *metav1.Time, now time.Time) *metav1.Time {
-	// Fix: a zero stepStartedAt counts as missing (it is written as null,
-	// so it read back as missing on the next run, which changed the
-	// status), and a hand-written one with a fraction of a second is
-	// truncated like now (its fraction is lost when written, so the next
-	// run computed another nextStepAt).
+	// A zero stepStartedAt counts as missing: it is written as null and
+	// reads back as missing. A hand-written one is truncated to seconds like
+	// now, since writing it loses the fraction: either way the next run
+	// computes the same status.
 	if prev == nil || prev.IsZero() {
 		return &metav1.Time{Time: now}
 	}
@@ -231,10 +226,9 @@ func advance(in Input, cur xr.RolloutStatus, event string) Decision {
 	}
 	hold, requeue := holds(in, cur)
 	if hold == "" && event != "" {
-		// Fix: a run that starts or resumes the step (event set) has moved
-		// the rollout already, so it holds the step even when nothing else
-		// does. It used to move on in the same run, which replaced the start
-		// or resume event and skipped a step the route never carried.
+		// A run that starts or resumes the step (event set) has moved the
+		// rollout already, so it holds the step even when nothing else does:
+		// the route has not carried this step's weights yet.
 		hold, requeue = holdDue, MinRequeue
 	}
 	if hold != "" {
@@ -254,10 +248,8 @@ func advance(in Input, cur xr.RolloutStatus, event string) Decision {
 	// changes, so the status does not flap.
 	hold, requeue = holds(in, cur)
 	if hold == "" {
-		// Fix: a new step that nothing holds (no pause, route not required
-		// or already there, gates True) gave the message "holding step i:"
-		// with no reason and a requeue of 0, outside [MinRequeue,
-		// MaxRequeue]. It is due: the next run, soon, moves on.
+		// A new step that nothing holds (no pause, route not required or
+		// already there, gates True) is due: the next run, soon, moves on.
 		hold, requeue = holdDue, MinRequeue
 	}
 	return holding(in, cur, hold, requeue,
@@ -324,12 +316,9 @@ func failedGate(in Input, cur xr.RolloutStatus) (bool, string) {
 			continue
 		}
 		since := c.LastTransitionTime.Time
-		// Fix: the time False counts from the start of the current step at
-		// the earliest. A step only advances with every gate True, so this
-		// only matters for a step that a run started or resumed: a gate left
-		// False by the previous revision failed the new one on its first
-		// run (so a new revision could not retry), and time False while
-		// paused counted (paused time never counts).
+		// The time False counts from the start of the current step at the
+		// earliest: a gate left False by a failed revision must not fail the
+		// new one on its first run, and time paused never counts.
 		counted := since
 		if cur.StepStartedAt != nil && cur.StepStartedAt.After(counted) {
 			counted = cur.StepStartedAt.Time

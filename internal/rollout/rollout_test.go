@@ -547,6 +547,14 @@ func TestDecideProgressive(t *testing.T) {
 			}),
 			want: ended(xr.PhaseFailed, 1, 0, "gate 0 failed: x", ReasonGateFailed),
 		},
+		"FailedStaysFailedWhenAborted": {
+			reason: "Aborting a failed rollout keeps it Failed, so that clearing abort (which restarts an aborted rollout) cannot retry the failed revision.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Abort = true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: 100, Message: "gate 0 failed: x"}
+			}),
+			want: ended(xr.PhaseFailed, 1, 0, "gate 0 failed: x", ReasonGateFailed),
+		},
 		"FailedStaysFailedWhenPaused": {
 			reason: "Pausing a failed rollout does not bring its weight back: it stays Failed at 0%.",
 			in: progIn(func(in *Input) {
