@@ -205,6 +205,13 @@ func checkPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 				"the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"))
 		}
 	}
+	// A refused canary is held at weight 0, but a primary cannot be: in the
+	// route's own namespace no gateway would refuse a primary of a kind the
+	// Input forbids, so leaving it in the route would ignore the policy.
+	if ref := cr.Spec.Primary.BackendRef; ref != nil && !pol.AllowsKind(backend.GroupKindOf(*ref)) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "primary", "backendRef", "kind"),
+			"backend kind "+backend.KindString(backend.GroupKindOf(*ref))+" is not in the function Input's allowedBackendKinds"))
+	}
 	for i, g := range cr.Spec.Traffic.Gates {
 		gvk := gateGVK(g)
 		if !pol.AllowsGate(gvk) {

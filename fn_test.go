@@ -235,6 +235,48 @@ spec:
 				TTL:     time.Minute,
 			},
 		},
+		"RefusedPrimaryKindIsFatal": {
+			reason: "A primary of a kind outside allowedBackendKinds is a Fatal naming the field: in the route's own namespace no gateway would refuse it.",
+			args: args{input: emptyInput + "allowedBackendKinds: [{group: \"\", kind: Service}]\n", xr: `
+apiVersion: platform.example.org/v1alpha1
+kind: CanaryRoute
+metadata: {name: podinfo, namespace: test}
+spec:
+  parentRefs: [{name: gateway}]
+  primary: {backendRef: {group: gateway.envoyproxy.io, kind: Backend, name: anywhere}}
+  canary: {backendRef: {name: podinfo-canary, port: 80}}
+`},
+			want: view{
+				Results: []string{"FATAL: CanaryRoute not allowed by the function's Input: spec.primary.backendRef.kind: Forbidden: backend kind Backend.gateway.envoyproxy.io is not in the function Input's allowedBackendKinds"},
+				TTL:     time.Minute,
+			},
+		},
+		"RefusedCanaryKindHeldAtZero": {
+			reason: "A canary of a kind outside allowedBackendKinds is held at 0 (Failed), even in the route's namespace.",
+			args: args{input: emptyInput + "allowedBackendKinds: [{group: \"\", kind: Service}]\n", xr: `
+apiVersion: platform.example.org/v1alpha1
+kind: CanaryRoute
+metadata: {name: podinfo, namespace: test}
+spec:
+  parentRefs: [{name: gateway}]
+  primary: {backendRef: {name: podinfo, port: 80}}
+  canary: {backendRef: {group: gateway.envoyproxy.io, kind: Backend, name: anywhere}}
+  traffic: {weight: 30}
+`},
+			want: view{
+				Results: []string{"WARNING NotAllowedByPolicy: the canary backend Backend.gateway.envoyproxy.io anywhere is refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds"},
+				Conditions: []string{
+					"RouteAccepted=False Pending: the route has not been created yet",
+					"ReferenceGrantsReady=False NotAllowedByPolicy: the canary backend Backend.gateway.envoyproxy.io anywhere is refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds",
+					"RolloutHealthy=False NotAllowedByPolicy: canary refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds",
+				},
+				Resources: []string{"route-httproute"},
+				Ready:     map[string]string{"route-httproute": "READY_FALSE"},
+				Weights:   [][]string{{"Service/podinfo:80=100", "Backend/anywhere=0"}},
+				Rollout:   map[string]any{"phase": "Failed", "canaryWeight": float64(0), "primaryWeight": float64(100), "message": "canary refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds"},
+				TTL:       time.Minute,
+			},
+		},
 		"GatesAreRequired": {
 			reason: "Each gate's object is required from Crossplane by name, in the route namespace only; the first run, without them, holds the rollout.",
 			args: args{input: allowMonitoring, xr: strings.Replace(strings.Replace(flaggerXR, "weight: 20", `steps: [{weight: 10, pause: 1m}, {weight: 100}]

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -73,6 +74,14 @@ func fatal(rsp *fnv1.RunFunctionResponse, prior map[string]any, err error) *fnv1
 // setStatus writes the status fields that the function owns onto the desired
 // XR, leaving whatever earlier functions in the pipeline set.
 func setStatus(dxr *resource.Composite, rs xr.RolloutStatus, rts xr.RouteStatus) error {
+	rolloutStatus, err := toMap(&rs)
+	if err != nil {
+		return err
+	}
+	routeStatus, err := toMap(&rts)
+	if err != nil {
+		return err
+	}
 	if dxr.Resource.Object == nil {
 		dxr.Resource.Object = map[string]any{}
 	}
@@ -81,13 +90,7 @@ func setStatus(dxr *resource.Composite, rs xr.RolloutStatus, rts xr.RouteStatus)
 		status = map[string]any{}
 		dxr.Resource.Object["status"] = status
 	}
-	for key, v := range map[string]any{"rollout": &rs, "route": &rts} {
-		m, err := toMap(v)
-		if err != nil {
-			return err
-		}
-		status[key] = m
-	}
+	status["rollout"], status["route"] = rolloutStatus, routeStatus
 	return nil
 }
 
@@ -132,7 +135,7 @@ func setConditions(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, obs route.
 		problems = append(problems, msg)
 		reason = grant.ReasonNotAllowedByPolicy
 		if cr.Spec.ReferenceGrants != xr.GrantsSkip {
-			response.Warning(rsp, fmt.Errorf("%s", msg)).WithReason(grant.ReasonNotAllowedByPolicy).TargetCompositeAndClaim()
+			response.Warning(rsp, errors.New(msg)).WithReason(grant.ReasonNotAllowedByPolicy).TargetCompositeAndClaim()
 		}
 	}
 	for _, g := range grants.NotComposable {
@@ -141,7 +144,7 @@ func setConditions(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, obs route.
 		if reason == "" {
 			reason = grant.ReasonGrantNotComposable
 		}
-		response.Warning(rsp, fmt.Errorf("%s", msg)).WithReason(grant.ReasonGrantNotComposable).TargetCompositeAndClaim()
+		response.Warning(rsp, errors.New(msg)).WithReason(grant.ReasonGrantNotComposable).TargetCompositeAndClaim()
 	}
 	switch {
 	case cr.Spec.ReferenceGrants == xr.GrantsSkip:
@@ -199,12 +202,7 @@ func explainHold(v route.ParentVerdict) string {
 
 // describeRef names a backend as kind namespace/name:port.
 func describeRef(ref gwv1.BackendObjectReference) string {
-	gk := backend.GroupKindOf(ref)
-	s := gk.Kind
-	if gk.Group != "" {
-		s += "." + gk.Group
-	}
-	s += " "
+	s := backend.KindString(backend.GroupKindOf(ref)) + " "
 	if ref.Namespace != nil {
 		s += string(*ref.Namespace) + "/"
 	}

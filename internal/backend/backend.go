@@ -131,7 +131,7 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 		if b.Ref.Port == nil {
 			if cr.Spec.Port == 0 {
 				errs = append(errs, field.Required(refPath.Child("port"),
-					fmt.Sprintf("a %s backend needs a port: set it here or set spec.port", kindName(gk))))
+					fmt.Sprintf("a %s backend needs a port: set it here or set spec.port", KindString(gk))))
 			} else {
 				b.Ref.Port = ptr.To(cr.Spec.Port)
 			}
@@ -139,13 +139,20 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 	case portNone:
 		if b.Ref.Port != nil {
 			errs = append(errs, field.Forbidden(refPath.Child("port"),
-				fmt.Sprintf("a %s backend takes no port: the %s object says where its endpoints listen", kindName(gk), gk.Kind)))
+				fmt.Sprintf("a %s backend takes no port: the %s object says where its endpoints listen", KindString(gk), gk.Kind)))
 		}
 	case portAsWritten:
 	}
-	if gk == KindIstioHostname && b.Ref.Namespace != nil {
-		errs = append(errs, field.Forbidden(refPath.Child("namespace"),
-			"an Istio Hostname is not namespaced: leave namespace empty"))
+	if gk == KindIstioHostname {
+		if b.Ref.Namespace != nil {
+			errs = append(errs, field.Forbidden(refPath.Child("namespace"),
+				"an Istio Hostname is not namespaced: leave namespace empty"))
+		}
+		// Istio resolves a Hostname against its whole registry, Kubernetes
+		// Services of every namespace included, and no ReferenceGrant
+		// applies: a cluster-local host would reach another namespace
+		// around the Input's policy, as an ExternalName Service would.
+		errs = append(errs, xr.ExternalName(refPath.Child("name"), string(b.Ref.Name))...)
 	}
 
 	check := b.Ref
@@ -158,7 +165,9 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 	return b, errs
 }
 
-func kindName(gk schema.GroupKind) string {
+// KindString names a group/kind the way kubectl does: Kind.group, or Kind
+// for the core group.
+func KindString(gk schema.GroupKind) string {
 	if gk.Group == "" {
 		return gk.Kind
 	}

@@ -210,6 +210,22 @@ func TestResolve(t *testing.T) {
 				errs: []xrtest.FieldErr{xrtest.Forbidden("spec.canary.backendRef.namespace", "leave namespace empty")},
 			},
 		},
+		"IstioHostnameClusterLocal": {
+			reason: "Istio resolves a Hostname against every namespace's Services with no ReferenceGrant: a cluster-local host is refused, naming the field.",
+			args:   args{cr: route(service(), ref("networking.istio.io", "Hostname", "vault.secrets.svc.cluster.local", "", 8200), 0), role: xr.RoleCanary},
+			want: want{
+				b:    Backend{Role: xr.RoleCanary, Ref: objRef(str("networking.istio.io"), str("Hostname"), "vault.secrets.svc.cluster.local", "", 8200), Namespace: "test", FromBackendRef: true},
+				errs: []xrtest.FieldErr{xrtest.Invalid("spec.canary.backendRef.name", "must not be a cluster-local name")},
+			},
+		},
+		"IstioHostnameSingleLabel": {
+			reason: "A single-label Hostname resolves through the search domains to a cluster-local Service: refused.",
+			args:   args{cr: route(service(), ref("networking.istio.io", "Hostname", "vault", "", 8200), 0), role: xr.RoleCanary},
+			want: want{
+				b:    Backend{Role: xr.RoleCanary, Ref: objRef(str("networking.istio.io"), str("Hostname"), "vault", "", 8200), Namespace: "test", FromBackendRef: true},
+				errs: []xrtest.FieldErr{xrtest.Invalid("spec.canary.backendRef.name", "fully qualified DNS name")},
+			},
+		},
 		"InferencePoolNoPort": {
 			reason: "An InferencePool gets no port, even with spec.port set: the pool names its own.",
 			args:   args{cr: route(ref("inference.networking.k8s.io", "InferencePool", "llama3-8b", "", 0), service(), 8000), role: xr.RolePrimary},

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -71,7 +72,7 @@ func Plan(req Request, p *policy.Policy) Result {
 	targets := map[string][]gwv1.ReferenceGrantTo{}
 	for _, b := range req.Backends {
 		if b.FromBackendRef && !p.AllowsKind(b.GroupKind()) {
-			res.Refused = appendRefusal(res.Refused, b, fmt.Sprintf("backend kind %s is not in the Input's allowedBackendKinds", kindString(b)))
+			res.Refused = appendRefusal(res.Refused, b, fmt.Sprintf("backend kind %s is not in the Input's allowedBackendKinds", backend.KindString(b.GroupKind())))
 			continue
 		}
 		if b.Namespace == req.RouteNamespace || b.Ref.Name == "" {
@@ -173,21 +174,10 @@ const maxNameLength = 253
 func Describe(g *gwv1.ReferenceGrant) string {
 	to := make([]string, 0, len(g.Spec.To))
 	for _, t := range g.Spec.To {
-		kind := string(t.Kind)
-		if t.Group != "" {
-			kind += "." + string(t.Group)
-		}
+		kind := backend.KindString(schema.GroupKind{Group: string(t.Group), Kind: string(t.Kind)})
 		to = append(to, kind+" "+string(ptr.Deref(t.Name, "")))
 	}
 	from := g.Spec.From[0]
 	return fmt.Sprintf("ReferenceGrant %s in namespace %s from %s in namespace %s to %s",
 		g.Name, g.Namespace, from.Kind, from.Namespace, strings.Join(to, ", "))
-}
-
-func kindString(b backend.Backend) string {
-	gk := b.GroupKind()
-	if gk.Group == "" {
-		return gk.Kind
-	}
-	return gk.Kind + "." + gk.Group
 }

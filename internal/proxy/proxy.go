@@ -4,6 +4,7 @@
 package proxy
 
 import (
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,7 +74,7 @@ func Service(cr *xr.CanaryRoute, role xr.Role) *corev1.Service {
 	}
 
 	svc.Spec.Type = corev1.ServiceTypeClusterIP
-	svc.Spec.Selector = side.Service.Selector
+	svc.Spec.Selector = maps.Clone(side.Service.Selector)
 	port.TargetPort = intstr.FromInt32(cr.Spec.Port)
 	if side.Service.TargetPort != nil {
 		port.TargetPort = *side.Service.TargetPort

@@ -25,9 +25,13 @@ func combine[M any, PM interface {
 	var errs field.ErrorList
 	out := make([]M, 0, len(rule)*len(ab))
 	for i := range rule {
-		for j, a := range ab {
-			var m M
+		for j := range ab {
+			// Copies of both, so the route never shares memory with the
+			// spec: merge appends the A/B match's conditions, pointers and
+			// all.
+			var m, a M
 			PM(&rule[i]).DeepCopyInto(&m)
+			PM(&ab[j]).DeepCopyInto(&a)
 			errs = append(errs, merge(i, j, &m, a)...)
 			out = append(out, m)
 		}

@@ -510,3 +510,14 @@ func TestBuildStreamRoutes(t *testing.T) {
 		})
 	}
 }
+
+func TestBuildDoesNotAliasABMatches(t *testing.T) {
+	p := params(func(p *Params) {
+		p.ABHTTPMatches = []gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Type: ptr.To(gwv1.HeaderMatchExact), Name: "X-Beta", Value: "yes"}}}}
+	})
+	route := admitted(t, p).(*gwv1.HTTPRoute)
+	*route.Spec.Rules[0].Matches[0].Headers[0].Type = gwv1.HeaderMatchRegularExpression
+	if got := *p.ABHTTPMatches[0].Headers[0].Type; got != gwv1.HeaderMatchExact {
+		t.Errorf("the companion rule shares memory with the spec's A/B matches: the spec now says %s", got)
+	}
+}

@@ -761,8 +761,18 @@ func specCases() map[string]specCase {
 		},
 		"ABMatchesPath": {
 			reason: "An A/B match never carries a path: the path comes from each rule.",
-			args:   args{patches: []patch{set("spec.traffic.matches", `[{headers: [{name: X-Canary, value: always}]}, {path: {type: PathPrefix, value: /beta}}]`)}},
+			args:   args{patches: []patch{set("spec.traffic.matches", `[{headers: [{name: X-Canary, value: always}]}, {path: {type: PathPrefix, value: /beta}, method: GET}]`)}},
 			want:   want{errs: []fieldErr{forbidden("spec.traffic.matches[1].path", "the path comes from the rule")}},
+		},
+		"ABMatchEmpty": {
+			reason: "An A/B match without a condition would send every request to the canary: Required, naming the match.",
+			args:   args{patches: []patch{set("spec.traffic.matches", `[{headers: [{name: X-Canary, value: always}]}, {}]`)}},
+			want:   want{errs: []fieldErr{required("spec.traffic.matches[1]", "an empty one would send every request to the canary")}},
+		},
+		"ABMatchEmptyGRPC": {
+			reason: "The same for a GRPCRoute A/B match.",
+			args:   args{patches: []patch{kind(KindGRPCRoute), set("spec.traffic.matches", `[{}]`)}},
+			want:   want{errs: []fieldErr{required("spec.traffic.matches[0]", "an empty one would send every request to the canary")}},
 		},
 		"ABMatchesGRPC": {
 			reason: "GRPCRoute A/B matches decode as GRPCRoute matches.",

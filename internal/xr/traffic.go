@@ -51,9 +51,13 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 				errs = append(errs, field.Forbidden(path.Child("matches").Index(i).Child("path"),
 					"A/B matches add header, query parameter and method conditions to each rule's matches; the path comes from the rule"))
 			}
+			errs = append(errs, noCondition(path.Child("matches").Index(i), len(m.Headers)+len(m.QueryParams) == 0 && m.Method == nil)...)
 		}
 	case KindGRPCRoute:
 		errs = append(errs, decodeAndCheck(path.Child("matches"), raw.Matches, &t.GRPCMatches, admission.GRPCRouteMatches)...)
+		for i, m := range t.GRPCMatches {
+			errs = append(errs, noCondition(path.Child("matches").Index(i), len(m.Headers) == 0 && m.Method == nil)...)
+		}
 	default:
 		errs = append(errs, unsupported(path.Child("matches"), hasItems(raw.Matches), "A/B matches", kind)...)
 	}
@@ -78,6 +82,16 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 	t.Gates, gateErrs = parseGates(path.Child("gates"), raw.Gates)
 	errs = append(errs, gateErrs...)
 	return t, errs
+}
+
+// noCondition refuses an A/B match that adds no condition: its companion
+// rule would match exactly what its rule matches and, coming first, take
+// every request for the canary.
+func noCondition(path *field.Path, empty bool) field.ErrorList {
+	if !empty {
+		return nil
+	}
+	return field.ErrorList{field.Required(path, "an A/B match adds a header, query parameter or method condition; an empty one would send every request to the canary")}
 }
 
 func percent(path *field.Path, v int32) field.ErrorList {
