@@ -283,7 +283,7 @@ func routeAtWeight(obs route.Observation, p route.Params, routeNamespace string)
 // spec into a rejected route halfway through a rollout.
 func buildRoute(p route.Params) (runtime.Object, field.ErrorList) {
 	built, errs := route.Build(p)
-	errs = append(errs, route.Admit(built)...)
+	errs = append(errs, route.Admit(p, built)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -291,7 +291,7 @@ func buildRoute(p route.Params) (runtime.Object, field.ErrorList) {
 	full.Active = true
 	full.CanaryWeight = max(p.CanaryWeight, 1)
 	fullRoute, errs := route.Build(full)
-	errs = append(errs, route.Admit(fullRoute)...)
+	errs = append(errs, route.Admit(full, fullRoute)...)
 	return built, errs
 }
 

@@ -36,7 +36,7 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 	out := make([]gwv1.GRPCRouteRule, 0, len(rules))
 	for i, r := range rules {
 		path := field.NewPath("spec", "rules").Index(i)
-		if p.shaping() && len(p.ABGRPCMatches) > 0 {
+		if p.abCompanion() {
 			ab, abErrs := combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.ABGRPCMatches)
 			errs = append(errs, abErrs...)
 			out = append(out, gwv1.GRPCRouteRule{

@@ -52,7 +52,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 
 		// Companion rules come before their weighted rule: they are more
 		// specific anyway, and on a tie Gateway API picks the first rule.
-		if p.shaping() && len(p.ABHTTPMatches) > 0 {
+		if p.abCompanion() {
 			ab, abErrs := combineHTTPMatches(path.Child("matches"), matches, p.ABHTTPMatches)
 			errs = append(errs, abErrs...)
 			out = append(out, gwv1.HTTPRouteRule{
@@ -63,7 +63,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 				Timeouts:    r.Timeouts.DeepCopy(),
 			})
 		}
-		if p.shaping() && p.Affinity != nil && p.CanaryWeight > 0 {
+		if p.sessionCompanion() {
 			out = append(out, gwv1.HTTPRouteRule{
 				Name:        companionName(r.Name, companionStickiness),
 				Matches:     withCookieMatch(matches, p.Affinity),

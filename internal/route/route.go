@@ -6,6 +6,9 @@ package route
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,6 +81,48 @@ func (p Params) single() bool {
 // shaping reports whether A/B matches, mirroring and affinity apply.
 func (p Params) shaping() bool {
 	return p.Active && !p.single()
+}
+
+// abCompanion reports whether each rule gets an A/B companion rule.
+func (p Params) abCompanion() bool {
+	switch p.Kind {
+	case xr.KindHTTPRoute:
+		return p.shaping() && len(p.ABHTTPMatches) > 0
+	case xr.KindGRPCRoute:
+		return p.shaping() && len(p.ABGRPCMatches) > 0
+	default:
+		return false
+	}
+}
+
+// sessionCompanion reports whether each rule gets a session companion rule:
+// while the canary gets traffic, and on HTTPRoutes only.
+func (p Params) sessionCompanion() bool {
+	return p.Kind == xr.KindHTTPRoute && p.shaping() && p.Affinity != nil && p.CanaryWeight > 0
+}
+
+// origin says where a composed rule comes from: the spec's rule, and which
+// of its companions it is ("" for the weighted rule itself).
+type origin struct {
+	rule      int
+	companion string
+}
+
+// layout lists the origin of each composed rule, in the order the builders
+// compose them: each rule's companions come right before it.
+func (p Params) layout() []origin {
+	rules := max(len(p.Rules), 1)
+	out := make([]origin, 0, 3*rules)
+	for i := range rules {
+		if p.abCompanion() {
+			out = append(out, origin{rule: i, companion: "A/B"})
+		}
+		if p.sessionCompanion() {
+			out = append(out, origin{rule: i, companion: "session"})
+		}
+		out = append(out, origin{rule: i})
+	}
+	return out
 }
 
 // Build composes the route of the Params' kind. The errors are what the
@@ -153,8 +198,14 @@ func tooMany(path *field.Path, what string, got, limit int, why string) *field.E
 
 // Admit checks a composed route the way the Gateway API CRDs would, with the
 // function's own typed checks: running the CRDs' schema and CEL validators
-// on every run would cost more than the rest of the run together.
-func Admit(obj runtime.Object) field.ErrorList {
+// on every run would cost more than the rest of the run together. The
+// errors name the CanaryRoute's fields: a composed rule is named after the
+// spec's rule it comes from, and a companion rule says so.
+func Admit(p Params, obj runtime.Object) field.ErrorList {
+	return explain(p, admit(obj))
+}
+
+func admit(obj runtime.Object) field.ErrorList {
 	switch r := obj.(type) {
 	case *gwv1.HTTPRoute:
 		return admission.HTTPRoute(r)
@@ -171,6 +222,43 @@ func Admit(obj runtime.Object) field.ErrorList {
 	default:
 		return field.ErrorList{field.InternalError(nil, fmt.Errorf("no admission check for %T", obj))}
 	}
+}
+
+// composedRule matches the path of a composed rule: spec.rules[<i>]...
+var composedRule = regexp.MustCompile(`^spec\.rules\[(\d+)\](.*)$`)
+
+// explain renames the paths of composed rules after the spec's rules, and
+// says when the error is in a companion rule or the default rule.
+func explain(p Params, errs field.ErrorList) field.ErrorList {
+	layout := p.layout()
+	out := make(field.ErrorList, 0, len(errs))
+	for _, e := range errs {
+		m := composedRule.FindStringSubmatch(e.Field)
+		if m == nil {
+			out = append(out, e)
+			continue
+		}
+		k, err := strconv.Atoi(m[1])
+		if err != nil || k >= len(layout) {
+			out = append(out, e)
+			continue
+		}
+		o, c := layout[k], *e
+		c.Field = fmt.Sprintf("spec.rules[%d]%s", o.rule, m[2])
+		var where string
+		if len(p.Rules) == 0 {
+			c.Field = "spec.rules" + m[2]
+			where = "the default rule"
+		}
+		if o.companion != "" {
+			where = strings.TrimSuffix("the "+o.companion+" companion rule of "+where, " of ")
+		}
+		if where != "" {
+			c.Detail = "in " + where + ": " + c.Detail
+		}
+		out = append(out, &c)
+	}
+	return out
 }
 
 // deepCopy copies a list of Gateway API values, so that the composed route

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
@@ -65,7 +66,7 @@ func admitted(t *testing.T, p Params) runtime.Object {
 	if len(errs) > 0 {
 		t.Fatalf("Build(...): unexpected errors: %v", errs)
 	}
-	if errs := Admit(obj); len(errs) > 0 {
+	if errs := Admit(p, obj); len(errs) > 0 {
 		t.Fatalf("Admit(...): the function's checks reject the route: %v", errs)
 	}
 	channels := []crdschema.Channel{crdschema.Standard, crdschema.Experimental}
@@ -519,5 +520,73 @@ func TestBuildDoesNotAliasABMatches(t *testing.T) {
 	*route.Spec.Rules[0].Matches[0].Headers[0].Type = gwv1.HeaderMatchRegularExpression
 	if got := *p.ABHTTPMatches[0].Headers[0].Type; got != gwv1.HeaderMatchExact {
 		t.Errorf("the companion rule shares memory with the spec's A/B matches: the spec now says %s", got)
+	}
+}
+
+func TestAdmitNamesSpecRules(t *testing.T) {
+	sixteen := make([]gwv1.HTTPHeaderMatch, 16)
+	for i := range sixteen {
+		sixteen[i] = gwv1.HTTPHeaderMatch{Name: gwv1.HTTPHeaderName("X-H" + strconv.Itoa(i)), Value: "v"}
+	}
+	p := params(func(p *Params) {
+		p.Rules = []xr.Rule{{Name: ptr.To[gwv1.SectionName]("a")}, {Name: ptr.To[gwv1.SectionName]("b"), HTTPMatches: []gwv1.HTTPRouteMatch{{Headers: sixteen}}}}
+		p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", MaxAge: time.Hour}
+	})
+	obj, _ := Build(p)
+	got := Admit(p, obj).ToAggregate()
+	// Only the session companion of spec.rules[1] (the composed rules[2])
+	// has a 17th header, the cookie match.
+	want := "spec.rules[1].matches[0].headers: Too many: 17: in the session companion rule: must have at most 16 items"
+	if got == nil || got.Error() != want {
+		t.Errorf("Admit(...): the error must name the spec's rule and its companion\nwant: %s\ngot:  %v", want, got)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	composed := func(i int) *field.Path { return field.NewPath("spec", "rules").Index(i).Child("filters") }
+	cases := map[string]struct {
+		reason string
+		params Params
+		err    *field.Error
+		want   string
+	}{
+		"WeightedRule": {
+			reason: "The weighted rule of spec.rules[1] is the composed rules[3] when each rule has an A/B companion.",
+			params: params(func(p *Params) { p.Rules = make([]xr.Rule, 2); p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch} }),
+			err:    field.Invalid(composed(3), "x", "bad"),
+			want:   `spec.rules[1].filters: Invalid value: "x": bad`,
+		},
+		"Companion": {
+			reason: "The A/B companion of spec.rules[1] is the composed rules[2].",
+			params: params(func(p *Params) { p.Rules = make([]xr.Rule, 2); p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch} }),
+			err:    field.Invalid(composed(2), "x", "bad"),
+			want:   `spec.rules[1].filters: Invalid value: "x": in the A/B companion rule: bad`,
+		},
+		"DefaultRule": {
+			reason: "Without spec.rules the errors are in the default rule.",
+			params: params(),
+			err:    field.Invalid(composed(0), "x", "bad"),
+			want:   `spec.rules.filters: Invalid value: "x": in the default rule: bad`,
+		},
+		"DefaultRuleCompanion": {
+			reason: "... or in one of its companions.",
+			params: params(func(p *Params) { p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch} }),
+			err:    field.Invalid(composed(0), "x", "bad"),
+			want:   `spec.rules.filters: Invalid value: "x": in the A/B companion rule of the default rule: bad`,
+		},
+		"NotARule": {
+			reason: "Errors outside the rules keep their path.",
+			params: params(),
+			err:    field.Invalid(field.NewPath("spec", "hostnames").Index(0), "x", "bad"),
+			want:   `spec.hostnames[0]: Invalid value: "x": bad`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := explain(tc.params, field.ErrorList{tc.err}).ToAggregate().Error()
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nexplain(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }
