@@ -3,6 +3,9 @@
 // Services from a CanaryRoute, recomputing the canary's weight on every run.
 package main
 
+// The CanaryRoute XRDs of example/definitions, from hack/xrdgen/schema.yaml.
+//go:generate go run ./hack/xrdgen
+
 import (
 	"time"
 

@@ -19,7 +19,6 @@ import (
 // an IANA service name (at most 15 characters), so protocols such as
 // kubernetes.io/h2c get a short name of their own.
 var portNames = map[string]string{
-	"":                  "http",
 	"http":              "http",
 	"https":             "https",
 	"kubernetes.io/h2c": "h2c",

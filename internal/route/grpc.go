@@ -61,11 +61,7 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 			BackendRefs: backends(weighted(p)),
 		})
 	}
-	matches := 0
-	for _, r := range out {
-		matches += len(r.Matches)
-	}
-	errs = append(errs, ruleLimits(len(rules), len(out), matches)...)
+	errs = append(errs, ruleLimits(len(rules), len(out), matchCount(out, func(r gwv1.GRPCRouteRule) int { return len(r.Matches) }))...)
 
 	return &gwv1.GRPCRoute{
 		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: string(xr.KindGRPCRoute)},

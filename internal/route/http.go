@@ -21,7 +21,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 	canaryFilters, filterErrs := canaryHTTPFilters(p)
 	errs = append(errs, filterErrs...)
 	filtersOf := map[xr.Role][]gwv1.HTTPRouteFilter{
-		xr.RolePrimary: deepCopy(p.Primary.HTTPFilters),
+		xr.RolePrimary: p.Primary.HTTPFilters,
 		xr.RoleCanary:  canaryFilters,
 	}
 	backends := func(bs []weightedBackend) []gwv1.HTTPBackendRef {
@@ -88,7 +88,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 			Timeouts:    r.Timeouts.DeepCopy(),
 		})
 	}
-	errs = append(errs, ruleLimits(len(rules), len(out), httpMatchCount(out))...)
+	errs = append(errs, ruleLimits(len(rules), len(out), matchCount(out, func(r gwv1.HTTPRouteRule) int { return len(r.Matches) }))...)
 
 	return &gwv1.HTTPRoute{
 		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: string(xr.KindHTTPRoute)},
@@ -170,14 +170,6 @@ func combineHTTPMatches(path *field.Path, rule, ab []gwv1.HTTPRouteMatch) ([]gwv
 		}
 		return errs
 	})
-}
-
-func httpMatchCount(rules []gwv1.HTTPRouteRule) int {
-	n := 0
-	for _, r := range rules {
-		n += len(r.Matches)
-	}
-	return n
 }
 
 // ruleLimits checks the route-wide limits, saying where the extra rules come

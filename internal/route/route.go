@@ -191,6 +191,15 @@ func companionName(rule *gwv1.SectionName, suffix string) *gwv1.SectionName {
 	return &name
 }
 
+// matchCount is the number of matches across a route's rules.
+func matchCount[R any](rules []R, matches func(R) int) int {
+	n := 0
+	for _, r := range rules {
+		n += matches(r)
+	}
+	return n
+}
+
 // tooMany reports a limit exceeded by the composed route, saying by how much.
 func tooMany(path *field.Path, what string, got, limit int, why string) *field.Error {
 	return field.Invalid(path, got, fmt.Sprintf("the composed route would have %d %s, %d more than the Gateway API allows (%d)%s", got, what, got-limit, limit, why))

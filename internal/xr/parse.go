@@ -3,6 +3,7 @@ package xr
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -144,7 +145,7 @@ func parseSpec(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.ParentRe
 	if s.Kind == "" {
 		s.Kind = KindHTTPRoute
 	}
-	if !isRouteKind(s.Kind) {
+	if !slices.Contains(RouteKinds, s.Kind) {
 		errs = append(errs, field.NotSupported(path.Child("kind"), s.Kind, RouteKinds))
 		// Every kind-specific check below would mislead.
 		return s, errs
@@ -186,15 +187,6 @@ func parseSpec(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.ParentRe
 			"traffic.steps needs a canary revision, so that a new version restarts the rollout"))
 	}
 	return s, errs
-}
-
-func isRouteKind(k RouteKind) bool {
-	for _, known := range RouteKinds {
-		if k == known {
-			return true
-		}
-	}
-	return false
 }
 
 func parseParentRefs(path *field.Path, s *Spec, defaults []gwv1.ParentReference) field.ErrorList {

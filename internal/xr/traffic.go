@@ -117,7 +117,7 @@ func parseSteps(path *field.Path, raw []rawStep) ([]Step, field.ErrorList) {
 			errs = append(errs, percent(p.Child("weight"), s.Weight)...)
 			// A rollout only moves forward: a weight that goes down would
 			// shift users back and forth between versions.
-			if i > 0 && len(steps) == i && s.Weight < steps[i-1].Weight {
+			if i > 0 && s.Weight < steps[i-1].Weight {
 				errs = append(errs, field.Invalid(p.Child("weight"), s.Weight,
 					fmt.Sprintf("must not be lower than the previous step's weight %d", steps[i-1].Weight)))
 			}
