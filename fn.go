@@ -16,7 +16,6 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/response"
 
-	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
@@ -88,11 +87,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	// the last good route and status on a Fatal, and the conditions say so.
 	prior := oxr.Resource.Object
 
-	in := &v1beta1.Input{}
-	if err := request.GetInput(req, in); err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errInput)), nil
-	}
-	pol, err := policy.New(in)
+	pol, err := policy.Parse(req.GetInput().AsMap())
 	if err != nil {
 		return fatal(rsp, prior, errors.Wrap(err, errInput)), nil
 	}

@@ -4,16 +4,24 @@
 package policy
 
 import (
+	"encoding/json"
 	"regexp"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 )
+
+// errDecode is the context of an Input that does not decode.
+const errDecode = "cannot decode the Input"
 
 // AnyNamespace in allowedBackendNamespaces allows every namespace.
 const AnyNamespace = "*"
@@ -33,6 +41,26 @@ type Policy struct {
 
 // DefaultGateKind is the gate kind allowed when the Input names none.
 var DefaultGateKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+
+// Parse decodes the Input from the function request, strictly (an unknown
+// field is an error naming it, so a typo never silently keeps a default),
+// and returns its policy. The decoding's messages are deterministic, so the
+// same bad Input always gives the same Fatal result.
+func Parse(input map[string]any) (*Policy, error) {
+	in := &v1beta1.Input{}
+	b, err := json.Marshal(input)
+	if err != nil {
+		return nil, errors.Wrap(err, errDecode)
+	}
+	strict, err := sigsjson.UnmarshalStrict(b, in)
+	if err != nil {
+		return nil, errors.Wrap(err, errDecode)
+	}
+	if len(strict) > 0 {
+		return nil, errors.Wrap(kerrors.NewAggregate(strict), errDecode)
+	}
+	return New(in)
+}
 
 // New validates the Input and returns its policy. Errors name the Input
 // field, since the Input is an opaque object nested in a Composition that no

@@ -269,3 +269,47 @@ func TestNew(t *testing.T) {
 		})
 	}
 }
+
+func TestParse(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		input  map[string]any
+		want   string // the error; "" for none
+	}{
+		"Empty": {
+			reason: "A Composition without input gets every default.",
+			input:  nil,
+		},
+		"TypeMeta": {
+			reason: "apiVersion, kind and metadata belong to the Input.",
+			input:  map[string]any{"apiVersion": "canaryroute.fn.crossplane.io/v1beta1", "kind": "Input", "allowExternalNames": true},
+		},
+		"UnknownField": {
+			reason: "A misspelt field is an error naming it, and its message is the same on every run.",
+			input:  map[string]any{"allowedBackendNamespace": []any{"monitoring"}},
+			want:   `cannot decode the Input: unknown field "allowedBackendNamespace"`,
+		},
+		"WrongType": {
+			reason: "A value of the wrong type is an error naming the field.",
+			input:  map[string]any{"allowExternalNames": "yes"},
+			want:   "cannot decode the Input: json: cannot unmarshal string into Go struct field Input.allowExternalNames of type bool",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(tc.input)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nParse(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			for range 3 {
+				if _, again := Parse(tc.input); (again == nil) != (err == nil) || (again != nil && again.Error() != got) {
+					t.Errorf("%s\nParse(...) is not deterministic: %v, then %v", tc.reason, err, again)
+				}
+			}
+		})
+	}
+}
