@@ -124,17 +124,13 @@ func TestRunFunction(t *testing.T) {
 		},
 		"NamespacedXRCannotComposeGrant": {
 			reason: "A namespaced XR composes only into its namespace: no grant, a Warning and GrantNotComposable naming the grant to create; the canary keeps its weight.",
-			args: args{input: allowMonitoring, xr: `
-apiVersion: platform.example.org/v1alpha1
-kind: CanaryRoute
-metadata: {name: podinfo, namespace: test}
-spec:
+			args: args{input: allowMonitoring, xr: namespacedXR(`
   parentRefs: [{name: gateway, namespace: istio-ingress}]
   port: 9898
   primary: {backendRef: {name: podinfo}}
   canary: {backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}}
   traffic: {weight: 20}
-`},
+`)},
 			want: view{
 				Results: []string{"WARNING GrantNotComposable: a namespaced CanaryRoute cannot compose into another namespace; the platform team must create ReferenceGrant httproute.podinfo.test in namespace monitoring from HTTPRoute in namespace test to Service canary-proxy"},
 				Conditions: []string{
@@ -158,17 +154,13 @@ spec:
 		},
 		"SameBackendOnce": {
 			reason: "When primary and canary resolve to one backend (a promotion), the rule carries it once, at 100.",
-			args: args{input: emptyInput, xr: `
-apiVersion: platform.example.org/v1alpha1
-kind: CanaryRoute
-metadata: {name: podinfo, namespace: test}
-spec:
+			args: args{input: emptyInput, xr: namespacedXR(`
   parentRefs: [{name: gateway}]
   port: 9898
   primary: {backendRef: {name: podinfo-v2}}
   canary: {backendRef: {name: podinfo-v2, port: 9898}}
   traffic: {weight: 40}
-`},
+`)},
 			want: view{
 				Conditions: []string{
 					"RouteAccepted=False Pending: the route has not been created yet",
@@ -221,15 +213,11 @@ status:
 		},
 		"MissingPortIsFatal": {
 			reason: "A Service backend needs a port: with neither the reference's nor spec.port the Fatal names the field (the CRD's 'Must have port for Service reference').",
-			args: args{input: emptyInput, xr: `
-apiVersion: platform.example.org/v1alpha1
-kind: CanaryRoute
-metadata: {name: podinfo, namespace: test}
-spec:
+			args: args{input: emptyInput, xr: namespacedXR(`
   parentRefs: [{name: gateway}]
   primary: {backendRef: {name: podinfo}}
   canary: {backendRef: {name: podinfo-canary, port: 80}}
-`},
+`)},
 			want: view{
 				Results: []string{"FATAL: invalid CanaryRoute: spec.primary.backendRef.port: Required value: a Service backend needs a port: set it here or set spec.port"},
 				TTL:     time.Minute,
@@ -237,15 +225,11 @@ spec:
 		},
 		"RefusedPrimaryKindIsFatal": {
 			reason: "A primary of a kind outside allowedBackendKinds is a Fatal naming the field: in the route's own namespace no gateway would refuse it.",
-			args: args{input: emptyInput + "allowedBackendKinds: [{group: \"\", kind: Service}]\n", xr: `
-apiVersion: platform.example.org/v1alpha1
-kind: CanaryRoute
-metadata: {name: podinfo, namespace: test}
-spec:
+			args: args{input: emptyInput + "allowedBackendKinds: [{group: \"\", kind: Service}]\n", xr: namespacedXR(`
   parentRefs: [{name: gateway}]
   primary: {backendRef: {group: gateway.envoyproxy.io, kind: Backend, name: anywhere}}
   canary: {backendRef: {name: podinfo-canary, port: 80}}
-`},
+`)},
 			want: view{
 				Results: []string{"FATAL: CanaryRoute not allowed by the function's Input: spec.primary.backendRef.kind: Forbidden: backend kind Backend.gateway.envoyproxy.io is not in the function Input's allowedBackendKinds"},
 				TTL:     time.Minute,
@@ -253,16 +237,12 @@ spec:
 		},
 		"RefusedCanaryKindHeldAtZero": {
 			reason: "A canary of a kind outside allowedBackendKinds is held at 0 (Failed), even in the route's namespace.",
-			args: args{input: emptyInput + "allowedBackendKinds: [{group: \"\", kind: Service}]\n", xr: `
-apiVersion: platform.example.org/v1alpha1
-kind: CanaryRoute
-metadata: {name: podinfo, namespace: test}
-spec:
+			args: args{input: emptyInput + "allowedBackendKinds: [{group: \"\", kind: Service}]\n", xr: namespacedXR(`
   parentRefs: [{name: gateway}]
   primary: {backendRef: {name: podinfo, port: 80}}
   canary: {backendRef: {group: gateway.envoyproxy.io, kind: Backend, name: anywhere}}
   traffic: {weight: 30}
-`},
+`)},
 			want: view{
 				Results: []string{"WARNING NotAllowedByPolicy: the canary backend Backend.gateway.envoyproxy.io anywhere is refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds"},
 				Conditions: []string{
@@ -341,6 +321,12 @@ func assertXRDAccepts(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunF
 	if errs := xrds.Validate(xr); len(errs) > 0 {
 		t.Errorf("the XRD rejects the XR with the status the function desires: %v", errs)
 	}
+}
+
+// namespacedXR is the namespaced CanaryRoute podinfo in namespace test with
+// the given spec (indented by two spaces).
+func namespacedXR(spec string) string {
+	return "apiVersion: platform.example.org/v1alpha1\nkind: CanaryRoute\nmetadata: {name: podinfo, namespace: test}\nspec:" + spec + "\n"
 }
 
 // flaggerView is what a run of the Flagger scenario gives before anything
