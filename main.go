@@ -23,6 +23,7 @@ type CLI struct {
 	TLSCertsDir        string    `env:"TLS_SERVER_CERTS_DIR" help:"Directory containing server certs (tls.key, tls.crt) and the CA used to verify client certificates (ca.crt)."`
 	Insecure           bool      `help:"Run without mTLS credentials. If you supply this flag --tls-certs-dir will be ignored."`
 	MaxRecvMessageSize int       `default:"4"     help:"Maximum size of received messages in MB."`
+	MetricsAddress     string    `default:":8080" help:"Address at which to serve Prometheus metrics; empty turns the metrics server off." placeholder:"127.0.0.1:8080"`
 	Now                time.Time `help:"Evaluate rollouts at this instant (RFC 3339) instead of the current time, e.g. to preview a rollout with crossplane render." placeholder:"2026-12-02T10:00:00Z"`
 }
 
@@ -44,7 +45,11 @@ func (c *CLI) Run() error {
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
-		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024))
+		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
+		// The SDK binds :8080 on every interface unless told otherwise, so
+		// two functions (two Development-runtime steps of one crossplane
+		// render, or tests beside a person's own) could not run on one host.
+		function.WithMetricsServer(c.MetricsAddress))
 }
 
 func main() {

@@ -20,7 +20,7 @@ go build -o bin/function .
 
 # A free port on loopback, so renders never collide with another function.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 19443)
-bin/function --insecure --address="127.0.0.1:${port}" --now="${NOW}" >/dev/null 2>&1 &
+bin/function --insecure --address="127.0.0.1:${port}" --metrics-address= --now="${NOW}" >/dev/null 2>&1 &
 fn=$!
 trap 'kill "${fn}" 2>/dev/null || true' EXIT
 for _ in $(seq 50); do

@@ -109,7 +109,7 @@ func run(m *testing.M) (int, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := exec.CommandContext(ctx, fn, "--insecure", "--address="+addr, "--now="+now)
+	srv := exec.CommandContext(ctx, fn, "--insecure", "--address="+addr, "--metrics-address=", "--now="+now)
 	var logs bytes.Buffer
 	srv.Stdout, srv.Stderr = &logs, &logs
 	if err := srv.Start(); err != nil {
