@@ -1,11 +1,15 @@
 // Pinned module for the crossplane CLI that the end-to-end tests use
-// (crossplane render, crossplane beta validate). v2.2.0 is the last release
-// that contains cmd/crank.
+// (crossplane render, crossplane beta validate), and for Crossplane core
+// (cmd/crossplane: crossplane core init/start) that the live tests run out of
+// cluster. v2.2.0 is the last release that contains cmd/crank.
 module github.com/crossplane-contrib/function-canary-route/hack/tools/crossplane
 
 go 1.26
 
-tool github.com/crossplane/crossplane/v2/cmd/crank
+tool (
+	github.com/crossplane/crossplane/v2/cmd/crank
+	github.com/crossplane/crossplane/v2/cmd/crossplane
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -176,6 +180,7 @@ require (
 	github.com/prometheus/procfs v0.19.2 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/riywo/loginshell v0.0.0-20200815045211-7d26008be1ab // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/sassoftware/relic v7.2.1+incompatible // indirect
 	github.com/secure-systems-lab/go-securesystemslib v0.10.0 // indirect
 	github.com/sergi/go-diff v1.4.0 // indirect
