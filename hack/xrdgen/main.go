@@ -23,20 +23,24 @@ const (
 
 // variant is one XRD.
 type variant struct {
-	file   string
-	scope  string
-	kind   string
-	plural string
-	claim  map[string]any
+	file string
+	// apiVersion of the XRD: a legacy cluster-scoped XR with a claim needs
+	// apiextensions.crossplane.io/v1, since v2 XRDs refuse both scope
+	// LegacyCluster and claimNames.
+	apiVersion string
+	scope      string
+	kind       string
+	plural     string
+	claim      map[string]any
 	// namespace keeps spec.namespace: only cluster-scoped XRs name the
 	// route's namespace.
 	namespace bool
 }
 
 var variants = []variant{
-	{file: "canaryroute-namespaced.yaml", scope: "Namespaced", kind: "CanaryRoute", plural: "canaryroutes"},
+	{file: "canaryroute-namespaced.yaml", apiVersion: "apiextensions.crossplane.io/v2", scope: "Namespaced", kind: "CanaryRoute", plural: "canaryroutes"},
 	{
-		file: "canaryroute-cluster.yaml", scope: "LegacyCluster", kind: "XCanaryRoute", plural: "xcanaryroutes",
+		file: "canaryroute-cluster.yaml", apiVersion: "apiextensions.crossplane.io/v1", scope: "LegacyCluster", kind: "XCanaryRoute", plural: "xcanaryroutes",
 		claim:     map[string]any{"kind": "CanaryRouteClaim", "plural": "canaryrouteclaims"},
 		namespace: true,
 	},
@@ -73,8 +77,11 @@ func render(v variant) ([]byte, error) {
 	}
 	rules := spec["x-kubernetes-validations"].([]any)
 	if v.namespace {
+		// namespace is a CEL reserved word: unescaped, the rule does not
+		// reach the property's schema, its strings count as unbounded, and
+		// the API server refuses the CRD for its estimated cost.
 		rules = append(rules, map[string]any{
-			"rule":    "has(self.namespace) == has(oldSelf.namespace) && (!has(self.namespace) || self.namespace == oldSelf.namespace)",
+			"rule":    "has(self.__namespace__) == has(oldSelf.__namespace__) && (!has(self.__namespace__) || self.__namespace__ == oldSelf.__namespace__)",
 			"message": "namespace is immutable: a new namespace would leave the old route's traffic behind",
 		})
 		spec["x-kubernetes-validations"] = rules
@@ -83,11 +90,13 @@ func render(v variant) ([]byte, error) {
 	}
 
 	names := map[string]any{"kind": v.kind, "plural": v.plural, "categories": []any{"crossplane", "gateway"}}
+	// No defaultCompositionRef: every example has a Composition of its own,
+	// which its XR names, so a default naming one of them would be wrong for
+	// the others.
 	xrdSpec := map[string]any{
-		"group":                 group,
-		"names":                 names,
-		"scope":                 v.scope,
-		"defaultCompositionRef": map[string]any{"name": "canaryroute"},
+		"group": group,
+		"names": names,
+		"scope": v.scope,
 		"versions": []any{map[string]any{
 			"name":          version,
 			"served":        true,
@@ -110,7 +119,7 @@ func render(v variant) ([]byte, error) {
 		xrdSpec["claimNames"] = v.claim
 	}
 	xrd := map[string]any{
-		"apiVersion": "apiextensions.crossplane.io/v2",
+		"apiVersion": v.apiVersion,
 		"kind":       "CompositeResourceDefinition",
 		"metadata":   map[string]any{"name": v.plural + "." + group},
 		"spec":       xrdSpec,
