@@ -11,8 +11,14 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+
 	"github.com/crossplane/function-sdk-go"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
+
+const errNoCredentials = "refusing to serve gRPC without mTLS: set --tls-certs-dir (or the environment variable TLS_SERVER_CERTS_DIR) to a directory holding tls.crt, tls.key and ca.crt, or pass --insecure to serve plaintext"
 
 // CLI of this Function.
 type CLI struct {
@@ -41,7 +47,18 @@ func (c *CLI) Run() error {
 		log.Info("Evaluating rollouts at a fixed instant", "now", fixed.Format(time.RFC3339))
 	}
 
-	return function.Serve(&Function{log: log, clock: clock},
+	return c.serve(&Function{log: log, clock: clock}, log)
+}
+
+// serve serves fn as the flags say, and blocks. A panic in fn becomes a
+// Fatal result instead of ending the process and every run in flight.
+func (c *CLI) serve(fn fnv1.FunctionRunnerServiceServer, log logging.Logger) error {
+	// The SDK refuses this too, but in terms of its own options; a person
+	// deploying the function needs the flag and the variable to set.
+	if c.TLSCertsDir == "" && !c.Insecure {
+		return errors.New(errNoCredentials)
+	}
+	return function.Serve(withRecover(fn, log),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
