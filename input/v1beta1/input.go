@@ -56,7 +56,9 @@ type Input struct {
 	// Default: none. A backend in any other namespace is refused: a refused
 	// canary is held at weight 0, a refused primary stays in the route
 	// without a grant (so the gateway refuses it), and the XR reports
-	// ReferenceGrantsReady False with reason NotAllowedByPolicy. Removing a
+	// ReferenceGrantsReady False with reason NotAllowedByPolicy; a
+	// RequestMirror filter to a backend in any other namespace is refused
+	// with a Fatal result naming the filter. Removing a
 	// namespace from this list deletes the grants the function had composed
 	// there.
 	// +optional
@@ -64,8 +66,22 @@ type Input struct {
 	// +listType=set
 	AllowedBackendNamespaces []string `json:"allowedBackendNamespaces,omitempty"`
 
+	// AllowedRouteNamespaces lists the namespaces in which a cluster-scoped
+	// CanaryRoute (one without a claim) may put its route and proxy
+	// Services. "*" allows every namespace.
+	//
+	// Default: none. Anyone who may create a cluster-scoped CanaryRoute
+	// could otherwise attach a route to a shared Gateway in any namespace
+	// and expose any pods there. A namespaced CanaryRoute, or a claim,
+	// always routes in its own namespace, which this list does not limit.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=set
+	AllowedRouteNamespaces []string `json:"allowedRouteNamespaces,omitempty"`
+
 	// AllowedBackendKinds lists the group/kind pairs that a CanaryRoute may
-	// reference through `backendRef`, in any namespace.
+	// reference, through a `backendRef` side or the backendRef of a
+	// RequestMirror filter, in any namespace.
 	//
 	// Default: every kind (Service, ServiceImport, Istio Hostname,
 	// InferencePool, Envoy Gateway Backend and any other).

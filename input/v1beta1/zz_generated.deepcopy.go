@@ -49,6 +49,11 @@ func (in *Input) DeepCopyInto(out *Input) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.AllowedRouteNamespaces != nil {
+		in, out := &in.AllowedRouteNamespaces, &out.AllowedRouteNamespaces
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.AllowedBackendKinds != nil {
 		in, out := &in.AllowedBackendKinds, &out.AllowedBackendKinds
 		*out = make([]BackendKind, len(*in))

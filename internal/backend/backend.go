@@ -4,6 +4,9 @@
 package backend
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -172,4 +175,88 @@ func KindString(gk schema.GroupKind) string {
 		return gk.Kind
 	}
 	return gk.Kind + "." + gk.Group
+}
+
+// A Mirror is the backend of a RequestMirror filter written in the spec, in
+// a rule's filters or in a side's: it receives copies of requests, so it
+// passes the same policy as the sides, wherever it is written.
+type Mirror struct {
+	// Path is the filter's backendRef in the CanaryRoute, for messages.
+	Path    *field.Path
+	Backend Backend
+}
+
+// Mirrors returns the backends of the RequestMirror filters in the spec, in
+// the order they are written, and what is wrong with them regardless of the
+// policy: an Istio Hostname is checked like a Hostname side.
+func Mirrors(cr *xr.CanaryRoute) ([]Mirror, field.ErrorList) {
+	var mirrors []Mirror
+	add := func(path *field.Path, ref gwv1.BackendObjectReference) {
+		b := Backend{Role: xr.RoleMirror, Ref: *ref.DeepCopy(), Namespace: cr.RouteNamespace, FromBackendRef: true}
+		if ref.Namespace != nil && *ref.Namespace != "" {
+			b.Namespace = string(*ref.Namespace)
+		}
+		mirrors = append(mirrors, Mirror{Path: path.Child("requestMirror", "backendRef"), Backend: b})
+	}
+	collect := func(path *field.Path, http []gwv1.HTTPRouteFilter, grpc []gwv1.GRPCRouteFilter) {
+		for i, f := range http {
+			if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
+				add(path.Index(i), f.RequestMirror.BackendRef)
+			}
+		}
+		for i, f := range grpc {
+			if f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil {
+				add(path.Index(i), f.RequestMirror.BackendRef)
+			}
+		}
+	}
+	spec := field.NewPath("spec")
+	for i, r := range cr.Spec.Rules {
+		collect(spec.Child("rules").Index(i).Child("filters"), r.HTTPFilters, r.GRPCFilters)
+	}
+	collect(spec.Child("primary", "filters"), cr.Spec.Primary.HTTPFilters, cr.Spec.Primary.GRPCFilters)
+	collect(spec.Child("canary", "filters"), cr.Spec.Canary.HTTPFilters, cr.Spec.Canary.GRPCFilters)
+
+	var errs field.ErrorList
+	for _, m := range mirrors {
+		if m.Backend.GroupKind() != KindIstioHostname {
+			continue
+		}
+		if m.Backend.Ref.Namespace != nil {
+			errs = append(errs, field.Forbidden(m.Path.Child("namespace"), "an Istio Hostname is not namespaced: leave namespace empty"))
+		}
+		errs = append(errs, xr.ExternalName(m.Path.Child("name"), string(m.Backend.Ref.Name))...)
+	}
+	return mirrors, errs
+}
+
+// ID identifies the backend the way the route carries it, with Gateway
+// API's defaults applied, as status.rollout.canaryBackends records it.
+func (b Backend) ID() xr.BackendID {
+	gk := b.GroupKind()
+	return xr.BackendID{Group: gk.Group, Kind: gk.Kind, Namespace: b.Namespace, Name: string(b.Ref.Name), Port: b.Ref.Port}
+}
+
+// Digest is a short, stable digest of a side: what the backend is (its
+// source, resolved) and its filters. A change of it is a different canary,
+// which a progressive rollout must not send its current weight to.
+// spec.port is left out for proxy Services: it moves both sides alike.
+func Digest(side xr.Side, b Backend) string {
+	type digested struct {
+		Service      *xr.ServiceSource            `json:"service,omitempty"`
+		ExternalName string                       `json:"externalName,omitempty"`
+		BackendRef   *gwv1.BackendObjectReference `json:"backendRef,omitempty"`
+		Namespace    string                       `json:"namespace,omitempty"`
+		HTTPFilters  []gwv1.HTTPRouteFilter       `json:"httpFilters,omitempty"`
+		GRPCFilters  []gwv1.GRPCRouteFilter       `json:"grpcFilters,omitempty"`
+	}
+	d := digested{Service: side.Service, ExternalName: side.ExternalName, HTTPFilters: side.HTTPFilters, GRPCFilters: side.GRPCFilters}
+	if b.FromBackendRef {
+		d.BackendRef, d.Namespace = &b.Ref, b.Namespace
+	}
+	// Marshalling typed values cannot fail; maps come out sorted, so the
+	// bytes are stable.
+	data, _ := json.Marshal(d) //nolint:errchkjson // See above.
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
 }

@@ -71,17 +71,13 @@ func Plan(req Request, p *policy.Policy) Result {
 	var res Result
 	targets := map[string][]gwv1.ReferenceGrantTo{}
 	for _, b := range req.Backends {
-		if b.FromBackendRef && !p.AllowsKind(b.GroupKind()) {
-			res.Refused = appendRefusal(res.Refused, b, fmt.Sprintf("backend kind %s is not in the Input's allowedBackendKinds", backend.KindString(b.GroupKind())))
+		if reason := RefusalReason(b, req.RouteNamespace, p); reason != "" {
+			res.Refused = appendRefusal(res.Refused, b, reason)
 			continue
 		}
 		if b.Namespace == req.RouteNamespace || b.Ref.Name == "" {
 			// A grant without a name would open every object of the
 			// kind; backend.Resolve refuses a nameless reference anyway.
-			continue
-		}
-		if !p.AllowsNamespace(b.Namespace) {
-			res.Refused = appendRefusal(res.Refused, b, fmt.Sprintf("namespace %q is not in the Input's allowedBackendNamespaces", b.Namespace))
 			continue
 		}
 		gk := b.GroupKind()
@@ -108,6 +104,19 @@ func Plan(req Request, p *policy.Policy) Result {
 		res.Grants = append(res.Grants, g)
 	}
 	return res
+}
+
+// RefusalReason says why the policy refuses a backend, or "" when it allows it:
+// a backendRef's kind must be in allowedBackendKinds, and a backend in
+// another namespace than the route's must be in allowedBackendNamespaces.
+func RefusalReason(b backend.Backend, routeNamespace string, p *policy.Policy) string {
+	if b.FromBackendRef && !p.AllowsKind(b.GroupKind()) {
+		return fmt.Sprintf("backend kind %s is not in the Input's allowedBackendKinds", backend.KindString(b.GroupKind()))
+	}
+	if b.Namespace != routeNamespace && b.Ref.Name != "" && !p.AllowsNamespace(b.Namespace) {
+		return fmt.Sprintf("namespace %q is not in the Input's allowedBackendNamespaces", b.Namespace)
+	}
+	return ""
 }
 
 // appendRefusal records a refusal once per role: the same backend can be

@@ -23,13 +23,14 @@ import (
 // errDecode is the context of an Input that does not decode.
 const errDecode = "cannot decode the Input"
 
-// AnyNamespace in allowedBackendNamespaces allows every namespace.
+// AnyNamespace in allowedBackendNamespaces or allowedRouteNamespaces allows
+// every namespace.
 const AnyNamespace = "*"
 
 // Policy is the validated, defaulted Input.
 type Policy struct {
-	anyNamespace       bool
-	namespaces         map[string]bool
+	backendNamespaces  namespaces
+	routeNamespaces    namespaces
 	kinds              map[schema.GroupKind]bool // nil: every kind
 	gateKinds          map[schema.GroupVersionKind]bool
 	AllowExternalNames bool
@@ -68,7 +69,6 @@ func Parse(input map[string]any) (*Policy, error) {
 func New(in *v1beta1.Input) (*Policy, error) {
 	var errs field.ErrorList
 	p := &Policy{
-		namespaces:         map[string]bool{},
 		gateKinds:          map[schema.GroupVersionKind]bool{},
 		AllowExternalNames: in.AllowExternalNames,
 		DefaultParentRefs:  in.DefaultParentRefs,
@@ -77,17 +77,11 @@ func New(in *v1beta1.Input) (*Policy, error) {
 		TCPRouteVersion:    in.TCPRouteVersion,
 	}
 
-	nsPath := field.NewPath("allowedBackendNamespaces")
-	for i, ns := range in.AllowedBackendNamespaces {
-		if ns == AnyNamespace {
-			p.anyNamespace = true
-			continue
-		}
-		for _, msg := range validation.IsDNS1123Label(ns) {
-			errs = append(errs, field.Invalid(nsPath.Index(i), ns, msg))
-		}
-		p.namespaces[ns] = true
-	}
+	var nsErrs field.ErrorList
+	p.backendNamespaces, nsErrs = newNamespaces(field.NewPath("allowedBackendNamespaces"), in.AllowedBackendNamespaces)
+	errs = append(errs, nsErrs...)
+	p.routeNamespaces, nsErrs = newNamespaces(field.NewPath("allowedRouteNamespaces"), in.AllowedRouteNamespaces)
+	errs = append(errs, nsErrs...)
 
 	if len(in.AllowedBackendKinds) > 0 {
 		p.kinds = map[schema.GroupKind]bool{}
@@ -166,10 +160,40 @@ func routeVersion(path *field.Path, v v1beta1.RouteVersion, errs field.ErrorList
 	}
 }
 
+// namespaces is a list of namespaces from the Input, "*" for any.
+type namespaces struct {
+	any   bool
+	names map[string]bool
+}
+
+func newNamespaces(path *field.Path, list []string) (namespaces, field.ErrorList) {
+	n := namespaces{names: make(map[string]bool, len(list))}
+	var errs field.ErrorList
+	for i, ns := range list {
+		if ns == AnyNamespace {
+			n.any = true
+			continue
+		}
+		for _, msg := range validation.IsDNS1123Label(ns) {
+			errs = append(errs, field.Invalid(path.Index(i), ns, msg))
+		}
+		n.names[ns] = true
+	}
+	return n, errs
+}
+
+func (n namespaces) allows(ns string) bool { return n.any || n.names[ns] }
+
 // AllowsNamespace reports whether a backend in namespace ns may be granted to
 // a route in another namespace.
 func (p *Policy) AllowsNamespace(ns string) bool {
-	return p.anyNamespace || p.namespaces[ns]
+	return p.backendNamespaces.allows(ns)
+}
+
+// AllowsRouteNamespace reports whether a cluster-scoped CanaryRoute without a
+// claim may put its route in namespace ns.
+func (p *Policy) AllowsRouteNamespace(ns string) bool {
+	return p.routeNamespaces.allows(ns)
 }
 
 // AllowsKind reports whether a backendRef side may reference the kind.

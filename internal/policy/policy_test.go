@@ -22,6 +22,8 @@ type view struct {
 	TCPRouteVersion    v1beta1.RouteVersion
 	// Namespaces allowed among monitoring, keda, kube-system.
 	Namespaces []string
+	// RouteNamespaces allowed among the same.
+	RouteNamespaces []string
 	// Kinds allowed among Service, ServiceImport, InferencePool, a
 	// custom kind.
 	Kinds []string
@@ -57,12 +59,18 @@ func viewOf(p *Policy) *view {
 		TLSRouteVersion:    p.TLSRouteVersion,
 		TCPRouteVersion:    p.TCPRouteVersion,
 		Namespaces:         []string{},
+		RouteNamespaces:    []string{},
 		Kinds:              []string{},
 		GateKinds:          []string{},
 	}
 	for _, ns := range probeNamespaces {
 		if p.AllowsNamespace(ns) {
 			v.Namespaces = append(v.Namespaces, ns)
+		}
+	}
+	for _, ns := range probeNamespaces {
+		if p.AllowsRouteNamespace(ns) {
+			v.RouteNamespaces = append(v.RouteNamespaces, ns)
 		}
 	}
 	for _, gk := range probeKinds {
@@ -94,6 +102,9 @@ func TestNew(t *testing.T) {
 		if v.Namespaces == nil {
 			v.Namespaces = []string{}
 		}
+		if v.RouteNamespaces == nil {
+			v.RouteNamespaces = []string{}
+		}
 		if v.Kinds == nil {
 			v.Kinds = allKinds
 		}
@@ -112,7 +123,7 @@ func TestNew(t *testing.T) {
 		want   want
 	}{
 		"Defaults": {
-			reason: "An empty Input: no other namespace, every backend kind, apps/v1 Deployment gates, no ExternalNames, grants v1beta1, TLS/TCP routes v1.",
+			reason: "An empty Input: no other namespace, no route namespace for cluster-scoped CanaryRoutes, every backend kind, apps/v1 Deployment gates, no ExternalNames, grants v1beta1, TLS/TCP routes v1.",
 			in:     &v1beta1.Input{},
 			want:   want{policy: defaults(view{})},
 		},
@@ -140,6 +151,21 @@ func TestNew(t *testing.T) {
 			reason: `Only "*" is a wildcard: "team-*" is an invalid namespace, not a pattern.`,
 			in:     &v1beta1.Input{AllowedBackendNamespaces: []string{"team-*"}},
 			want:   want{errs: []xrtest.FieldErr{xrtest.Invalid("allowedBackendNamespaces[0]", "RFC 1123 label")}},
+		},
+		"RouteNamespaces": {
+			reason: "Listed route namespaces are allowed, others are not, and they open no backend namespace.",
+			in:     &v1beta1.Input{AllowedRouteNamespaces: []string{"keda"}},
+			want:   want{policy: defaults(view{RouteNamespaces: []string{"keda"}})},
+		},
+		"AnyRouteNamespace": {
+			reason: `"*" allows every route namespace.`,
+			in:     &v1beta1.Input{AllowedRouteNamespaces: []string{"*"}},
+			want:   want{policy: defaults(view{RouteNamespaces: probeNamespaces})},
+		},
+		"InvalidRouteNamespace": {
+			reason: "A route namespace that is no DNS-1123 label is named by index.",
+			in:     &v1beta1.Input{AllowedRouteNamespaces: []string{"test", "Team_A"}},
+			want:   want{errs: []xrtest.FieldErr{xrtest.Invalid("allowedRouteNamespaces[1]", "RFC 1123 label")}},
 		},
 		"Kinds": {
 			reason: "Listed kinds are allowed, matched by group and kind; others are not.",

@@ -67,7 +67,7 @@ func Service(cr *xr.CanaryRoute, role xr.Role) *corev1.Service {
 
 	if side.ExternalName != "" {
 		svc.Spec.Type = corev1.ServiceTypeExternalName
-		svc.Spec.ExternalName = side.ExternalName
+		svc.Spec.ExternalName = FullyQualified(side.ExternalName)
 		svc.Spec.Ports = []corev1.ServicePort{port}
 		return svc
 	}
@@ -98,4 +98,15 @@ func PortName(appProtocol, fallback string) string {
 		return name
 	}
 	return fallback
+}
+
+// FullyQualified writes a host name with the trailing dot that makes it
+// absolute, which the API server accepts in an ExternalName Service: no
+// resolver then tries it with the pod's search domains first, so a name such
+// as kubernetes.default can never resolve to a Service of the cluster.
+func FullyQualified(host string) string {
+	if strings.HasSuffix(host, ".") {
+		return host
+	}
+	return host + "."
 }

@@ -188,20 +188,20 @@ func TestService(t *testing.T) {
 			want:   clusterIP("podinfo-primary", servicePort("tcp", target, "")),
 		},
 		"ExternalName": {
-			reason: "An externalName side composes an ExternalName Service with the host and spec.port, without a selector or target.",
+			reason: "An externalName side composes an ExternalName Service with the host written fully qualified (a trailing dot: no search domain is ever tried) and spec.port, without a selector or target.",
 			args:   args{cr: route(xr.KindHTTPRoute, selecting("", nil), xr.Side{ExternalName: "canary.example.com"}), role: xr.RoleCanary},
 			want: &corev1.Service{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 				ObjectMeta: metav1.ObjectMeta{Name: "podinfo-canary", Namespace: "test"},
 				Spec: corev1.ServiceSpec{
 					Type:         corev1.ServiceTypeExternalName,
-					ExternalName: "canary.example.com",
+					ExternalName: "canary.example.com.",
 					Ports:        []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 9898}},
 				},
 			},
 		},
 		"ExternalNameTCP": {
-			reason: "An ExternalName proxy of a TCPRoute names its port tcp.",
+			reason: "An ExternalName proxy of a TCPRoute names its port tcp; a host already written fully qualified keeps its one trailing dot.",
 			args:   args{cr: route(xr.KindTCPRoute, xr.Side{ExternalName: "db.example.com."}, backendRef()), role: xr.RolePrimary},
 			want: &corev1.Service{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},

@@ -65,6 +65,7 @@ type rawTraffic struct {
 	SessionAffinity      *rawAffinity    `json:"sessionAffinity,omitempty"`
 	Gates                []rawGate       `json:"gates,omitempty"`
 	RequireAcceptedRoute *bool           `json:"requireAcceptedRoute,omitempty"`
+	ProgressDeadline     *string         `json:"progressDeadline,omitempty"`
 }
 
 type rawStep struct {

@@ -115,6 +115,15 @@ func listf(n int, format string) string {
 	return "[" + strings.Join(items, ",") + "]"
 }
 
+// selectorOf returns a YAML flow map of n labels, key i formatted with i.
+func selectorOf(n int, keyFormat string) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("%q: v", fmt.Sprintf(keyFormat, i))
+	}
+	return "{" + strings.Join(items, ",") + "}"
+}
+
 // Shorthands for wanted errors.
 type fieldErr = xrtest.FieldErr
 

@@ -21,6 +21,11 @@ const (
 	maxRules      = 16
 	maxSteps      = 32
 	maxGates      = 16
+	// maxSelector bounds a proxy Service's selector: a real one names a few
+	// labels, and each label costs checks and bytes on every run.
+	maxSelector = 64
+	// maxConditionType is metav1.Condition's limit on a condition type.
+	maxConditionType = 316
 	percentMax    = 100
 
 	// DefaultFailAfter is how long a gate may stay False before the rollout

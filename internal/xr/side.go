@@ -82,6 +82,10 @@ func parseService(path *field.Path, raw *rawService) (*ServiceSource, field.Erro
 	if len(raw.Selector) == 0 {
 		errs = append(errs, field.Required(path.Child("selector"), "a proxy Service selects the pods it sends traffic to"))
 	}
+	if len(raw.Selector) > maxSelector {
+		// Checking thousands of labels would only list thousands of errors.
+		return svc, append(errs, field.TooMany(path.Child("selector"), len(raw.Selector), maxSelector))
+	}
 	for _, k := range slices.Sorted(maps.Keys(raw.Selector)) {
 		for _, msg := range validation.IsQualifiedName(k) {
 			errs = append(errs, field.Invalid(path.Child("selector").Key(k), k, msg))
@@ -136,6 +140,13 @@ func ExternalName(path *field.Path, host string) field.ErrorList {
 			return field.ErrorList{field.Invalid(path, host,
 				fmt.Sprintf("must not be a cluster-local name (*%s): it would reach another namespace without a ReferenceGrant; use backendRef with a namespace instead", suffix))}
 		}
+	}
+	// The localhost family names the gateway's own host: an ExternalName
+	// to it would reach whatever listens on the proxy's loopback (its admin
+	// interface, a sidecar) around every policy.
+	if lower == "localhost" || strings.HasSuffix(lower, ".localhost") || lower == "localhost.localdomain" {
+		return field.ErrorList{field.Invalid(path, host,
+			"must not name the local host (localhost, *.localhost, localhost.localdomain): it would reach the gateway's own loopback")}
 	}
 	// A name of one label never leaves the cluster: resolvers try it with
 	// the pod's search domains first (<name>.<namespace>.svc.cluster.local),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -371,6 +372,16 @@ func specCases() map[string]specCase {
 				invalid("spec.primary.service.selector[app/]", "name part must consist of alphanumeric characters"),
 			}},
 		},
+		"ServiceSelectorTooMany": {
+			reason: "A selector holds at most 64 labels: thousands of invalid labels must not cost seconds and megabytes of errors; the labels are not checked one by one then.",
+			args:   args{patches: []patch{set("spec.primary.service.selector", selectorOf(65, "Bad Key %d"))}},
+			want:   want{errs: []fieldErr{tooMany("spec.primary.service.selector", 64)}},
+		},
+		"ServiceSelectorAtLimit": {
+			reason: "64 labels are accepted.",
+			args:   args{patches: []patch{set("spec.primary.service.selector", selectorOf(64, "app%d"))}, pick: func(cr *CanaryRoute) any { return len(cr.Spec.Primary.Service.Selector) }},
+			want:   want{value: 64},
+		},
 		"ServiceSelectorInvalidValue": {
 			reason: "Selector values are label values.",
 			args:   args{patches: []patch{set("spec.primary", `{service: {selector: {app: "pod info"}}}`)}},
@@ -468,6 +479,26 @@ func specCases() map[string]specCase {
 			reason: "A single label resolves through the search domains to a Service of the gateway's namespace.",
 			args:   args{patches: []patch{set("spec.canary", `{externalName: podinfo}`)}},
 			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "fully qualified")}},
+		},
+		"ExternalNameLocalhost": {
+			reason: "localhost names the gateway's own host: its loopback (admin interface, sidecars) is not a backend.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: localhost}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "local host")}},
+		},
+		"ExternalNameLocalhostSubdomain": {
+			reason: "Every *.localhost name resolves to the loopback (RFC 6761).",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: admin.localhost.}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "local host")}},
+		},
+		"ExternalNameLocalhostLocaldomain": {
+			reason: "localhost.localdomain is the loopback on many resolvers.",
+			args:   args{patches: []patch{set("spec.primary", `{externalName: localhost.localdomain}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.primary.externalName", "local host")}},
+		},
+		"ExternalNameSearchDomainAccepted": {
+			reason: "A two-label name such as kubernetes.default is accepted: the proxy Service writes it fully qualified, so it never resolves through the search domains (see internal/proxy).",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: kubernetes.default}`)}, pick: pickCanary},
+			want:   want{value: Side{ExternalName: "kubernetes.default"}},
 		},
 		"ExternalNameUppercase": {
 			reason: "An external name is a lowercase DNS-1123 subdomain, as Kubernetes requires.",
@@ -830,10 +861,38 @@ func specCases() map[string]specCase {
 			args:   args{patches: []patch{set("spec.traffic.gates", `[{apiVersion: apps/v1, kind: Deployment, name: p, conditionType: Available, failAfter: soon}]`)}},
 			want:   want{errs: []fieldErr{invalid("spec.traffic.gates[0].failAfter", "duration such as 30s")}},
 		},
+		"GateConditionTypeTooLong": {
+			reason: "A condition type has at most 316 characters, as metav1.Condition says.",
+			args:   args{patches: []patch{set("spec.traffic.gates", `[{apiVersion: apps/v1, kind: Deployment, name: p, conditionType: `+strings.Repeat("A", 317)+`}]`)}},
+			want:   want{errs: []fieldErr{{Field: "spec.traffic.gates[0].conditionType", Type: field.ErrorTypeTooLong, Phrase: "316"}}},
+		},
 		"GatesTooMany": {
 			reason: "At most 16 gates.",
 			args:   args{patches: []patch{set("spec.traffic.gates", list(17, gate))}},
 			want:   want{errs: []fieldErr{tooMany("spec.traffic.gates", 16)}},
+		},
+		"ProgressDeadline": {
+			reason: "progressDeadline is a duration kept for progressive rollouts.",
+			args: args{
+				patches: []patch{set("spec.traffic", `{steps: [{weight: 10}], progressDeadline: 10m}`), set("spec.canary.revision", "v2")},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Traffic.ProgressDeadline },
+			},
+			want: want{value: 10 * time.Minute},
+		},
+		"ProgressDeadlineBounds": {
+			reason: "progressDeadline is between 1m and 24h: shorter fails rollouts before gateways report, longer is no deadline.",
+			args:   args{patches: []patch{set("spec.traffic", `{steps: [{weight: 10}], progressDeadline: 30s}`), set("spec.canary.revision", "v2")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.progressDeadline", "between 1m and 24h")}},
+		},
+		"ProgressDeadlineTooLong": {
+			reason: "progressDeadline is at most 24h.",
+			args:   args{patches: []patch{set("spec.traffic", `{steps: [{weight: 10}], progressDeadline: 25h}`), set("spec.canary.revision", "v2")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.progressDeadline", "between 1m and 24h")}},
+		},
+		"ProgressDeadlineManual": {
+			reason: "A progress deadline bounds how long a step is held: without steps it would silently do nothing.",
+			args:   args{patches: []patch{set("spec.traffic", `{weight: 10, progressDeadline: 10m}`)}},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.progressDeadline", "needs traffic.steps")}},
 		},
 		"RequireAcceptedRouteFalse": {
 			reason: "requireAcceptedRoute false is kept.",

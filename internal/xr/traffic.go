@@ -29,6 +29,11 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 	if raw.RequireAcceptedRoute != nil {
 		t.RequireAcceptedRoute = *raw.RequireAcceptedRoute
 	}
+	if raw.ProgressDeadline != nil {
+		var deadlineErrs field.ErrorList
+		t.ProgressDeadline, deadlineErrs = progressDeadline(path.Child("progressDeadline"), *raw.ProgressDeadline, len(raw.Steps) > 0)
+		errs = append(errs, deadlineErrs...)
+	}
 
 	if raw.Weight != nil {
 		errs = append(errs, percent(path.Child("weight"), *raw.Weight)...)
@@ -174,8 +179,11 @@ func parseGates(path *field.Path, raw []rawGate) ([]Gate, field.ErrorList) {
 				errs = append(errs, field.Invalid(p.Child("name"), r.Name, msg))
 			}
 		}
-		if r.ConditionType == "" {
+		switch {
+		case r.ConditionType == "":
 			errs = append(errs, field.Required(p.Child("conditionType"), "a gate names the condition that must be True, such as Available"))
+		case len(r.ConditionType) > maxConditionType:
+			errs = append(errs, field.TooLong(p.Child("conditionType"), r.ConditionType, maxConditionType))
 		}
 		if r.FailAfter != nil {
 			d, durErrs := duration(p.Child("failAfter"), *r.FailAfter)
@@ -185,6 +193,27 @@ func parseGates(path *field.Path, raw []rawGate) ([]Gate, field.ErrorList) {
 		gates = append(gates, g)
 	}
 	return gates, errs
+}
+
+// Bounds of traffic.progressDeadline: shorter than a minute would fail a
+// rollout before most gateways report; longer than a day is no deadline.
+const (
+	minProgressDeadline = time.Minute
+	maxProgressDeadline = 24 * time.Hour
+)
+
+func progressDeadline(path *field.Path, s string, progressive bool) (time.Duration, field.ErrorList) {
+	d, errs := duration(path, s)
+	if len(errs) > 0 {
+		return 0, errs
+	}
+	if d < minProgressDeadline || d > maxProgressDeadline {
+		return 0, field.ErrorList{field.Invalid(path, s, "must be between 1m and 24h")}
+	}
+	if !progressive {
+		return 0, field.ErrorList{field.Forbidden(path, "a progress deadline bounds how long a step may be held: it needs traffic.steps")}
+	}
+	return d, nil
 }
 
 // duration parses a Go duration such as 30s, 5m or 1h30m.

@@ -46,6 +46,9 @@ type Role string
 const (
 	RolePrimary Role = "primary"
 	RoleCanary  Role = "canary"
+	// RoleMirror is the target of a RequestMirror filter that the user
+	// wrote: it gets copies of requests, and passes the same policy.
+	RoleMirror Role = "mirror"
 )
 
 // Scope is how the XR relates to namespaces, which decides the route's
@@ -144,6 +147,9 @@ type Traffic struct {
 	// RequireAcceptedRoute holds a step until the gateway has accepted the
 	// route with the step's weights. Default true.
 	RequireAcceptedRoute bool
+	// ProgressDeadline fails a rollout whose step is held for longer than
+	// this past its pause; 0 means no deadline.
+	ProgressDeadline time.Duration
 }
 
 // Progressive reports whether the rollout runs through steps.
@@ -195,16 +201,38 @@ const (
 )
 
 // RolloutStatus is status.rollout: the rollout state that carries over
-// between runs, since a function keeps no memory of its own.
+// between runs, since a function keeps no memory of its own. The engine reads
+// its own past decisions from these fields, never from the wording of
+// Message.
 type RolloutStatus struct {
-	Phase         Phase        `json:"phase,omitempty"`
+	Phase Phase `json:"phase,omitempty"`
+	// Reason is the machine-readable reason of the phase, such as
+	// GateFailed or CanaryChanged.
+	Reason        string       `json:"reason,omitempty"`
 	Revision      string       `json:"revision,omitempty"`
 	Step          *int32       `json:"step,omitempty"`
 	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
 	NextStepAt    *metav1.Time `json:"nextStepAt,omitempty"`
 	CanaryWeight  int32        `json:"canaryWeight"`
 	PrimaryWeight int32        `json:"primaryWeight"`
-	Message       string       `json:"message,omitempty"`
+	// CanaryDigest is a digest of the canary side (its source and filters):
+	// a change of it restarts a progressive rollout.
+	CanaryDigest string `json:"canaryDigest,omitempty"`
+	// CanaryBackends are the route's canary backends, so that an emergency
+	// abort can find them in the route without guessing by name.
+	CanaryBackends []BackendID `json:"canaryBackends,omitempty"`
+	Message        string      `json:"message,omitempty"`
+}
+
+// BackendID identifies a backend in a route, with Gateway API's defaults
+// applied: the group and kind, the namespace (the route's when the reference
+// names none), the name, and the port when the reference has one.
+type BackendID struct {
+	Group     string `json:"group"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Port      *int32 `json:"port,omitempty"`
 }
 
 // RouteStatus is status.route: the composed route and what its parents say.
