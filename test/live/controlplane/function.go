@@ -1,0 +1,375 @@
+package controlplane
+
+import (
+	"archive/tar"
+	"context"
+	"io"
+	"log"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+// The kinds of Crossplane's package manager.
+var (
+	FunctionGVK         = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "Function"}
+	FunctionRevisionGVK = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "FunctionRevision"}
+)
+
+const (
+	// PackageRepository is where the harness pushes the function's package
+	// in its registry.
+	PackageRepository = "crossplane-contrib/function-canary-route"
+	// PackageTag is the tag it pushes.
+	PackageTag = "v0.0.0-live"
+
+	labelParentPackage  = "pkg.crossplane.io/package"
+	conditionRuntime    = "RuntimeHealthy"
+	reasonHealthy       = "HealthyPackageRevision"
+	reasonUnhealthy     = "UnhealthyPackageRevision"
+	runtimeSyncInterval = 500 * time.Millisecond
+
+	errLoadPackage      = "cannot load the function's package"
+	errPushPackage      = "cannot push the function's package to the registry"
+	errExtractBinary    = "cannot extract the function's binary from its package"
+	errFmtNoEntrypoint  = "the package's runtime image has no entrypoint %v"
+	errFmtNoBinary      = "the package's runtime image has no file %s"
+	errReadManifest     = "cannot read the Function manifest"
+	errFmtFunctionReady = "the function is not listening on %s: %v (log: %s)"
+)
+
+// installFunction does what installing the function's package takes, with
+// Crossplane's External package runtime: it pushes the .xpkg to a registry
+// on loopback, applies the Function manifest naming it, and runs the
+// function's binary from the package's own runtime image, with a serving
+// certificate signed by Crossplane's CA, as an external runtime would.
+func (e *Environment) installFunction(ctx context.Context) error {
+	img, err := tarball.ImageFromPath(e.Package, nil)
+	if err != nil {
+		return errors.Wrap(err, errLoadPackage)
+	}
+
+	// The registry speaks plain HTTP: go-containerregistry, and so
+	// Crossplane's package manager, use HTTP for registries on loopback.
+	regLog, err := os.Create(filepath.Join(e.logs, "registry.log"))
+	if err != nil {
+		return errors.Wrapf(err, errFmtCreateLog, "registry")
+	}
+	e.closers = append(e.closers, regLog.Close)
+	e.registry = httptest.NewServer(registry.New(registry.Logger(log.New(regLog, "", log.LstdFlags))))
+	e.Registry = strings.TrimPrefix(e.registry.URL, "http://")
+	e.PackageRef = e.Registry + "/" + PackageRepository + ":" + PackageTag
+	ref, err := name.ParseReference(e.PackageRef, name.StrictValidation)
+	if err != nil {
+		return errors.Wrap(err, errPushPackage)
+	}
+	if err := remote.Write(ref, img, remote.WithContext(ctx)); err != nil {
+		return errors.Wrap(err, errPushPackage)
+	}
+
+	fnDir := filepath.Join(e.Dir, "function")
+	if err := ensureDir(filepath.Join(fnDir, "tls")); err != nil {
+		return err
+	}
+	bin := filepath.Join(fnDir, "function")
+	if err := extractEntrypoint(img, bin); err != nil {
+		return errors.Wrap(err, errExtractBinary)
+	}
+
+	fn, err := e.functionManifest()
+	if err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	rt := &functionRuntime{
+		name:    fn.GetName(),
+		binary:  bin,
+		certDir: filepath.Join(fnDir, "tls"),
+		address: hostPort(port),
+		args:    e.FunctionArgs,
+		logs:    e.logs,
+		client:  e.client,
+	}
+	e.function = rt
+	if err := rt.writeCertificates(e.crossplaneCA); err != nil {
+		return err
+	}
+	if err := rt.Start(ctx); err != nil {
+		return err
+	}
+
+	rctx, cancel := context.WithCancel(context.Background())
+	e.closers = append(e.closers, func() error { cancel(); return nil })
+	go rt.sync(rctx)
+
+	if _, err := e.client.Apply(ctx, fn); err != nil {
+		return err
+	}
+	return Await(ctx, startTimeout, time.Second, "Function "+fn.GetName()+" Installed and Healthy", func(ctx context.Context) (bool, string) {
+		u, err := e.client.Get(ctx, FunctionGVK, "", fn.GetName())
+		if err != nil {
+			return false, err.Error()
+		}
+		return IsTrue(u, "Installed") && IsTrue(u, "Healthy"), describeConditions(u)
+	})
+}
+
+// functionManifest is the Function the README installs
+// (example/install/function.yaml), naming the package in the harness's
+// registry.
+func (e *Environment) functionManifest() (*unstructured.Unstructured, error) {
+	manifest := e.FunctionManifest
+	if manifest == "" {
+		manifest = filepath.Join(e.Root, "example", "install", "function.yaml")
+	}
+	objs, err := ReadObjects(manifest)
+	if err != nil {
+		return nil, errors.Wrap(err, errReadManifest)
+	}
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() == FunctionGVK.GroupKind() {
+			if err := unstructured.SetNestedField(o.Object, e.PackageRef, "spec", "package"); err != nil {
+				return nil, errors.Wrap(err, errReadManifest)
+			}
+			return o, nil
+		}
+	}
+	return nil, errors.Errorf("%s: no Function", manifest)
+}
+
+// extractEntrypoint writes the file that the image's entrypoint names.
+func extractEntrypoint(img v1.Image, dst string) error {
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return err
+	}
+	if len(cfg.Config.Entrypoint) == 0 {
+		return errors.Errorf(errFmtNoEntrypoint, cfg.Config.Entrypoint)
+	}
+	want := path.Clean("/" + cfg.Config.Entrypoint[0])
+	fs := mutate.Extract(img)
+	defer fs.Close() //nolint:errcheck // Read-only.
+	tr := tar.NewReader(fs)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return errors.Errorf(errFmtNoBinary, want)
+		}
+		if err != nil {
+			return err
+		}
+		if path.Clean("/"+h.Name) != want || h.Typeflag != tar.TypeReg {
+			continue
+		}
+		f, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o700) //nolint:gosec // The harness's own file.
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, io.LimitReader(tr, 1<<30)); err != nil {
+			_ = f.Close()
+			return err
+		}
+		return f.Close()
+	}
+}
+
+// functionRuntime runs the function's binary and tells Crossplane where it
+// is, which with the External package runtime is the runtime's job: it
+// writes the active FunctionRevision's status.endpoint, where Crossplane's
+// function runner dials, and its RuntimeHealthy condition, which makes the
+// Function Healthy.
+type functionRuntime struct {
+	name    string
+	binary  string
+	certDir string
+	address string
+	args    []string
+	logs    string
+	client  *Client
+
+	mu   sync.Mutex
+	proc *process
+}
+
+// writeCertificates writes the function's serving certificate, signed by
+// Crossplane's CA, and that CA, which verifies Crossplane's client
+// certificate: the files a Deployment runtime mounts from the Secret it
+// generates.
+func (r *functionRuntime) writeCertificates(ca *CA) error {
+	host, _, _ := net.SplitHostPort(r.address)
+	kp, err := ca.Sign(CertOptions{
+		CommonName: r.name,
+		DNSNames:   []string{"localhost"},
+		IPs:        []net.IP{net.ParseIP(host)},
+		Server:     true,
+	})
+	if err != nil {
+		return err
+	}
+	for file, b := range map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": ca.CertPEM} {
+		if err := writeFile(filepath.Join(r.certDir, file), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Start starts the function and waits until it listens. Its metrics server
+// is off: nothing scrapes it, and it would bind every interface.
+func (r *functionRuntime) Start(ctx context.Context) error {
+	args := append([]string{"--address=" + r.address, "--tls-certs-dir=" + r.certDir, "--metrics-address="}, r.args...)
+	p, err := startProcess("function", r.logs, nil, r.binary, args...)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.proc = p
+	r.mu.Unlock()
+	return p.waitReady(ctx, startTimeout, func(ctx context.Context) error {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", r.address)
+		if err != nil {
+			return errors.Errorf(errFmtFunctionReady, r.address, err, p.log)
+		}
+		return c.Close()
+	})
+}
+
+// Kill stops the function at once, like a crash.
+func (r *functionRuntime) Kill() {
+	r.mu.Lock()
+	p := r.proc
+	r.mu.Unlock()
+	p.kill()
+}
+
+func (r *functionRuntime) stop() {
+	r.mu.Lock()
+	p := r.proc
+	r.mu.Unlock()
+	p.stop()
+}
+
+func (r *functionRuntime) running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.proc != nil && r.proc.exited() == nil
+}
+
+// sync keeps the active revision's endpoint and runtime health up to date
+// until ctx ends.
+func (r *functionRuntime) sync(ctx context.Context) {
+	for {
+		_ = r.syncOnce(ctx) // Retried on the next tick: the package manager updates revisions too.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(runtimeSyncInterval):
+		}
+	}
+}
+
+func (r *functionRuntime) syncOnce(ctx context.Context) error {
+	res, err := r.client.Resource(ctx, FunctionRevisionGVK, "")
+	if err != nil {
+		return err
+	}
+	l, err := res.List(ctx, metav1.ListOptions{LabelSelector: labelParentPackage + "=" + r.name})
+	if err != nil {
+		return err
+	}
+	endpoint := "dns:///" + r.address
+	healthy := r.running()
+	for i := range l.Items {
+		rev := &l.Items[i]
+		if s, _, _ := unstructured.NestedString(rev.Object, "spec", "desiredState"); s != "Active" {
+			continue
+		}
+		changed := setRuntimeHealth(rev, healthy)
+		if ep, _, _ := unstructured.NestedString(rev.Object, "status", "endpoint"); ep != endpoint {
+			_ = unstructured.SetNestedField(rev.Object, endpoint, "status", "endpoint")
+			changed = true
+		}
+		if !changed {
+			continue
+		}
+		if _, err := res.UpdateStatus(ctx, rev, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setRuntimeHealth sets the RuntimeHealthy condition, and reports whether
+// it changed.
+func setRuntimeHealth(rev *unstructured.Unstructured, healthy bool) bool {
+	status, reason, msg := "True", reasonHealthy, "the function is serving"
+	if !healthy {
+		status, reason, msg = "False", reasonUnhealthy, "the function's process is not running"
+	}
+	conds, _, _ := unstructured.NestedSlice(rev.Object, "status", "conditions")
+	for i, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != conditionRuntime {
+			continue
+		}
+		if m["status"] == status && m["reason"] == reason {
+			return false
+		}
+		conds[i] = runtimeCondition(status, reason, msg)
+		_ = unstructured.SetNestedSlice(rev.Object, conds, "status", "conditions")
+		return true
+	}
+	conds = append(conds, runtimeCondition(status, reason, msg))
+	_ = unstructured.SetNestedSlice(rev.Object, conds, "status", "conditions")
+	return true
+}
+
+func runtimeCondition(status, reason, msg string) map[string]any {
+	return map[string]any{
+		"type":               conditionRuntime,
+		"status":             status,
+		"reason":             reason,
+		"message":            msg,
+		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+	}
+}
+
+func describeConditions(u *unstructured.Unstructured) string {
+	var parts []string
+	for _, c := range Conditions(u) {
+		s := c.Type + "=" + c.Status
+		if c.Reason != "" {
+			s += " (" + c.Reason + ")"
+		}
+		if c.Message != "" {
+			s += ": " + c.Message
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "no conditions"
+	}
+	return strings.Join(parts, "; ")
+}
