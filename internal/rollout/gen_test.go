@@ -172,8 +172,11 @@ func genPrevious(src source, steps []xr.Step) *xr.RolloutStatus {
 	p := &xr.RolloutStatus{
 		Phase: pick(src, xr.PhaseStable, xr.PhaseProgressing, xr.PhasePaused, xr.PhaseSucceeded,
 			xr.PhaseAborted, xr.PhaseFailed, "", "Bogus"),
-		Revision: pick(src, "v2", "v2", "v1", ""),
-		Message: pick(src, "", "gate 0 failed: x", msgRefused+"namespace monitoring is not allowed",
+		Reason: pick(src, "", ReasonGateFailed, ReasonNotAllowedByPolicy, ReasonProgressDeadlineExceeded,
+			ReasonAdvanced, ReasonAborted, ReasonPaused, "Bogus"),
+		Revision:     pick(src, "v2", "v2", "v1", ""),
+		CanaryDigest: pick(src, "", "d1", "d1", "d2"),
+		Message: pick(src, "", "gate 0 failed: x", "canary refused: namespace monitoring is not allowed",
 			"holding step 0 (10%): "+holdDue, "canary refused"),
 		StepStartedAt: genTime(src),
 		NextStepAt:    genTime(src),
@@ -220,8 +223,11 @@ func genRawInput(src source) Input {
 // genInput is an input as fn.go may hand the engine: a spec that xr.Parse
 // accepted, and anything in the previous status and the observations.
 func genInput(src source) Input {
-	in := Input{Revision: "v2", Now: at(genSpan(src))}
+	in := Input{Revision: "v2", CanaryDigest: pick(src, "d1", "d1", "d1", "d2", ""), Now: at(genSpan(src))}
 	in.Traffic.RequireAcceptedRoute = !chance(src, 3)
+	if chance(src, 4) {
+		in.Traffic.ProgressDeadline = pick(src, time.Minute, 10*time.Minute, 24*time.Hour)
+	}
 	in.Traffic.Paused = chance(src, 5)
 	in.Traffic.Abort = chance(src, 7)
 	if chance(src, 4) {

@@ -73,6 +73,7 @@ func progressing(i int32, start time.Duration) *xr.RolloutStatus {
 	w := steps3()[i].Weight
 	return &xr.RolloutStatus{
 		Phase:         xr.PhaseProgressing,
+		Reason:        ReasonAdvanced,
 		Revision:      "v2",
 		Step:          i32(i),
 		StepStartedAt: mt(start),

@@ -45,8 +45,7 @@ func violations(in Input, d Decision) []string {
 	default:
 		bad("phase %q is none of API.md's", s.Phase)
 	}
-	wantActive := w > 0 || (in.Traffic.Progressive() && (s.Phase == xr.PhaseProgressing || s.Phase == xr.PhasePaused))
-	if d.Active != wantActive {
+	if d.Active != wantActive(in, d) {
 		bad("active %t in phase %s at %d%%", d.Active, s.Phase, w)
 	}
 	if d.Requeue < MinRequeue || d.Requeue > MaxRequeue {
@@ -54,6 +53,12 @@ func violations(in Input, d Decision) []string {
 	}
 	if strings.Contains(d.Event, "\n") || strings.Contains(s.Message, "\n") {
 		bad("event %q or message %q is not one line", d.Event, s.Message)
+	}
+	if d.HoldPrevious && !isFrozen(in) {
+		bad("holds the previous composition without being paused")
+	}
+	if isFrozen(in) {
+		return append(v, frozenViolations(in, d)...)
 	}
 	if s.Revision != in.Revision {
 		bad("revision %q, spec says %q", s.Revision, in.Revision)
@@ -113,18 +118,83 @@ func violations(in Input, d Decision) []string {
 		}
 		return v
 	}
-	from := min(*p.Step, int32(len(steps)-1))
+	from := *p.Step
+	relocated := int(from) >= len(steps) || steps[from].Weight != p.CanaryWeight
 	switch {
-	case *s.Step == from:
+	case *s.Step == from, *s.Step == int32(len(steps)-1) && from >= int32(len(steps)):
+		// The same step, or a step beyond the list kept within it.
+	case s.Phase == xr.PhaseSucceeded && p.Phase == xr.PhaseSucceeded && int(*s.Step) == len(steps)-1:
+		// Still Succeeded: at the last step, whatever steps came before.
 	case *s.Step == from+1 && strings.Contains(d.Event, fmt.Sprintf("advanced to step %d ", from+1)):
 	case *s.Step == 0 && (p.Phase == xr.PhaseAborted || p.Phase == xr.PhaseFailed):
 		// Clearing abort, or a refusal lifted, restarts.
+	case *s.Step == 0 && p.CanaryDigest != "" && in.CanaryDigest != "" && p.CanaryDigest != in.CanaryDigest:
+		// A changed canary restarts.
+	case relocated && (*s.Step == 0 || steps[*s.Step].Weight == p.CanaryWeight):
+		// Edited steps: found again by weight, or from step 0.
 	default:
-		bad("moved from step %d (clamped) to %d, event %q", from, *s.Step, d.Event)
+		bad("moved from step %d to %d, event %q", from, *s.Step, d.Event)
 	}
 	if p.StepStartedAt != nil && in.Now.Truncate(time.Second).Before(p.StepStartedAt.Truncate(time.Second)) &&
-		(*s.Step > from || (s.Phase == xr.PhaseSucceeded && p.Phase != xr.PhaseSucceeded)) {
+		((*s.Step > from && p.Phase != xr.PhaseSucceeded) || (s.Phase == xr.PhaseSucceeded && p.Phase != xr.PhaseSucceeded)) {
 		bad("clock %s behind stepStartedAt %s, yet moved from step %d to %d (%s)", in.Now, p.StepStartedAt, from, *s.Step, s.Phase)
+	}
+	return v
+}
+
+// wantActive is when the canary-only rules (A/B, session, mirror) apply:
+// while the rollout is under way and the canary gets less than everything.
+func wantActive(in Input, d Decision) bool {
+	s, w := d.Status, d.CanaryWeight
+	if w >= 100 {
+		return false
+	}
+	switch s.Phase {
+	case xr.PhaseStable:
+		return w > 0
+	case xr.PhasePaused:
+		return w > 0 || (in.Traffic.Progressive() && s.Step != nil)
+	case xr.PhaseProgressing:
+		return true
+	default:
+		return false
+	}
+}
+
+// isFrozen reports whether the run is a paused progressive rollout with a
+// previous status: one where nothing moves.
+func isFrozen(in Input) bool {
+	p := in.Previous
+	if !in.Traffic.Progressive() || !in.Traffic.Paused || p == nil || in.Traffic.Abort || in.CanaryRefused {
+		return false
+	}
+	// A failed revision stays failed (terminal), paused or not.
+	return !(p.Phase == xr.PhaseFailed && restartOf(in) == noRestart)
+}
+
+// frozenViolations are the invariants of a paused rollout: the weight is the
+// one the previous run composed (nothing when it had failed or aborted), no
+// event, and the revision and digest the restart is measured against are
+// kept.
+func frozenViolations(in Input, d Decision) []string {
+	var v []string
+	p, s := in.Previous, d.Status
+	want := min(max(p.CanaryWeight, 0), 100)
+	if p.Phase == xr.PhaseFailed || p.Phase == xr.PhaseAborted {
+		want = 0
+	}
+	if d.CanaryWeight != want {
+		v = append(v, fmt.Sprintf("paused at %d%%, the previous run composed %d%% (%s)", d.CanaryWeight, p.CanaryWeight, p.Phase))
+	}
+	if d.Event != "" {
+		v = append(v, fmt.Sprintf("event %q while paused", d.Event))
+	}
+	if s.Revision != p.Revision {
+		v = append(v, fmt.Sprintf("revision %q while paused, the previous run had %q", s.Revision, p.Revision))
+	}
+	changed := p.Revision != in.Revision || (p.CanaryDigest != "" && in.CanaryDigest != "" && p.CanaryDigest != in.CanaryDigest)
+	if d.HoldPrevious != changed {
+		v = append(v, fmt.Sprintf("holds the previous composition: %t, the canary changed: %t", d.HoldPrevious, changed))
 	}
 	return v
 }

@@ -207,8 +207,8 @@ func sequenceViolations(in Input, prev xr.RolloutStatus, d Decision) []string {
 	if prev.Phase == xr.PhaseSucceeded && (s.Phase != xr.PhaseSucceeded || s.CanaryWeight != prev.CanaryWeight) {
 		v = append(v, fmt.Sprintf("Succeeded at %d%% became %s at %d%%", prev.CanaryWeight, s.Phase, s.CanaryWeight))
 	}
-	if prev.Phase == xr.PhaseFailed && prev.Message != "" && !strings.HasPrefix(prev.Message, msgRefused) &&
-		(s.Phase != xr.PhaseFailed || s.Message != prev.Message || d.Reason != ReasonGateFailed) {
+	if prev.Phase == xr.PhaseFailed && prev.Message != "" && prev.Reason != ReasonNotAllowedByPolicy &&
+		(s.Phase != xr.PhaseFailed || s.Message != prev.Message || d.Reason != failedReason(prev.Reason)) {
 		v = append(v, fmt.Sprintf("Failed (%q) became %s (%q, %s)", prev.Message, s.Phase, s.Message, d.Reason))
 	}
 	return v

@@ -4,15 +4,16 @@
 // it decides the canary weight of this run and the next rollout state.
 //
 // A function keeps no memory between runs, so everything the engine needs to
-// carry over lives in status.rollout. The engine is a pure function: the same
-// inputs give the same decision, byte for byte, and nothing in the status
-// changes from one run to the next unless the rollout moves, since a status
-// that changes on every run makes Crossplane reconcile again at once.
+// carry over lives in status.rollout, and the engine reads its own past
+// decisions from its fields (phase, reason, revision, canaryDigest, step),
+// never from the wording of its message. The engine is a pure function: the
+// same inputs give the same decision, byte for byte, and nothing in the
+// status changes from one run to the next unless the rollout moves, since a
+// status that changes on every run makes Crossplane reconcile again at once.
 package rollout
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,30 +32,52 @@ const (
 	percentTotal = 100
 )
 
-// Messages that the engine reads back from the previous status, and holds
-// that are not observations.
-const (
-	// msgRefused starts the message of a canary refused by policy. It tells
-	// a refusal from a gate failure in status.rollout, which has no reason
-	// field: the first lasts only while the policy refuses, the second stays
-	// until the next revision.
-	msgRefused = "canary refused: "
-	// holdDue holds a step that nothing else holds, in a run that already
-	// moved the rollout: a run moves at most one step.
-	holdDue = "due, the next run moves on (one step per run)"
-)
+// holdDue holds a step that nothing else holds, in a run that already moved
+// the rollout: a run moves at most one step.
+const holdDue = "due, the next run moves on (one step per run)"
 
-// Reasons of the RolloutHealthy condition when the rollout is not healthy.
+// Reasons of status.rollout.reason: the machine-readable reason of the
+// phase. The RolloutHealthy condition carries the same reason when the
+// rollout is not healthy.
 const (
-	ReasonGateFailed         = "GateFailed"
-	ReasonAborted            = "Aborted"
+	// ReasonManual: phase Stable, the weight is traffic.weight.
+	ReasonManual = "Manual"
+	// ReasonPaused: phase Paused, nothing moves.
+	ReasonPaused = "Paused"
+	// ReasonStarted: step 0 of a new revision (or of the first run).
+	ReasonStarted = "RolloutStarted"
+	// ReasonRestarted: step 0 again after abort was cleared or a policy
+	// refusal was lifted.
+	ReasonRestarted = "RolloutRestarted"
+	// ReasonCanaryChanged: step 0 again because the canary side changed
+	// without a new revision.
+	ReasonCanaryChanged = "CanaryChanged"
+	// ReasonStepsChanged: the steps were edited under the rollout, which
+	// continues from the step that matches its weight, or from step 0.
+	ReasonStepsChanged = "StepsChanged"
+	// ReasonAdvanced: the rollout moved to its current step.
+	ReasonAdvanced = "StepAdvanced"
+	// ReasonResumed: paused was cleared and the step's pause starts over.
+	ReasonResumed = "RolloutResumed"
+	// ReasonSucceeded: the last step's weight was accepted.
+	ReasonSucceeded = "RolloutSucceeded"
+	// ReasonAborted: traffic.abort sends every request to the primary.
+	ReasonAborted = "Aborted"
+	// ReasonGateFailed: a gate was False for longer than its failAfter.
+	ReasonGateFailed = "GateFailed"
+	// ReasonNotAllowedByPolicy: the function's Input refuses the canary.
 	ReasonNotAllowedByPolicy = "NotAllowedByPolicy"
+	// ReasonProgressDeadlineExceeded: a step was held past its pause for
+	// longer than traffic.progressDeadline.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 )
 
 // Input is everything the engine decides from.
 type Input struct {
 	Traffic  xr.Traffic
 	Revision string
+	// CanaryDigest is the digest of the canary side as the spec has it now.
+	CanaryDigest string
 	// Previous is status.rollout as the previous run left it; nil on the
 	// first run.
 	Previous *xr.RolloutStatus
@@ -86,9 +109,15 @@ type GateObservation struct {
 type Decision struct {
 	// CanaryWeight is the canary percent to compose, 0..100.
 	CanaryWeight int32
-	// Active is true while the rollout is under way: A/B matches and
-	// mirroring apply only then.
+	// Active is true while the rollout is under way and the canary gets
+	// less than everything: A/B matches, session affinity and mirroring
+	// apply only then.
 	Active bool
+	// HoldPrevious asks the caller to compose what the previous run
+	// composed, unchanged: the rollout is paused while a new revision or a
+	// changed canary waits for its restart, and composing from the spec
+	// would give the paused weight to a canary nobody tested.
+	HoldPrevious bool
 	// Status is the new status.rollout.
 	Status xr.RolloutStatus
 	// Requeue is the response TTL: when Crossplane should call again.
@@ -116,17 +145,17 @@ func Decide(in Input) Decision {
 func manual(in Input) Decision {
 	w := ptr.Deref(in.Traffic.Weight, 0)
 	d := Decision{Healthy: true, Requeue: MaxRequeue}
-	status := xr.RolloutStatus{Phase: xr.PhaseStable, Revision: in.Revision}
+	status := xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: in.Revision, CanaryDigest: in.CanaryDigest}
 
 	switch {
 	case in.CanaryRefused:
 		w = 0
-		status.Phase = xr.PhaseFailed
-		status.Message = msgRefused + in.CanaryRefusedReason
+		status.Phase, status.Reason = xr.PhaseFailed, ReasonNotAllowedByPolicy
+		status.Message = "canary refused: " + in.CanaryRefusedReason
 		d.Healthy, d.Reason = false, ReasonNotAllowedByPolicy
 	case in.Traffic.Abort:
 		w = 0
-		status.Phase = xr.PhaseAborted
+		status.Phase, status.Reason = xr.PhaseAborted, ReasonAborted
 		status.Message = "aborted: all traffic goes to the primary"
 		d.Healthy, d.Reason = false, ReasonAborted
 	case in.Traffic.Paused:
@@ -136,70 +165,266 @@ func manual(in Input) Decision {
 		// freeze yet, so the first run is Paused at traffic.weight (and the
 		// next run agrees, so the status does not change).
 		if in.Previous != nil {
-			w = min(max(in.Previous.CanaryWeight, 0), percentTotal)
+			w = clampPercent(in.Previous.CanaryWeight)
 		}
-		status.Phase = xr.PhasePaused
+		status.Phase, status.Reason = xr.PhasePaused, ReasonPaused
 		status.Message = fmt.Sprintf("paused at %d%%", w)
 	}
 	status.CanaryWeight, status.PrimaryWeight = w, percentTotal-w
-	d.CanaryWeight, d.Active, d.Status = w, w > 0, status
+	d.CanaryWeight, d.Active, d.Status = w, w > 0 && w < percentTotal, status
 	return d
+}
+
+// restart is why a run starts the revision over at step 0; noRestart when
+// it does not.
+type restart int
+
+const (
+	noRestart restart = iota
+	// restartFirst: no previous progressive status (the first run, a
+	// status without a step, or a manual rollout turned progressive).
+	restartFirst
+	restartRevision
+	restartCanaryChanged
+	restartAbortCleared
+	restartRefusalLifted
+)
+
+// restartOf says whether, and why, this run starts the revision over.
+func restartOf(in Input) restart {
+	prev := in.Previous
+	switch {
+	// A negative step (a status edited by hand) is no step, like a missing
+	// one.
+	case prev == nil || prev.Step == nil || *prev.Step < 0:
+		return restartFirst
+	case prev.Revision != in.Revision:
+		return restartRevision
+	// A status written before canaryDigest existed adopts the current
+	// digest instead of restarting every rollout under way.
+	case prev.CanaryDigest != "" && in.CanaryDigest != "" && prev.CanaryDigest != in.CanaryDigest:
+		return restartCanaryChanged
+	case prev.Phase == xr.PhaseAborted && !in.Traffic.Abort:
+		return restartAbortCleared
+	// A canary the policy no longer refuses restarts the revision: it ran
+	// at 0% meanwhile, and it did not fail.
+	case prev.Phase == xr.PhaseFailed && prev.Reason == ReasonNotAllowedByPolicy && !in.CanaryRefused:
+		return restartRefusalLifted
+	}
+	return noRestart
 }
 
 // progressive walks traffic.steps.
 func progressive(in Input) Decision {
 	steps := in.Traffic.Steps
 	prev := in.Previous
-	cur := xr.RolloutStatus{Revision: in.Revision, Phase: xr.PhaseProgressing}
-	var event string
+	why := restartOf(in)
 
-	restart := restarts(in)
-	if restart {
-		cur.Step = ptr.To[int32](0)
-		cur.StepStartedAt = &metav1.Time{Time: in.Now}
-		event = fmt.Sprintf("rollout of revision %s started at step 0 (%d%%)", in.Revision, steps[0].Weight)
-	} else {
+	cur := xr.RolloutStatus{Revision: in.Revision, CanaryDigest: in.CanaryDigest, Phase: xr.PhaseProgressing}
+	if why == noRestart {
+		// A step beyond the list (steps removed, or a status written by
+		// hand) is kept within it; relocate below finds the right one.
 		cur.Step = ptr.To(min(*prev.Step, int32(len(steps)-1))) //nolint:gosec // At most maxSteps.
 		cur.StepStartedAt = stepStartedAt(prev.StepStartedAt, in.Now)
-		cur.Phase = prev.Phase
+		cur.Phase, cur.Reason = prev.Phase, prev.Reason
+	} else {
+		cur.Step = ptr.To[int32](0)
+		cur.StepStartedAt = &metav1.Time{Time: in.Now}
 	}
-	step := steps[*cur.Step]
 
 	switch {
 	case in.CanaryRefused:
-		return terminal(cur, xr.PhaseFailed, msgRefused+in.CanaryRefusedReason, ReasonNotAllowedByPolicy, "")
-	case !restart && prev.Phase == xr.PhaseFailed:
-		// A failed revision stays failed, aborted or not: only a new
-		// revision retries, so aborting and clearing abort cannot restart
-		// it.
-		return terminal(cur, xr.PhaseFailed, prev.Message, ReasonGateFailed, "")
+		return terminal(cur, xr.PhaseFailed, ReasonNotAllowedByPolicy, "canary refused: "+in.CanaryRefusedReason)
+	case why == noRestart && prev.Phase == xr.PhaseFailed:
+		// A failed revision stays failed, aborted or paused or not: only a
+		// new revision (or a changed canary) retries, so aborting and
+		// clearing abort cannot restart it.
+		return terminal(cur, xr.PhaseFailed, failedReason(prev.Reason), prev.Message)
 	case in.Traffic.Abort:
-		return terminal(cur, xr.PhaseAborted, "aborted: all traffic goes to the primary; clear abort to restart from step 0", ReasonAborted, "")
-	case !restart && prev.Phase == xr.PhaseSucceeded:
-		return settled(cur, xr.PhaseSucceeded, step.Weight, prev.Message, "")
+		return terminal(cur, xr.PhaseAborted, ReasonAborted, "aborted: all traffic goes to the primary; clear abort to restart from step 0")
+	case in.Traffic.Paused && prev != nil:
+		return frozen(in, why)
 	case in.Traffic.Paused:
-		return settled(cur, xr.PhasePaused, step.Weight,
-			fmt.Sprintf("paused at step %d (%d%%)", *cur.Step, step.Weight), event)
+		// Nothing was composed before, so there is nothing to freeze yet:
+		// the first run is Paused at step 0, and the next run agrees.
+		w := steps[0].Weight
+		cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
+		cur.Message = fmt.Sprintf("paused at step 0 (%d%%)", w)
+		return Decision{
+			CanaryWeight: w,
+			Active:       w < percentTotal,
+			Status:       withWeights(cur, w),
+			Requeue:      MaxRequeue,
+			Event:        restartEvent(in, why),
+			Healthy:      true,
+		}
+	case why != noRestart:
+		cur.Reason = restartReason[why]
+		return advance(in, cur, restartEvent(in, why))
 	}
-	if !restart && prev.Phase == xr.PhasePaused {
+
+	// A Succeeded rollout stays Succeeded while the last step has its
+	// weight, whatever steps were added before it.
+	last := int32(len(steps) - 1) //nolint:gosec // At most maxSteps.
+	if prev.Phase == xr.PhaseSucceeded && prev.CanaryWeight == steps[last].Weight {
+		cur.Step = ptr.To(last)
+		return succeeded(in, cur, steps[last].Weight, "")
+	}
+	// The steps may have been edited since the previous run: a step that no
+	// longer has the weight the route carries is found again by its weight,
+	// so the route never jumps to a weight nobody observed.
+	if i, moved := relocate(steps, *prev.Step, prev.CanaryWeight); moved {
+		cur.Step = ptr.To(i)
+		cur.StepStartedAt = &metav1.Time{Time: in.Now}
+		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonStepsChanged
+		return advance(in, cur, fmt.Sprintf("steps of revision %s changed: the rollout continues at step %d (%d%%)", in.Revision, i, steps[i].Weight))
+	}
+
+	step := steps[*cur.Step]
+	switch prev.Phase {
+	case xr.PhasePaused:
 		// Resuming restarts the step's pause: paused time never counts as
 		// observation time.
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
-		event = fmt.Sprintf("rollout resumed at step %d (%d%%)", *cur.Step, step.Weight)
+		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonResumed
+		return advance(in, cur, fmt.Sprintf("rollout resumed at step %d (%d%%)", *cur.Step, step.Weight))
+	default:
+		cur.Phase = xr.PhaseProgressing
+		return advance(in, cur, "")
 	}
-	cur.Phase = xr.PhaseProgressing
-	return advance(in, cur, event)
 }
 
-// restarts says whether this run starts the revision over at step 0.
-func restarts(in Input) bool {
-	prev := in.Previous
-	// A negative step (a status edited by hand) is no step, like a missing
-	// one. A canary the policy no longer refuses restarts the revision, as
-	// clearing abort does: it ran at 0% meanwhile, and it did not fail.
-	return prev == nil || prev.Revision != in.Revision || prev.Step == nil || *prev.Step < 0 ||
-		(prev.Phase == xr.PhaseAborted && !in.Traffic.Abort) ||
-		(prev.Phase == xr.PhaseFailed && strings.HasPrefix(prev.Message, msgRefused) && !in.CanaryRefused)
+var restartReason = map[restart]string{
+	restartFirst:         ReasonStarted,
+	restartRevision:      ReasonStarted,
+	restartCanaryChanged: ReasonCanaryChanged,
+	restartAbortCleared:  ReasonRestarted,
+	restartRefusalLifted: ReasonRestarted,
+}
+
+// restartEvent says why the rollout starts at step 0.
+func restartEvent(in Input, why restart) string {
+	w := in.Traffic.Steps[0].Weight
+	switch why {
+	case restartCanaryChanged:
+		return fmt.Sprintf("the canary of revision %s changed: the rollout restarted at step 0 (%d%%)", in.Revision, w)
+	case restartAbortCleared:
+		return fmt.Sprintf("abort cleared: the rollout of revision %s restarted at step 0 (%d%%)", in.Revision, w)
+	case restartRefusalLifted:
+		return fmt.Sprintf("the canary is allowed again: the rollout of revision %s restarted at step 0 (%d%%)", in.Revision, w)
+	default:
+		return fmt.Sprintf("rollout of revision %s started at step 0 (%d%%)", in.Revision, w)
+	}
+}
+
+// pendingNote says what will happen once paused is cleared.
+func pendingNote(in Input, why restart) string {
+	switch why {
+	case restartRevision:
+		return fmt.Sprintf("; revision %s starts at step 0 when paused is cleared", in.Revision)
+	case restartCanaryChanged:
+		return "; the changed canary starts at step 0 when paused is cleared"
+	case restartAbortCleared:
+		return "; abort was cleared: the rollout restarts at step 0 when paused is cleared"
+	case restartRefusalLifted:
+		return "; the canary is allowed again: the rollout restarts at step 0 when paused is cleared"
+	case restartFirst:
+		return "; the rollout starts at step 0 when paused is cleared"
+	default:
+		return ""
+	}
+}
+
+// frozen is a paused rollout: nothing moves, in every case. The weight is the
+// one the previous run composed; a new revision, a changed canary, a cleared
+// abort or a lifted refusal waits until paused is cleared, so the status
+// keeps the previous revision, digest and step that the restart is measured
+// against.
+func frozen(in Input, why restart) Decision {
+	prev := *in.Previous
+	cur := prev
+	cur.NextStepAt = nil
+	if cur.Step != nil && *cur.Step < 0 {
+		cur.Step = nil // Written by hand: no step at all.
+	}
+	// As stepStartedAt reads back: a zero time is written as null, and a
+	// fraction of a second is lost.
+	if cur.StepStartedAt != nil {
+		if cur.StepStartedAt.IsZero() {
+			cur.StepStartedAt = nil
+		} else {
+			cur.StepStartedAt = &metav1.Time{Time: cur.StepStartedAt.Truncate(time.Second)}
+		}
+	}
+	w := clampPercent(prev.CanaryWeight)
+	changed := prev.Revision != in.Revision ||
+		(prev.CanaryDigest != "" && in.CanaryDigest != "" && prev.CanaryDigest != in.CanaryDigest)
+	d := Decision{
+		CanaryWeight: w,
+		// The paused weight belongs to the canary that the previous run
+		// composed: a new revision or a changed canary must not inherit it,
+		// so the caller composes the previous composition as it is.
+		HoldPrevious: changed,
+		Requeue:      MaxRequeue,
+		Healthy:      true,
+	}
+	if why == noRestart {
+		// The digest of a status written before canaryDigest existed.
+		cur.CanaryDigest = in.CanaryDigest
+	}
+	note := pendingNote(in, why)
+	switch prev.Phase {
+	case xr.PhaseAborted, xr.PhaseFailed:
+		// Nothing goes to the canary, and nothing will until paused is
+		// cleared: the phase stays, so does its reason.
+		w = 0
+		cur.Reason = failedReason(prev.Reason)
+		if prev.Phase == xr.PhaseAborted {
+			cur.Reason = ReasonAborted
+		}
+		cur.Message = fmt.Sprintf("%s at 0%% while paused%s", prev.Phase, note)
+		d.Healthy, d.Reason = false, cur.Reason
+		d.CanaryWeight = 0
+	case xr.PhaseSucceeded:
+		cur.Reason = ReasonSucceeded
+		cur.Message = fmt.Sprintf("revision %s completed all its steps at %d%%; paused%s", prev.Revision, w, note)
+	default:
+		cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
+		cur.Message = fmt.Sprintf("paused at %d%%%s", w, note)
+		if cur.Step != nil && why != restartFirst {
+			cur.Message = fmt.Sprintf("paused at step %d (%d%%)%s", *cur.Step, w, note)
+		}
+		// Pausing never changes who sees the canary: a step in progress
+		// keeps its A/B rules and mirror, even at 0%.
+		d.Active = w < percentTotal && (w > 0 || cur.Step != nil)
+	}
+	d.Status = withWeights(cur, w)
+	return d
+}
+
+// failedReason is the reason of a Failed phase read back from status: a
+// status without one failed on a gate.
+func failedReason(reason string) string {
+	if reason == "" {
+		return ReasonGateFailed
+	}
+	return reason
+}
+
+// relocate finds the current step again after the steps were edited: the
+// step at index i no longer exists or no longer has the weight the route
+// carries. The rollout continues from the first step with that weight, or
+// from step 0.
+func relocate(steps []xr.Step, i, weight int32) (int32, bool) {
+	if int(i) < len(steps) && steps[i].Weight == weight {
+		return i, false
+	}
+	for j, s := range steps {
+		if s.Weight == weight {
+			return int32(j), true //nolint:gosec // At most maxSteps.
+		}
+	}
+	return 0, true
 }
 
 // stepStartedAt is the current step's start as the previous run wrote it.
@@ -222,9 +447,14 @@ func advance(in Input, cur xr.RolloutStatus, event string) Decision {
 
 	// A gate that has failed ends the rollout, whatever else holds.
 	if failed, msg := failedGate(in, cur); failed {
-		return terminal(cur, xr.PhaseFailed, msg, ReasonGateFailed, event)
+		return withEvent(terminal(cur, xr.PhaseFailed, ReasonGateFailed, msg), event)
 	}
 	hold, requeue := holds(in, cur)
+	if hold != "" {
+		if late, msg := pastDeadline(in, cur, hold); late {
+			return withEvent(terminal(cur, xr.PhaseFailed, ReasonProgressDeadlineExceeded, msg), event)
+		}
+	}
 	if hold == "" && event != "" {
 		// A run that starts or resumes the step (event set) has moved the
 		// rollout already, so it holds the step even when nothing else does:
@@ -237,13 +467,12 @@ func advance(in Input, cur xr.RolloutStatus, event string) Decision {
 
 	weight := steps[i].Weight
 	if int(i) == len(steps)-1 {
-		return settled(cur, xr.PhaseSucceeded, weight,
-			fmt.Sprintf("revision %s completed all %d steps at %d%%", in.Revision, len(steps), weight),
-			fmt.Sprintf("rollout of revision %s succeeded at %d%%", in.Revision, weight))
+		return succeeded(in, cur, weight, fmt.Sprintf("rollout of revision %s succeeded at %d%%", in.Revision, weight))
 	}
 
 	cur.Step = ptr.To(i + 1)
 	cur.StepStartedAt = &metav1.Time{Time: in.Now}
+	cur.Reason = ReasonAdvanced
 	// The new step's message is what the next runs show until something
 	// changes, so the status does not flap.
 	hold, requeue = holds(in, cur)
@@ -270,16 +499,48 @@ func holds(in Input, cur xr.RolloutStatus) (string, time.Duration) {
 			if pausing {
 				return why, min(HoldRequeue, clamp(due.Sub(in.Now)))
 			}
-			return why, HoldRequeue
+			return why, untilDeadline(in, due, HoldRequeue)
 		}
 	}
 	if pausing {
 		return "pause until " + due.UTC().Format(time.RFC3339), clamp(due.Sub(in.Now))
 	}
 	if gate := heldGate(in); gate != "" {
-		return gate, HoldRequeue
+		return gate, untilDeadline(in, due, HoldRequeue)
 	}
 	return "", 0
+}
+
+// pastDeadline reports whether a hold has lasted past the step's pause for
+// longer than traffic.progressDeadline. Only what holds the step beyond its
+// own pause counts: the route, or a gate missing, Unknown, or False within
+// its failAfter.
+func pastDeadline(in Input, cur xr.RolloutStatus, hold string) (bool, string) {
+	deadline := in.Traffic.ProgressDeadline
+	if deadline <= 0 {
+		return false, ""
+	}
+	i := *cur.Step
+	step := in.Traffic.Steps[i]
+	due := cur.StepStartedAt.Add(step.Pause)
+	if in.Now.Sub(due) <= deadline {
+		return false, ""
+	}
+	return true, fmt.Sprintf("step %d (%d%%) was held for longer than the progress deadline %s after its pause ended at %s: %s",
+		i, step.Weight, deadline, due.UTC().Format(time.RFC3339), hold)
+}
+
+// untilDeadline shortens a hold's requeue so that the run after the
+// progress deadline comes soon after it.
+func untilDeadline(in Input, due time.Time, requeue time.Duration) time.Duration {
+	if in.Traffic.ProgressDeadline <= 0 {
+		return requeue
+	}
+	left := due.Add(in.Traffic.ProgressDeadline).Sub(in.Now) + time.Second
+	if left <= 0 {
+		return requeue
+	}
+	return min(requeue, clamp(left))
 }
 
 // holding is a rollout that stays at its current step for now.
@@ -290,11 +551,13 @@ func holding(in Input, cur xr.RolloutStatus, hold string, requeue time.Duration,
 	cur.Message = fmt.Sprintf("holding step %d (%d%%): %s", *cur.Step, step.Weight, hold)
 	return Decision{
 		CanaryWeight: step.Weight,
-		Active:       true,
-		Status:       withWeights(cur, step.Weight),
-		Requeue:      requeue,
-		Event:        event,
-		Healthy:      true,
+		// A dark launch (a step at 0%) mirrors to the canary; at 100% the
+		// canary-only rules would only duplicate load.
+		Active:  step.Weight < percentTotal,
+		Status:  withWeights(cur, step.Weight),
+		Requeue: requeue,
+		Event:   event,
+		Healthy: true,
 	}
 }
 
@@ -348,36 +611,44 @@ func heldGate(in Input) string {
 }
 
 // terminal is a rollout that sends nothing to the canary.
-func terminal(cur xr.RolloutStatus, phase xr.Phase, msg, reason, event string) Decision {
-	cur.Phase, cur.Message, cur.NextStepAt = phase, msg, nil
+func terminal(cur xr.RolloutStatus, phase xr.Phase, reason, msg string) Decision {
+	cur.Phase, cur.Reason, cur.Message, cur.NextStepAt = phase, reason, msg, nil
 	return Decision{
 		CanaryWeight: 0,
 		Status:       withWeights(cur, 0),
 		Requeue:      MaxRequeue,
-		Event:        event,
 		Healthy:      false,
 		Reason:       reason,
 	}
 }
 
-// settled is a rollout that holds its weight until the user acts.
-func settled(cur xr.RolloutStatus, phase xr.Phase, weight int32, msg, event string) Decision {
-	cur.Phase, cur.Message, cur.NextStepAt = phase, msg, nil
+// succeeded is a rollout that completed its steps: it holds the last step's
+// weight until the user acts, and the canary-only rules (A/B, session,
+// mirror) are gone, since the rollout is over.
+func succeeded(in Input, cur xr.RolloutStatus, weight int32, event string) Decision {
+	cur.Phase, cur.Reason, cur.NextStepAt = xr.PhaseSucceeded, ReasonSucceeded, nil
+	cur.Message = fmt.Sprintf("revision %s completed all %d steps at %d%%", in.Revision, len(in.Traffic.Steps), weight)
 	return Decision{
 		CanaryWeight: weight,
-		// A paused rollout is still under way: its A/B rules and mirror
-		// stay, or pausing would change who sees the canary.
-		Active:  weight > 0 || phase == xr.PhasePaused,
-		Status:  withWeights(cur, weight),
-		Requeue: MaxRequeue,
-		Event:   event,
-		Healthy: true,
+		Status:       withWeights(cur, weight),
+		Requeue:      MaxRequeue,
+		Event:        event,
+		Healthy:      true,
 	}
+}
+
+func withEvent(d Decision, event string) Decision {
+	d.Event = event
+	return d
 }
 
 func withWeights(s xr.RolloutStatus, canary int32) xr.RolloutStatus {
 	s.CanaryWeight, s.PrimaryWeight = canary, percentTotal-canary
 	return s
+}
+
+func clampPercent(w int32) int32 {
+	return min(max(w, 0), percentTotal)
 }
 
 func clamp(d time.Duration) time.Duration {

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,15 +13,18 @@ import (
 )
 
 const (
-	msgAborted       = "aborted: all traffic goes to the primary; clear abort to restart from step 0"
-	evStarted        = "rollout of revision v2 started at step 0 (10%)"
-	evAdvanced1      = "rollout of revision v2 advanced to step 1 (50%)"
-	evAdvanced2      = "rollout of revision v2 advanced to step 2 (100%)"
-	evSucceeded      = "rollout of revision v2 succeeded at 100%"
-	msgSucceeded     = "revision v2 completed all 3 steps at 100%"
-	holdNotObserved  = "the route has not been observed yet"
-	holdGatewayNoGo  = "istio-ingress/gateway has not accepted the route (NotAllowedByListeners)"
-	reasonUnavailble = "MinimumReplicasUnavailable"
+	msgAborted            = "aborted: all traffic goes to the primary; clear abort to restart from step 0"
+	evStarted             = "rollout of revision v2 started at step 0 (10%)"
+	evRestartedAfterAbort = "abort cleared: the rollout of revision v2 restarted at step 0 (10%)"
+	evRefusalLifted       = "the canary is allowed again: the rollout of revision v2 restarted at step 0 (10%)"
+	evCanaryChanged       = "the canary of revision v2 changed: the rollout restarted at step 0 (10%)"
+	evAdvanced1           = "rollout of revision v2 advanced to step 1 (50%)"
+	evAdvanced2           = "rollout of revision v2 advanced to step 2 (100%)"
+	evSucceeded           = "rollout of revision v2 succeeded at 100%"
+	msgSucceeded          = "revision v2 completed all 3 steps at 100%"
+	holdNotObserved       = "the route has not been observed yet"
+	holdGatewayNoGo       = "istio-ingress/gateway has not accepted the route (NotAllowedByListeners)"
+	reasonUnavailble      = "MinimumReplicasUnavailable"
 )
 
 // manualIn is a manual-mode input at t0.
@@ -43,14 +47,29 @@ func progIn(f func(in *Input)) Input {
 }
 
 // holdingAt is the decision for a run that holds step i of steps3, started
-// at start, with the given hold, requeue and event.
+// at start, with the given hold, requeue and event. The reason is the one of
+// the event's move; without an event, the one progressing() left.
 func holdingAt(i int32, start time.Duration, hold string, requeue time.Duration, event string) Decision {
 	s := steps3()[i]
+	reason := ReasonAdvanced
+	switch {
+	case strings.HasPrefix(event, "rollout of revision v2 started"):
+		reason = ReasonStarted
+	case strings.Contains(event, "restarted at step 0") && strings.HasPrefix(event, "the canary of"):
+		reason = ReasonCanaryChanged
+	case strings.Contains(event, "restarted at step 0"):
+		reason = ReasonRestarted
+	case strings.HasPrefix(event, "rollout resumed"):
+		reason = ReasonResumed
+	case strings.HasPrefix(event, "steps of revision"):
+		reason = ReasonStepsChanged
+	}
 	return Decision{
 		CanaryWeight: s.Weight,
-		Active:       true,
+		Active:       s.Weight < 100,
 		Status: xr.RolloutStatus{
 			Phase:         xr.PhaseProgressing,
+			Reason:        reason,
 			Revision:      "v2",
 			Step:          i32(i),
 			StepStartedAt: mt(start),
@@ -69,7 +88,7 @@ func holdingAt(i int32, start time.Duration, hold string, requeue time.Duration,
 func ended(phase xr.Phase, step int32, start time.Duration, msg, reason string) Decision {
 	return Decision{
 		Status: xr.RolloutStatus{
-			Phase: phase, Revision: "v2", Step: i32(step), StepStartedAt: mt(start),
+			Phase: phase, Reason: reason, Revision: "v2", Step: i32(step), StepStartedAt: mt(start),
 			CanaryWeight: 0, PrimaryWeight: 100, Message: msg,
 		},
 		Requeue: MaxRequeue,
@@ -88,7 +107,7 @@ func TestDecideManual(t *testing.T) {
 			reason: "Without traffic.weight the canary gets 0%, the phase is Stable and the rollout is not active.",
 			in:     manualIn(nil),
 			want: Decision{
-				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100},
+				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
@@ -97,20 +116,20 @@ func TestDecideManual(t *testing.T) {
 			in:     manualIn(func(in *Input) { in.Traffic.Weight = i32(20) }),
 			want: Decision{
 				CanaryWeight: 20, Active: true,
-				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 20, PrimaryWeight: 80},
+				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: "v2", CanaryWeight: 20, PrimaryWeight: 80},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
 		"WeightIgnoresPreviousStatus": {
-			reason: "Manual mode recomputes from the spec: a previous progressive status neither moves nor freezes the weight.",
+			reason: "Manual mode recomputes from the spec: a previous progressive status neither moves nor freezes the weight. At 100% the canary-only rules are off.",
 			in: manualIn(func(in *Input) {
 				in.Traffic.Weight = i32(100)
 				in.Previous = progressing(1, 0)
 			}),
 			want: Decision{
-				CanaryWeight: 100, Active: true,
-				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 100, PrimaryWeight: 0},
-				Requeue: MaxRequeue, Healthy: true,
+				CanaryWeight: 100,
+				Status:       xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: "v2", CanaryWeight: 100, PrimaryWeight: 0},
+				Requeue:      MaxRequeue, Healthy: true,
 			},
 		},
 		"Abort": {
@@ -121,7 +140,7 @@ func TestDecideManual(t *testing.T) {
 			}),
 			want: Decision{
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseAborted, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
+					Phase: xr.PhaseAborted, Reason: ReasonAborted, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
 					Message: "aborted: all traffic goes to the primary",
 				},
 				Requeue: MaxRequeue, Reason: ReasonAborted,
@@ -136,7 +155,7 @@ func TestDecideManual(t *testing.T) {
 			}),
 			want: Decision{
 				CanaryWeight: 20, Active: true,
-				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", CanaryWeight: 20, PrimaryWeight: 80, Message: "paused at 20%"},
+				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: 20, PrimaryWeight: 80, Message: "paused at 20%"},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
@@ -148,7 +167,7 @@ func TestDecideManual(t *testing.T) {
 				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100}
 			}),
 			want: Decision{
-				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100, Message: "paused at 0%"},
+				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100, Message: "paused at 0%"},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
@@ -160,7 +179,7 @@ func TestDecideManual(t *testing.T) {
 			}),
 			want: Decision{
 				CanaryWeight: 30, Active: true,
-				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", CanaryWeight: 30, PrimaryWeight: 70, Message: "paused at 30%"},
+				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: 30, PrimaryWeight: 70, Message: "paused at 30%"},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
@@ -172,9 +191,9 @@ func TestDecideManual(t *testing.T) {
 				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, CanaryWeight: 250, PrimaryWeight: -150}
 			}),
 			want: Decision{
-				CanaryWeight: 100, Active: true,
-				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", CanaryWeight: 100, PrimaryWeight: 0, Message: "paused at 100%"},
-				Requeue: MaxRequeue, Healthy: true,
+				CanaryWeight: 100,
+				Status:       xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: 100, PrimaryWeight: 0, Message: "paused at 100%"},
+				Requeue:      MaxRequeue, Healthy: true,
 			},
 		},
 		"CanaryRefused": {
@@ -186,7 +205,7 @@ func TestDecideManual(t *testing.T) {
 			}),
 			want: Decision{
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseFailed, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
+					Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
 					Message: "canary refused: namespace monitoring is not in allowedBackendNamespaces",
 				},
 				Requeue: MaxRequeue, Reason: ReasonNotAllowedByPolicy,
@@ -204,7 +223,7 @@ func TestDecideManual(t *testing.T) {
 			}),
 			want: Decision{
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseFailed, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
+					Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
 					Message: "canary refused: kind Foo is not allowed",
 				},
 				Requeue: MaxRequeue, Reason: ReasonNotAllowedByPolicy,
@@ -292,7 +311,7 @@ func TestDecideProgressive(t *testing.T) {
 			want: Decision{
 				CanaryWeight: 10, Active: true,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0),
+					Phase: xr.PhaseProgressing, Reason: ReasonStarted, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0),
 					CanaryWeight: 10, PrimaryWeight: 90,
 					Message: "holding step 0 (10%): due, the next run moves on (one step per run)",
 				},
@@ -592,7 +611,7 @@ func TestDecideProgressive(t *testing.T) {
 			want: Decision{
 				CanaryWeight: 20, Active: true,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), NextStepAt: mt(0),
+					Phase: xr.PhaseProgressing, Reason: ReasonAdvanced, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), NextStepAt: mt(0),
 					CanaryWeight: 20, PrimaryWeight: 80,
 					Message: "holding step 1 (20%): due, the next run moves on (one step per run)",
 				},
@@ -608,15 +627,15 @@ func TestDecideProgressive(t *testing.T) {
 			want: holdingAt(2, 5*time.Minute, "the route carries 50%, not 100%", HoldRequeue, evAdvanced2),
 		},
 		"LastStepSucceeds": {
-			reason: "The last step, once the route carries it, ends in Succeeded at its weight, with an event, no nextStepAt, and a 1m requeue.",
+			reason: "The last step, once the route carries it, ends in Succeeded at its weight, with an event, no nextStepAt, a 1m requeue, and the canary-only rules off: the rollout is over.",
 			in: progIn(func(in *Input) {
 				in.Previous, in.Now = progressing(2, 0), at(10*time.Second)
 				in.RouteAtWeight = routeAt(100)
 			}),
 			want: Decision{
-				CanaryWeight: 100, Active: true,
+				CanaryWeight: 100,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
+					Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
 					CanaryWeight: 100, PrimaryWeight: 0, Message: msgSucceeded,
 				},
 				Requeue: MaxRequeue, Event: evSucceeded, Healthy: true,
@@ -632,16 +651,16 @@ func TestDecideProgressive(t *testing.T) {
 			want: holdingAt(2, 0, "gate 0: Deployment podinfo-canary has Available False (MinimumReplicasUnavailable)", HoldRequeue, ""),
 		},
 		"SucceededIsSticky": {
-			reason: "Succeeded stays Succeeded at the last weight for the revision: no event, and a gate failing later does not undo it.",
+			reason: "Succeeded stays Succeeded at the last weight for the revision: no event, no canary-only rules, and a gate failing later does not undo it.",
 			in: progIn(func(in *Input) {
 				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 100, Message: msgSucceeded}
 				in.Now = at(time.Hour)
 				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(0)))}
 			}),
 			want: Decision{
-				CanaryWeight: 100, Active: true,
+				CanaryWeight: 100,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
+					Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
 					CanaryWeight: 100, PrimaryWeight: 0, Message: msgSucceeded,
 				},
 				Requeue: MaxRequeue, Healthy: true,
@@ -659,22 +678,34 @@ func TestDecideProgressive(t *testing.T) {
 			want: Decision{
 				CanaryWeight: 50, Active: true,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(0),
+					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(0),
 					CanaryWeight: 50, PrimaryWeight: 50, Message: "paused at step 1 (50%)",
 				},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
-		"PausedAtStartOfRevision": {
-			reason: "A new revision while paused starts at step 0 (with its event) and stays paused there.",
+		"NewRevisionWhilePausedWaits": {
+			reason: "Paused means nothing moves: a new revision while paused keeps the weight the previous run composed, for the previous revision's canary (the caller holds the previous composition), and starts at step 0 once paused is cleared.",
 			in: progIn(func(in *Input) {
 				in.Traffic.Paused = true
 				in.Previous = with(progressing(1, -time.Hour), func(s *xr.RolloutStatus) { s.Revision = "v1" })
 			}),
 			want: Decision{
+				CanaryWeight: 50, Active: true, HoldPrevious: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour),
+					CanaryWeight: 50, PrimaryWeight: 50, Message: "paused at step 1 (50%); revision v2 starts at step 0 when paused is cleared",
+				},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"FirstRunPaused": {
+			reason: "With nothing composed before there is nothing to freeze: the first run is Paused at step 0, with the start event.",
+			in:     progIn(func(in *Input) { in.Traffic.Paused = true }),
+			want: Decision{
 				CanaryWeight: 10, Active: true,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhasePaused, Revision: "v2", Step: i32(0), StepStartedAt: mt(0),
+					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(0), StepStartedAt: mt(0),
 					CanaryWeight: 10, PrimaryWeight: 90, Message: "paused at step 0 (10%)",
 				},
 				Requeue: MaxRequeue, Event: evStarted, Healthy: true,
@@ -690,7 +721,7 @@ func TestDecideProgressive(t *testing.T) {
 			want: Decision{
 				CanaryWeight: 50, Active: true,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(0),
+					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(0),
 					CanaryWeight: 50, PrimaryWeight: 50, Message: "paused at step 1 (50%)",
 				},
 				Requeue: MaxRequeue, Healthy: true,
@@ -723,7 +754,7 @@ func TestDecideProgressive(t *testing.T) {
 			want: Decision{
 				CanaryWeight: 50, Active: true,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), NextStepAt: mt(0),
+					Phase: xr.PhaseProgressing, Reason: ReasonResumed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), NextStepAt: mt(0),
 					CanaryWeight: 50, PrimaryWeight: 50,
 					Message: "holding step 1 (50%): due, the next run moves on (one step per run)",
 				},
@@ -758,12 +789,12 @@ func TestDecideProgressive(t *testing.T) {
 			want: ended(xr.PhaseAborted, 2, 0, msgAborted, ReasonAborted),
 		},
 		"ClearingAbortRestarts": {
-			reason: "Clearing abort restarts the revision at step 0 now, with the start event.",
+			reason: "Clearing abort restarts the revision at step 0 now, with an event saying why.",
 			in: progIn(func(in *Input) {
 				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: msgAborted}
 				in.RouteAtWeight = routeAt(0)
 			}),
-			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evStarted),
+			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evRestartedAfterAbort),
 		},
 
 		// Refused by policy.
@@ -789,36 +820,267 @@ func TestDecideProgressive(t *testing.T) {
 		"RefusalLiftedRestarts": {
 			reason: "Once the policy allows the canary again, the rollout restarts at step 0 (it ran at 0% meanwhile); a refusal is not a gate failure and must not stay Failed with reason GateFailed.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: "canary refused: namespace monitoring is not allowed"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: "canary refused: namespace monitoring is not allowed"}
 				in.RouteAtWeight = routeAt(0)
 			}),
-			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evStarted),
+			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evRefusalLifted),
+		},
+
+		// Safety round: paused means nothing moves.
+		"AbortClearedWhilePausedWaits": {
+			reason: "Clearing abort while paused keeps the canary at 0% (still Aborted, the restart noted) until paused is cleared.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Paused = true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Reason: ReasonAborted, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: msgAborted}
+				in.RouteAtWeight = routeOK
+			}),
+			want: Decision{
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseAborted, Reason: ReasonAborted, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour),
+					CanaryWeight: 0, PrimaryWeight: 100,
+					Message: "Aborted at 0% while paused; abort was cleared: the rollout restarts at step 0 when paused is cleared",
+				},
+				Requeue: MaxRequeue, Reason: ReasonAborted,
+			},
+		},
+		"RefusalLiftedWhilePausedWaits": {
+			reason: "A refusal lifted while paused keeps the canary at 0% until paused is cleared; the reason stays NotAllowedByPolicy, so the restart happens then.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Paused = true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: "canary refused: x"}
+				in.RouteAtWeight = routeOK
+			}),
+			want: Decision{
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour),
+					CanaryWeight: 0, PrimaryWeight: 100,
+					Message: "Failed at 0% while paused; the canary is allowed again: the rollout restarts at step 0 when paused is cleared",
+				},
+				Requeue: MaxRequeue, Reason: ReasonNotAllowedByPolicy,
+			},
+		},
+		"CanaryChangedWhilePausedHolds": {
+			reason: "A changed canary while paused keeps the paused weight for the canary the previous run composed: the caller holds the previous composition, and the old digest stays for the restart once paused is cleared.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Paused = true
+				in.CanaryDigest = "new"
+				in.Previous = with(progressing(1, 0), func(s *xr.RolloutStatus) {
+					s.Phase, s.Reason, s.NextStepAt, s.CanaryDigest, s.Message = xr.PhasePaused, ReasonPaused, nil, "old", "paused at step 1 (50%)"
+				})
+				in.Now = at(time.Hour)
+			}),
+			want: Decision{
+				CanaryWeight: 50, Active: true, HoldPrevious: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(0),
+					CanaryWeight: 50, PrimaryWeight: 50, CanaryDigest: "old",
+					Message: "paused at step 1 (50%); the changed canary starts at step 0 when paused is cleared",
+				},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"NewRevisionWhileSucceededAndPaused": {
+			reason: "A new revision while a Succeeded rollout is paused keeps 100% on the canary that succeeded (the previous composition), not on the new revision.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Paused = true
+				in.Revision = "v3"
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 100, Message: msgSucceeded}
+			}),
+			want: Decision{
+				CanaryWeight: 100, HoldPrevious: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
+					CanaryWeight: 100, PrimaryWeight: 0,
+					Message: "revision v2 completed all its steps at 100%; paused; revision v3 starts at step 0 when paused is cleared",
+				},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"UnpausedAfterCanaryChangeRestarts": {
+			reason: "Once paused is cleared, the canary changed while paused restarts the rollout at step 0 with an event saying why.",
+			in: progIn(func(in *Input) {
+				in.CanaryDigest = "new"
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: 50, PrimaryWeight: 50, CanaryDigest: "old"}
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: with2(holdingAt(0, 0, "the route carries 50%, not 10%", HoldRequeue, evCanaryChanged), func(d *Decision) { d.Status.CanaryDigest = "new" }),
+		},
+
+		// Safety round: a changed canary restarts.
+		"CanaryChangedRestarts": {
+			reason: "A change of the canary side (selector, backendRef, filters) without a new revision restarts at step 0: the current weight never goes to an untested backend.",
+			in: progIn(func(in *Input) {
+				in.CanaryDigest = "new"
+				in.Previous = with(progressing(1, 0), func(s *xr.RolloutStatus) { s.CanaryDigest = "old" })
+				in.Now = at(10 * time.Minute)
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: with2(holdingAt(0, 10*time.Minute, "the route carries 50%, not 10%", HoldRequeue, evCanaryChanged), func(d *Decision) { d.Status.CanaryDigest = "new" }),
+		},
+		"CanaryChangedAfterSucceededRestarts": {
+			reason: "A canary changed after Succeeded (at 100%) restarts at step 0 too.",
+			in: progIn(func(in *Input) {
+				in.CanaryDigest = "new"
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(-time.Hour), CanaryWeight: 100, CanaryDigest: "old", Message: msgSucceeded}
+				in.RouteAtWeight = routeAt(100)
+			}),
+			want: with2(holdingAt(0, 0, "the route carries 100%, not 10%", HoldRequeue, evCanaryChanged), func(d *Decision) { d.Status.CanaryDigest = "new" }),
+		},
+		"CanaryDigestAdopted": {
+			reason: "A status written before canaryDigest existed adopts the current digest instead of restarting the rollout under way.",
+			in: progIn(func(in *Input) {
+				in.CanaryDigest = "new"
+				in.Previous, in.Now = progressing(0, 0), at(20*time.Second)
+				in.RouteAtWeight = routeAt(10)
+			}),
+			want: with2(holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", 40*time.Second, ""), func(d *Decision) { d.Status.CanaryDigest = "new" }),
+		},
+
+		// Safety round: canary-only rules end with the rollout.
+		"HoldingAtHundredIsNotActive": {
+			reason: "A step at 100% sends everything to the canary: A/B, session and mirror rules are off while it holds.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(2, 0), at(10*time.Second)
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: holdingAt(2, 0, "the route carries 50%, not 100%", HoldRequeue, ""),
+		},
+
+		// Safety round: progress deadline.
+		"ProgressDeadlineHolds": {
+			reason: "A step held by the gateway for less than progressDeadline past its pause holds, and requeues in time for the deadline.",
+			in: progIn(func(in *Input) {
+				in.Traffic.ProgressDeadline = 2 * time.Minute
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Minute+30*time.Second)
+				in.RouteAtWeight = routeRefused(holdGatewayNoGo)
+			}),
+			want: holdingAt(0, 0, holdGatewayNoGo, HoldRequeue, ""),
+		},
+		"ProgressDeadlineRequeuesForTheDeadline": {
+			reason: "With 10s left before the deadline, the requeue is 11s: the run after the deadline comes soon after it.",
+			in: progIn(func(in *Input) {
+				in.Traffic.ProgressDeadline = 2 * time.Minute
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Minute+50*time.Second)
+				in.RouteAtWeight = routeRefused(holdGatewayNoGo)
+			}),
+			want: holdingAt(0, 0, holdGatewayNoGo, 11*time.Second, ""),
+		},
+		"ProgressDeadlineExceededByRoute": {
+			reason: "A gateway that never accepts the route fails the rollout once the step is held past its pause for longer than progressDeadline: weight 0, the message naming what held.",
+			in: progIn(func(in *Input) {
+				in.Traffic.ProgressDeadline = 2 * time.Minute
+				in.Previous, in.Now = progressing(0, 0), at(3*time.Minute+time.Second)
+				in.RouteAtWeight = routeRefused(holdGatewayNoGo)
+			}),
+			want: ended(xr.PhaseFailed, 0, 0,
+				"step 0 (10%) was held for longer than the progress deadline 2m0s after its pause ended at 2026-12-02T10:01:00Z: "+holdGatewayNoGo,
+				ReasonProgressDeadlineExceeded),
+		},
+		"ProgressDeadlineExceededByMissingGate": {
+			reason: "A gate object that never appears fails the rollout at the deadline too.",
+			in: progIn(func(in *Input) {
+				in.Traffic.ProgressDeadline = time.Minute
+				in.Previous, in.Now = progressing(0, 0), at(2*time.Minute+time.Second)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{{Gate: deploy}}
+			}),
+			want: ended(xr.PhaseFailed, 0, 0,
+				"step 0 (10%) was held for longer than the progress deadline 1m0s after its pause ended at 2026-12-02T10:01:00Z: gate 0: Deployment podinfo-canary not found",
+				ReasonProgressDeadlineExceeded),
+		},
+		"ProgressDeadlineIgnoresPause": {
+			reason: "The step's own pause never counts: a 5m pause with a 1m deadline holds for its pause.",
+			in: progIn(func(in *Input) {
+				in.Traffic.ProgressDeadline = time.Minute
+				in.Previous, in.Now = progressing(1, 0), at(4*time.Minute)
+				in.RouteAtWeight = routeRefused(holdGatewayNoGo)
+			}),
+			want: holdingAt(1, 0, holdGatewayNoGo, HoldRequeue, ""),
+		},
+		"ProgressDeadlineFailureSticks": {
+			reason: "A rollout failed by its deadline stays Failed for the revision, with its reason, like a gate failure.",
+			in: progIn(func(in *Input) {
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonProgressDeadlineExceeded, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), PrimaryWeight: 100, Message: "step 0 held"}
+				in.Now = at(time.Hour)
+				in.RouteAtWeight = routeOK
+			}),
+			want: ended(xr.PhaseFailed, 0, 0, "step 0 held", ReasonProgressDeadlineExceeded),
 		},
 
 		// Nonsense and drift.
-		"StepsShrinkClampsStep": {
-			reason: "Steps removed under a running rollout: a step beyond the list is clamped to the last step, which is then held by the route.",
+		"StepsShrinkRelocates": {
+			reason: "Steps removed under a running rollout: no step has the weight the route carries (80%), so the rollout continues from step 0 (never jumping to the last step's 100%), with an event saying why.",
 			in: progIn(func(in *Input) {
 				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(4), StepStartedAt: mt(0), CanaryWeight: 80, PrimaryWeight: 20}
 				in.Now = at(time.Minute)
 				in.RouteAtWeight = routeAt(80)
 			}),
-			want: holdingAt(2, 0, "the route carries 80%, not 100%", HoldRequeue, ""),
+			want: holdingAt(0, time.Minute, "the route carries 80%, not 10%", HoldRequeue, "steps of revision v2 changed: the rollout continues at step 0 (10%)"),
 		},
-		"StepsShrinkThenSucceed": {
-			reason: "Clamped to the last step, a rollout whose route carries that weight succeeds.",
+		"StepsEditedFindsTheWeight": {
+			reason: "Steps edited under a running rollout: the step that has the route's weight (50%, now step 0) is where the rollout continues, its pause starting now.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Steps = []xr.Step{{Weight: 50, Pause: 5 * time.Minute}, {Weight: 100}}
+				in.Previous = progressing(1, 0)
+				in.Now = at(time.Minute)
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: Decision{
+				CanaryWeight: 50, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseProgressing, Reason: ReasonStepsChanged, Revision: "v2", Step: i32(0), StepStartedAt: mt(time.Minute), NextStepAt: mt(6 * time.Minute),
+					CanaryWeight: 50, PrimaryWeight: 50, Message: "holding step 0 (50%): pause until 2026-12-02T10:06:00Z",
+				},
+				Requeue: MaxRequeue, Event: "steps of revision v2 changed: the rollout continues at step 0 (50%)", Healthy: true,
+			},
+		},
+		"SucceededStepsEdited": {
+			reason: "A Succeeded rollout whose last step no longer has its weight is Progressing again, from the step that has it (50%, step 1), and its message names the weight the route carries.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Steps = []xr.Step{{Weight: 10, Pause: time.Minute}, {Weight: 50, Pause: 5 * time.Minute}, {Weight: 80, Pause: time.Minute}, {Weight: 100}}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 50, PrimaryWeight: 50, Message: "revision v2 completed all 3 steps at 50%"}
+				in.Now = at(time.Hour)
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: Decision{
+				CanaryWeight: 50, Active: true,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseProgressing, Reason: ReasonStepsChanged, Revision: "v2", Step: i32(1), StepStartedAt: mt(time.Hour), NextStepAt: mt(time.Hour + 5*time.Minute),
+					CanaryWeight: 50, PrimaryWeight: 50, Message: "holding step 1 (50%): pause until 2026-12-02T11:05:00Z",
+				},
+				Requeue: MaxRequeue, Event: "steps of revision v2 changed: the rollout continues at step 1 (50%)", Healthy: true,
+			},
+		},
+		"SucceededStepsAddedKeepsSucceeded": {
+			reason: "Steps added before the last one leave a Succeeded rollout at the last step's weight Succeeded, and its message counts the steps there are now.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Steps = append([]xr.Step{{Weight: 5}}, steps3()...)
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 100, Message: msgSucceeded}
+				in.Now = at(time.Hour)
+			}),
+			want: Decision{
+				CanaryWeight: 100,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(3), StepStartedAt: mt(0),
+					CanaryWeight: 100, PrimaryWeight: 0, Message: "revision v2 completed all 4 steps at 100%",
+				},
+				Requeue: MaxRequeue, Event: "", Healthy: true,
+			},
+		},
+		"StepsShrinkFindsTheWeight": {
+			reason: "A step beyond a shortened list whose weight (100%) is a step's still: the rollout continues there, says the steps changed, and the next run, the route carrying 100%, succeeds.",
 			in: progIn(func(in *Input) {
 				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(7), StepStartedAt: mt(0), CanaryWeight: 100}
 				in.Now = at(time.Minute)
 				in.RouteAtWeight = routeAt(100)
 			}),
 			want: Decision{
-				CanaryWeight: 100, Active: true,
+				CanaryWeight: 100,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
-					CanaryWeight: 100, PrimaryWeight: 0, Message: msgSucceeded,
+					Phase: xr.PhaseProgressing, Reason: ReasonStepsChanged, Revision: "v2", Step: i32(2), StepStartedAt: mt(time.Minute), NextStepAt: mt(time.Minute),
+					CanaryWeight: 100, PrimaryWeight: 0, Message: "holding step 2 (100%): " + holdDue,
 				},
-				Requeue: MaxRequeue, Event: evSucceeded, Healthy: true,
+				Requeue: MinRequeue, Event: "steps of revision v2 changed: the rollout continues at step 2 (100%)", Healthy: true,
 			},
 		},
 		"NegativeStepRestarts": {
@@ -863,6 +1125,12 @@ func TestDecideProgressive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// with2 returns a copy of d changed by f.
+func with2(d Decision, f func(d *Decision)) Decision {
+	f(&d)
+	return d
 }
 
 // BenchmarkDecide is a progressive run with two gates that holds on a gate,

@@ -232,7 +232,7 @@ func TestSimulation(t *testing.T) {
 			want: append(happyStart(),
 				row{At: 150 * time.Second, Phase: xr.PhaseAborted, Step: 1, Weight: 0, Message: msgAborted, Requeue: MaxRequeue},
 				row{At: 210 * time.Second, Phase: xr.PhaseAborted, Step: 1, Weight: 0, Message: msgAborted, Requeue: MaxRequeue},
-				holdingRow(270*time.Second, 0, holdNotCarried, HoldRequeue, evStarted),
+				holdingRow(270*time.Second, 0, holdNotCarried, HoldRequeue, evRestartedAfterAbort),
 				holdingRow(300*time.Second, 0, pauseUntil("10:05:30"), 30*time.Second, ""),
 				holdingRow(330*time.Second, 1, holdNotCarried, HoldRequeue, evAdvanced1),
 				holdingRow(360*time.Second, 1, pauseUntil("10:10:30"), time.Minute, ""),
