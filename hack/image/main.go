@@ -112,9 +112,12 @@ func run(args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	for flagName, v := range map[string]string{"binary": *binary, "output": *output, "arch": o.Arch, "version": o.Version, "revision": o.Revision} {
-		if v == "" {
-			return fmt.Errorf("-%s is required", flagName)
+	required := []struct{ flag, value string }{
+		{"binary", *binary}, {"output", *output}, {"arch", o.Arch}, {"version", o.Version}, {"revision", o.Revision},
+	}
+	for _, r := range required {
+		if r.value == "" {
+			return fmt.Errorf("-%s is required", r.flag)
 		}
 	}
 	o.Created = time.Unix(*created, 0).UTC()

@@ -195,11 +195,11 @@ func TestRelease(t *testing.T) {
 			artefact("amd64", ".image.tar"),
 			artefact("amd64", ".xpkg"),
 		}
-		var got []string
 		entries, err := os.ReadDir(amd64Only)
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := make([]string, 0, len(entries))
 		for _, e := range entries {
 			got = append(got, e.Name())
 		}
@@ -564,7 +564,7 @@ func packageObjects(t *testing.T, cf *v1.ConfigFile, layers []v1.Layer) []object
 
 func readObjects(t *testing.T, files ...string) []object {
 	t.Helper()
-	var objs []object
+	objs := make([]object, 0, len(files))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
