@@ -16,12 +16,12 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
-// compose adds the route, the proxy Services and the ReferenceGrants to the
-// desired composed resources, each with its readiness. Anything the function
+// composeDesired adds the route, the proxy Services and the ReferenceGrants
+// to the desired composed resources, each with its readiness. Anything the function
 // composed on an earlier run and does not add now is deleted by Crossplane:
 // that is how a revoked grant, a side that stopped composing a Service, or
 // the route of a previous kind go away.
-func compose(desired map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed,
+func composeDesired(desired map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed,
 	routeKey resource.Name, built runtime.Object, obs route.Observation, cr *xr.CanaryRoute, grants grant.Result,
 ) error {
 	add := func(name resource.Name, obj runtime.Object, ready bool) error {
@@ -38,8 +38,13 @@ func compose(desired map[resource.Name]*resource.DesiredComposed, observed map[r
 	}
 
 	// The route is ready once every parent accepted it with all references
-	// resolved.
-	if err := add(routeKey, built, obs.AllReady()); err != nil {
+	// resolved, or once it exists when the CanaryRoute does not wait for
+	// the gateway (requireAcceptedRoute: false).
+	ready := obs.AllReady()
+	if !cr.Spec.Traffic.RequireAcceptedRoute {
+		ready = obs.Exists
+	}
+	if err := add(routeKey, built, ready); err != nil {
 		return err
 	}
 	// Services and grants are ready once they exist: nothing reports on

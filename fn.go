@@ -14,9 +14,11 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
@@ -31,7 +33,7 @@ const (
 	errPolicy         = "CanaryRoute not allowed by the function's Input"
 	errObserved       = "cannot get the observed composed resources"
 	errObservedRoute  = "cannot read the observed route"
-	errRequired       = "cannot get the required gate resources"
+	errRequired       = "cannot get the required resources"
 	errBuildRoute     = "the composed route would be rejected by the Gateway API"
 	errDesiredXR      = "cannot get the desired composite resource"
 	errDesired        = "cannot get the desired composed resources"
@@ -39,6 +41,7 @@ const (
 	errSetDesired     = "cannot set the desired composed resources"
 	errConvertFmt     = "cannot convert the composed %s"
 	errSetStatusField = "cannot set the composite resource's status"
+	errDeadline       = "the run ran out of time"
 )
 
 // Composed resource names, which Crossplane records in the annotation
@@ -72,40 +75,72 @@ type Function struct {
 	clock Clock
 }
 
-// RunFunction runs the Function: read the policy and the CanaryRoute,
-// resolve the backends, apply the policy, decide the weights, compose.
-func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+// RunFunction runs the Function: compose, or, for bad input, answer with a
+// Fatal result (the cluster keeps its last good route), unless the user
+// asked for an emergency abort, which bad input never blocks.
+func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	log := f.log.WithValues("tag", req.GetMeta().GetTag())
-	rsp := response.To(req, response.DefaultTTL)
-
 	oxr, err := request.GetObservedCompositeResource(req)
 	if err != nil {
-		return fatal(rsp, nil, errors.Wrap(err, errGetXR)), nil
+		err = errors.Wrap(err, errGetXR)
+		log.Info("Fatal result", "error", err.Error())
+		return fatal(response.To(req, response.DefaultTTL), nil, err), nil
 	}
 	log = log.WithValues("xr", oxr.Resource.GetName(), "namespace", oxr.Resource.GetNamespace())
+
+	rsp, err := f.compose(ctx, log, req, oxr)
+	if err == nil {
+		return rsp, nil
+	}
+	// A failed run leaves nothing of what it composed: start over.
+	rsp = response.To(req, response.DefaultTTL)
+	if rescueAbort(rsp, req, oxr, err) {
+		log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
+		return rsp, nil
+	}
 	// Bad input must not turn the XR's conditions Unknown: Crossplane keeps
 	// the last good route and status on a Fatal, and the conditions say so.
-	prior := oxr.Resource.Object
+	// The log has the message, never the whole spec.
+	log.Info("Fatal result", "error", err.Error())
+	return fatal(rsp, oxr.Resource.Object, err), nil
+}
+
+// compose reads the policy and the CanaryRoute, resolves the backends,
+// applies the policy, decides the weights and composes. An error is bad
+// input, for a Fatal result; it names the CanaryRoute's or the Input's
+// field.
+func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*fnv1.RunFunctionResponse, error) {
+	rsp := response.To(req, response.DefaultTTL)
 
 	pol, err := policy.Parse(req.GetInput().AsMap())
 	if err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errInput)), nil
+		return nil, errors.Wrap(err, errInput)
 	}
-
 	cr, err := xr.Parse(oxr.Resource.Object, pol.DefaultParentRefs)
 	if err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errXR)), nil
+		return nil, errors.Wrap(err, errXR)
 	}
 	if errs := checkPolicy(cr, pol); len(errs) > 0 {
-		return fatal(rsp, prior, errors.Wrap(errs.ToAggregate(), errPolicy)), nil
+		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
 	}
 
 	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
 	canary, canaryErrs := backend.Resolve(cr, xr.RoleCanary)
-	if errs := slices.Concat(primaryErrs, canaryErrs); len(errs) > 0 {
-		return fatal(rsp, prior, errors.Wrap(errs.ToAggregate(), errXR)), nil
+	mirrors, mirrorErrs := backend.Mirrors(cr)
+	if errs := slices.Concat(primaryErrs, canaryErrs, mirrorErrs); len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
+	}
+	if errs := checkMirrors(cr, pol, mirrors); len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, errors.Wrap(err, errDeadline)
 	}
 
+	backends := []backend.Backend{primary, canary}
+	for _, m := range mirrors {
+		backends = append(backends, m.Backend)
+	}
 	grants := grant.Plan(grant.Request{
 		RouteKind:      cr.Spec.Kind,
 		RouteNamespace: cr.RouteNamespace,
@@ -113,12 +148,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		Scope:          cr.Scope,
 		Mode:           cr.Spec.ReferenceGrants,
 		Version:        pol.GrantVersion,
-		Backends:       []backend.Backend{primary, canary},
+		Backends:       backends,
 	}, pol)
 
 	observed, err := request.GetObservedComposedResources(req)
 	if err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errObserved)), nil
+		return nil, errors.Wrap(err, errObserved)
 	}
 	routeKey := routeKeyFor(cr.Spec.Kind)
 	var observedRoute map[string]any
@@ -127,19 +162,26 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	obs, err := route.Observe(observedRoute, cr.RouteNamespace, cr.Spec.ParentRefs)
 	if err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errObservedRoute)), nil
+		return nil, errors.Wrap(err, errObservedRoute)
 	}
 
-	requireGates(rsp, cr)
+	// Ask for the gate objects and for every object this run is about to
+	// compose, and refuse to compose over one that this XR did not compose.
+	params := routeParams(cr, pol, primary, canary)
+	targets := composeTargets(cr, params, grants)
+	require(rsp, cr, targets)
+	if err := checkOwnership(req, oxr, targets); err != nil {
+		return nil, err
+	}
 	gates, err := observeGates(req, cr)
 	if err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errRequired)), nil
+		return nil, errors.Wrap(err, errRequired)
 	}
 
-	params := routeParams(cr, pol, primary, canary)
 	decision := rollout.Decide(rollout.Input{
 		Traffic:             cr.Spec.Traffic,
 		Revision:            cr.Spec.Canary.Revision,
+		CanaryDigest:        backend.Digest(cr.Spec.Canary, canary),
 		Previous:            cr.Status.Rollout,
 		RouteAtWeight:       routeAtWeight(obs, params, cr.RouteNamespace),
 		Gates:               gates,
@@ -147,33 +189,47 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		CanaryRefusedReason: refusalReason(grants, xr.RoleCanary),
 		Now:                 f.clock.Now(),
 	})
-
 	params.CanaryWeight, params.Active = decision.CanaryWeight, decision.Active
+
+	// The route is built and checked even when the previous composition is
+	// held: a spec that cannot be composed is a Fatal either way.
 	composedRoute, errs := buildRoute(params)
 	if len(errs) > 0 {
-		return fatal(rsp, prior, errors.Wrap(errs.ToAggregate(), errBuildRoute)), nil
+		return nil, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, errors.Wrap(err, errDeadline)
 	}
 
 	desired, err := request.GetDesiredComposedResources(req)
 	if err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errDesired)), nil
+		return nil, errors.Wrap(err, errDesired)
 	}
-	if err := compose(desired, observed, routeKey, composedRoute, obs, cr, grants); err != nil {
-		return fatal(rsp, prior, err), nil
+	status := decision.Status
+	if decision.HoldPrevious && obs.Exists {
+		holdPrevious(desired, observed, obs)
+		if cr.Status.Rollout != nil {
+			status.CanaryBackends = cr.Status.Rollout.CanaryBackends
+		}
+	} else {
+		if err := composeDesired(desired, observed, routeKey, composedRoute, obs, cr, grants); err != nil {
+			return nil, err
+		}
+		status.CanaryBackends = canaryBackends(params)
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errSetDesired)), nil
+		return nil, errors.Wrap(err, errSetDesired)
 	}
 
 	dxr, err := request.GetDesiredCompositeResource(req)
 	if err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errDesiredXR)), nil
+		return nil, errors.Wrap(err, errDesiredXR)
 	}
-	if err := setStatus(dxr, decision.Status, routeStatus(cr, obs)); err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errSetStatusField)), nil
+	if err := setStatus(dxr, status, routeStatus(cr, obs)); err != nil {
+		return nil, errors.Wrap(err, errSetStatusField)
 	}
 	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		return fatal(rsp, prior, errors.Wrap(err, errSetDesiredXR)), nil
+		return nil, errors.Wrap(err, errSetDesiredXR)
 	}
 
 	setConditions(rsp, cr, obs, grants, decision)
@@ -191,6 +247,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // weight or grant can make safe.
 func checkPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 	var errs field.ErrorList
+	// Anyone who may create a cluster-scoped CanaryRoute could otherwise put
+	// a route, and proxy Services selecting any pods, in any namespace.
+	if cr.Scope == xr.ScopeCluster && !pol.AllowsRouteNamespace(cr.RouteNamespace) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "namespace"),
+			"namespace "+fielderr.Quote(cr.RouteNamespace)+" is not in the function Input's allowedRouteNamespaces"))
+	}
 	for _, s := range []struct {
 		role xr.Role
 		side xr.Side
@@ -211,7 +273,21 @@ func checkPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 		gvk := gateGVK(g)
 		if !pol.AllowsGate(gvk) {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "traffic", "gates").Index(i).Child("kind"),
-				"gates on "+g.Kind+" ("+g.APIVersion+") are not in the function Input's allowedGateKinds"))
+				"gates on "+fielderr.Quote(g.Kind)+" ("+fielderr.Quote(g.APIVersion)+") are not in the function Input's allowedGateKinds"))
+		}
+	}
+	return errs
+}
+
+// checkMirrors applies the policy to the backends of the RequestMirror
+// filters written in the spec. A mirror cannot be held at weight 0 like a
+// canary: it copies every request it sees, so one the policy refuses is a
+// Fatal naming the filter.
+func checkMirrors(cr *xr.CanaryRoute, pol *policy.Policy, mirrors []backend.Mirror) field.ErrorList {
+	var errs field.ErrorList
+	for _, m := range mirrors {
+		if reason := grant.RefusalReason(m.Backend, cr.RouteNamespace, pol); reason != "" {
+			errs = append(errs, field.Forbidden(m.Path, "the mirror's backend "+describeRef(m.Backend.Ref)+" is refused: "+reason))
 		}
 	}
 	return errs
@@ -252,6 +328,15 @@ func routeParams(cr *xr.CanaryRoute, pol *policy.Policy, primary, canary backend
 	return p
 }
 
+// canaryBackends are the route's canary backends, for status: none when the
+// primary and the canary are one backend, which then is the primary.
+func canaryBackends(p route.Params) []xr.BackendID {
+	if backend.Same(p.Primary, p.Canary) {
+		return nil
+	}
+	return []xr.BackendID{p.Canary.ID()}
+}
+
 // routeAtWeight tells the engine whether the gateway accepted the route
 // that the function composes at a weight. It compares backends and weights
 // rule by rule, not the whole spec: Crossplane patches the XR's status even
@@ -261,7 +346,7 @@ func routeAtWeight(obs route.Observation, p route.Params, routeNamespace string)
 		if !obs.Exists {
 			return false, "the route has not been created yet"
 		}
-		p.CanaryWeight, p.Active = weight, true
+		p.CanaryWeight, p.Active = weight, weight < 100
 		want, errs := route.Build(p)
 		if len(errs) > 0 || !obs.Carries(want, routeNamespace) {
 			return false, "the route does not carry the step's weights yet"

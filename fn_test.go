@@ -52,7 +52,16 @@ spec:
 const allowMonitoring = `
 apiVersion: canaryroute.fn.crossplane.io/v1beta1
 kind: Input
+allowedRouteNamespaces: [test]
 allowedBackendNamespaces: [monitoring]
+`
+
+// allowTest lets cluster-scoped CanaryRoutes route in namespace test, and
+// nothing more.
+const allowTest = `
+apiVersion: canaryroute.fn.crossplane.io/v1beta1
+kind: Input
+allowedRouteNamespaces: [test]
 `
 
 const emptyInput = `
@@ -113,13 +122,14 @@ func TestRunFunction(t *testing.T) {
 		},
 		"CanaryNamespaceNotAllowed": {
 			reason: "Without the canary's namespace in allowedBackendNamespaces there is no grant, the canary is held at 0 (Failed) and a Warning names the reference.",
-			args:   args{xr: flaggerXR, input: emptyInput},
+			args:   args{xr: flaggerXR, input: allowTest},
 			want: flaggerView(withoutGrant, func(v *view) {
 				v.Results = []string{`WARNING NotAllowedByPolicy: the canary backend Service monitoring/canary-proxy:3456 is refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`}
 				v.Conditions[1] = `ReferenceGrantsReady=False NotAllowedByPolicy: the canary backend Service monitoring/canary-proxy:3456 is refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`
 				v.Conditions[2] = `RolloutHealthy=False NotAllowedByPolicy: canary refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`
 				v.Weights = [][]string{{"Service/podinfo-primary:9898=100", "Service/monitoring/canary-proxy:3456=0"}}
-				v.Rollout = map[string]any{"phase": "Failed", "canaryWeight": float64(0), "primaryWeight": float64(100), "message": `canary refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`}
+				v.Rollout["phase"], v.Rollout["reason"], v.Rollout["canaryWeight"], v.Rollout["primaryWeight"] = "Failed", "NotAllowedByPolicy", float64(0), float64(100)
+				v.Rollout["message"] = `canary refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`
 			}),
 		},
 		"NamespacedXRCannotComposeGrant": {
@@ -141,8 +151,12 @@ func TestRunFunction(t *testing.T) {
 				Resources: []string{"route-httproute"},
 				Ready:     map[string]string{"route-httproute": "READY_FALSE"},
 				Weights:   [][]string{{"Service/podinfo:9898=80", "Service/monitoring/canary-proxy:3456=20"}},
-				Rollout:   map[string]any{"phase": "Stable", "canaryWeight": float64(20), "primaryWeight": float64(80)},
-				TTL:       time.Minute,
+				Rollout: map[string]any{
+					"phase": "Stable", "reason": "Manual", "canaryWeight": float64(20), "primaryWeight": float64(80),
+					"canaryDigest": "set", "canaryBackends": canaryProxyBackends,
+				},
+				TTL:          time.Minute,
+				Requirements: []string{"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo"},
 			},
 		},
 		"SkipGrants": {
@@ -170,8 +184,11 @@ func TestRunFunction(t *testing.T) {
 				Resources: []string{"route-httproute"},
 				Ready:     map[string]string{"route-httproute": "READY_FALSE"},
 				Weights:   [][]string{{"Service/podinfo-v2:9898=100"}},
-				Rollout:   map[string]any{"phase": "Stable", "canaryWeight": float64(40), "primaryWeight": float64(60)},
-				TTL:       time.Minute,
+				// One backend is the primary: no canary backend is recorded,
+				// so an emergency abort never zeroes the only backend.
+				Rollout:      map[string]any{"phase": "Stable", "reason": "Manual", "canaryWeight": float64(40), "primaryWeight": float64(60), "canaryDigest": "set"},
+				TTL:          time.Minute,
+				Requirements: []string{"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo"},
 			},
 		},
 		"KindChangeDropsOldRoute": {
@@ -205,7 +222,7 @@ status:
 		},
 		"ExternalNameNeedsInput": {
 			reason: "An externalName side is refused unless the Input sets allowExternalNames.",
-			args:   args{input: emptyInput, xr: strings.Replace(flaggerXR, "backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "externalName: canary.example.net", 1)},
+			args:   args{input: allowTest, xr: strings.Replace(flaggerXR, "backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "externalName: canary.example.net", 1)},
 			want: view{
 				Results: []string{"FATAL: CanaryRoute not allowed by the function's Input: spec.canary.externalName: Forbidden: the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"},
 				TTL:     time.Minute,
@@ -253,8 +270,13 @@ status:
 				Resources: []string{"route-httproute"},
 				Ready:     map[string]string{"route-httproute": "READY_FALSE"},
 				Weights:   [][]string{{"Service/podinfo:80=100", "Backend/anywhere=0"}},
-				Rollout:   map[string]any{"phase": "Failed", "canaryWeight": float64(0), "primaryWeight": float64(100), "message": "canary refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds"},
-				TTL:       time.Minute,
+				Rollout: map[string]any{
+					"phase": "Failed", "reason": "NotAllowedByPolicy", "canaryWeight": float64(0), "primaryWeight": float64(100),
+					"message":      "canary refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds",
+					"canaryDigest": "set", "canaryBackends": []any{map[string]any{"group": "gateway.envoyproxy.io", "kind": "Backend", "namespace": "test", "name": "anywhere"}},
+				},
+				TTL:          time.Minute,
+				Requirements: []string{"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo"},
 			},
 		},
 		"GatesAreRequired": {
@@ -274,12 +296,18 @@ status:
 				Weights:   [][]string{{"Service/podinfo-primary:9898=90", "Service/monitoring/canary-proxy:3456=10"}},
 				Grants:    map[string][]string{"monitoring": {"from HTTPRoute test", "to Service canary-proxy"}},
 				Rollout: map[string]any{
-					"phase": "Progressing", "revision": "v2", "step": float64(0), "canaryWeight": float64(10), "primaryWeight": float64(90),
+					"phase": "Progressing", "reason": "RolloutStarted", "revision": "v2", "step": float64(0), "canaryWeight": float64(10), "primaryWeight": float64(90),
 					"stepStartedAt": "2026-12-02T10:07:00Z", "nextStepAt": "2026-12-02T10:08:00Z",
-					"message": "holding step 0 (10%): the route has not been created yet",
+					"message":      "holding step 0 (10%): the route has not been created yet",
+					"canaryDigest": "set", "canaryBackends": canaryProxyBackends,
 				},
-				TTL:          30 * time.Second,
-				Requirements: []string{"gate-0: apps/v1 Deployment test/podinfo-canary"},
+				TTL: 30 * time.Second,
+				Requirements: []string{
+					"existing-referencegrant-monitoring: gateway.networking.k8s.io/v1beta1 ReferenceGrant monitoring/httproute.podinfo.test",
+					"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo",
+					"existing-service-primary: v1 Service test/podinfo-primary",
+					"gate-0: apps/v1 Deployment test/podinfo-canary",
+				},
 			},
 		},
 	}
@@ -342,8 +370,16 @@ func flaggerView(mutate ...func(*view)) view {
 		Ready:     map[string]string{"referencegrant-monitoring": "READY_FALSE", "route-httproute": "READY_FALSE", "service-primary": "READY_FALSE"},
 		Weights:   [][]string{{"Service/podinfo-primary:9898=80", "Service/monitoring/canary-proxy:3456=20"}},
 		Grants:    map[string][]string{"monitoring": {"from HTTPRoute test", "to Service canary-proxy"}},
-		Rollout:   map[string]any{"phase": "Stable", "canaryWeight": float64(20), "primaryWeight": float64(80)},
-		TTL:       time.Minute,
+		Rollout: map[string]any{
+			"phase": "Stable", "reason": "Manual", "canaryWeight": float64(20), "primaryWeight": float64(80),
+			"canaryDigest": "set", "canaryBackends": canaryProxyBackends,
+		},
+		TTL: time.Minute,
+		Requirements: []string{
+			"existing-referencegrant-monitoring: gateway.networking.k8s.io/v1beta1 ReferenceGrant monitoring/httproute.podinfo.test",
+			"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo",
+			"existing-service-primary: v1 Service test/podinfo-primary",
+		},
 	}
 	for _, m := range mutate {
 		m(&v)
@@ -351,11 +387,16 @@ func flaggerView(mutate ...func(*view)) view {
 	return v
 }
 
+// canaryProxyBackends is status.rollout.canaryBackends of the Flagger
+// scenario: the canary proxy in monitoring.
+var canaryProxyBackends = []any{map[string]any{"group": "", "kind": "Service", "namespace": "monitoring", "name": "canary-proxy", "port": float64(3456)}}
+
 // withoutGrant is the Flagger scenario's view without its ReferenceGrant.
 func withoutGrant(v *view) {
 	v.Resources = []string{"route-httproute", "service-primary"}
 	v.Ready = map[string]string{"route-httproute": "READY_FALSE", "service-primary": "READY_FALSE"}
 	v.Grants = nil
+	v.Requirements = slices.DeleteFunc(v.Requirements, func(r string) bool { return strings.HasPrefix(r, "existing-referencegrant-") })
 }
 
 // acceptedRoute is an observed HTTPRoute at a generation, whose parent
@@ -424,6 +465,11 @@ func viewOf(t *testing.T, rsp *fnv1.RunFunctionResponse) view {
 		if status, ok := s["status"].(map[string]any); ok {
 			v.Rollout, _ = status["rollout"].(map[string]any)
 		}
+	}
+	// The digest's value is the backend package's business: the view says
+	// that there is one.
+	if _, ok := v.Rollout["canaryDigest"]; ok {
+		v.Rollout["canaryDigest"] = "set"
 	}
 	v.TTL = rsp.GetMeta().GetTtl().AsDuration()
 	for name, sel := range rsp.GetRequirements().GetResources() {

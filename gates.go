@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
@@ -20,30 +19,6 @@ func gateKey(i int) string { return fmt.Sprintf("gate-%d", i) }
 func gateGVK(g xr.Gate) schema.GroupVersionKind {
 	gv, _ := schema.ParseGroupVersion(g.APIVersion) // Validated by xr.Parse.
 	return gv.WithKind(g.Kind)
-}
-
-// requireGates asks Crossplane for each gate's object, by name, in the route
-// namespace only. Crossplane calls the function again until the requirements
-// stop changing, so they depend on the spec alone and come out identical on
-// every call.
-func requireGates(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute) {
-	if len(cr.Spec.Traffic.Gates) == 0 {
-		return
-	}
-	if rsp.GetRequirements() == nil {
-		rsp.Requirements = &fnv1.Requirements{}
-	}
-	if rsp.Requirements.Resources == nil {
-		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
-	}
-	for i, g := range cr.Spec.Traffic.Gates {
-		rsp.Requirements.Resources[gateKey(i)] = &fnv1.ResourceSelector{
-			ApiVersion: g.APIVersion,
-			Kind:       g.Kind,
-			Match:      &fnv1.ResourceSelector_MatchName{MatchName: g.Name},
-			Namespace:  ptr.To(cr.RouteNamespace),
-		}
-	}
 }
 
 // observeGates reads the gates' objects that Crossplane fetched. On the

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -43,9 +44,20 @@ var ownConditions = []string{conditionRouteAccepted, conditionReferenceGrantsRea
 // conditions are re-sent as the XR last had them.
 func fatal(rsp *fnv1.RunFunctionResponse, prior map[string]any, err error) *fnv1.RunFunctionResponse {
 	response.Fatal(rsp, err)
+	resendConditions(rsp, prior)
+	return rsp
+}
+
+// resendConditions sets the function's conditions as the XR last had them,
+// but for those in skip, so that they keep their value instead of turning
+// Unknown in a run that does not compute them.
+func resendConditions(rsp *fnv1.RunFunctionResponse, prior map[string]any, skip ...string) {
 	status, _ := prior["status"].(map[string]any)
 	conds, _ := status["conditions"].([]any)
 	for _, typ := range ownConditions {
+		if slices.Contains(skip, typ) {
+			continue
+		}
 		for _, c := range conds {
 			m, _ := c.(map[string]any)
 			if t, _ := m["type"].(string); t != typ {
@@ -68,20 +80,34 @@ func fatal(rsp *fnv1.RunFunctionResponse, prior map[string]any, err error) *fnv1
 			opt.TargetCompositeAndClaim()
 		}
 	}
-	return rsp
 }
 
 // setStatus writes the status fields that the function owns onto the desired
 // XR, leaving whatever earlier functions in the pipeline set.
 func setStatus(dxr *resource.Composite, rs xr.RolloutStatus, rts xr.RouteStatus) error {
-	rolloutStatus, err := toMap(&rs)
-	if err != nil {
-		return err
-	}
 	routeStatus, err := toMap(&rts)
 	if err != nil {
 		return err
 	}
+	if err := setRollout(dxr, rs); err != nil {
+		return err
+	}
+	statusOf(dxr)["route"] = routeStatus
+	return nil
+}
+
+// setRollout writes status.rollout onto the desired XR.
+func setRollout(dxr *resource.Composite, rs xr.RolloutStatus) error {
+	rolloutStatus, err := toMap(&rs)
+	if err != nil {
+		return err
+	}
+	statusOf(dxr)["rollout"] = rolloutStatus
+	return nil
+}
+
+// statusOf is the desired XR's status object, created when missing.
+func statusOf(dxr *resource.Composite) map[string]any {
 	if dxr.Resource.Object == nil {
 		dxr.Resource.Object = map[string]any{}
 	}
@@ -90,8 +116,7 @@ func setStatus(dxr *resource.Composite, rs xr.RolloutStatus, rts xr.RouteStatus)
 		status = map[string]any{}
 		dxr.Resource.Object["status"] = status
 	}
-	status["rollout"], status["route"] = rolloutStatus, routeStatus
-	return nil
+	return status
 }
 
 // routeStatus is status.route: the composed route and its parents' verdicts.

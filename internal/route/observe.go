@@ -31,7 +31,8 @@ type observed struct {
 		Generation int64 `json:"generation"`
 	} `json:"metadata"`
 	Spec struct {
-		Rules []struct {
+		ParentRefs []gwv1.ParentReference `json:"parentRefs"`
+		Rules      []struct {
 			BackendRefs []gwv1.BackendRef `json:"backendRefs"`
 		} `json:"rules"`
 	} `json:"spec"`
@@ -98,6 +99,17 @@ func Observe(obj map[string]any, routeNamespace string, parentRefs []gwv1.Parent
 		Parents:    verdicts(o, routeNamespace, parentRefs),
 		weights:    o.weights(routeNamespace),
 	}, nil
+}
+
+// ObserveAsComposed reads an observed route against the parents it names
+// itself: for a route the function keeps as it is, when the spec cannot say
+// what the parents should be.
+func ObserveAsComposed(obj map[string]any, routeNamespace string) (Observation, error) {
+	o, err := decodeObserved(obj)
+	if err != nil {
+		return Observation{}, err
+	}
+	return Observe(obj, routeNamespace, o.Spec.ParentRefs)
 }
 
 // AllReady reports whether every parent accepted the current generation of
@@ -233,7 +245,11 @@ func conditionHolds(conds []metav1.Condition, typ string, generation int64) (ok 
 		if c.Type != typ {
 			continue
 		}
-		if c.ObservedGeneration < generation {
+		// observedGeneration is optional in Gateway API: a gateway that does
+		// not set it cannot tell generations apart, so its verdict is taken
+		// as one on the current generation. The route carrying the step's
+		// weights is checked on the spec itself either way.
+		if c.ObservedGeneration != 0 && c.ObservedGeneration < generation {
 			return false, ReasonStale, fmt.Sprintf("%s was reported for generation %d, the route is at generation %d", typ, c.ObservedGeneration, generation)
 		}
 		if c.Status != metav1.ConditionTrue {

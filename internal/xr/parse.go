@@ -12,6 +12,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
 // Limits that API.md fixes beyond those of the Gateway API CRDs.
@@ -26,7 +27,7 @@ const (
 	maxSelector = 64
 	// maxConditionType is metav1.Condition's limit on a condition type.
 	maxConditionType = 316
-	percentMax    = 100
+	percentMax       = 100
 
 	// DefaultFailAfter is how long a gate may stay False before the rollout
 	// fails, when the gate does not say.
@@ -45,17 +46,17 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 	// not JSON types, and bad input must never panic the function.
 	v, found := obj["spec"]
 	if !found || v == nil {
-		return nil, field.ErrorList{field.Required(specPath, "a CanaryRoute needs a spec")}.ToAggregate()
+		return nil, fielderr.Summarize(field.ErrorList{field.Required(specPath, "a CanaryRoute needs a spec")})
 	}
 	spec, ok := v.(map[string]any)
 	if !ok {
-		return nil, field.ErrorList{field.Invalid(specPath, field.OmitValueType{}, "must be an object")}.ToAggregate()
+		return nil, fielderr.Summarize(field.ErrorList{field.Invalid(specPath, field.OmitValueType{}, "must be an object")})
 	}
 
 	raw, errs := decodeSpec(specPath, spec)
 	if len(errs) > 0 {
 		// Decoding errors make the rest of the checks noise.
-		return nil, errs.ToAggregate()
+		return nil, fielderr.Summarize(errs)
 	}
 
 	cr := &CanaryRoute{Name: u.GetName()}
@@ -75,7 +76,7 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 	errs = append(errs, statusErrs...)
 
 	if len(errs) > 0 {
-		return nil, errs.ToAggregate()
+		return nil, fielderr.Summarize(errs)
 	}
 	return cr, nil
 }
