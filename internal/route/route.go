@@ -236,8 +236,19 @@ func admit(obj runtime.Object) field.ErrorList {
 // composedRule matches the path of a composed rule: spec.rules[<i>]...
 var composedRule = regexp.MustCompile(`^spec\.rules\[(\d+)\](.*)$`)
 
-// explain renames the paths of composed rules after the spec's rules, and
-// says when the error is in a companion rule or the default rule.
+// backendFilter matches the rest of a path inside a composed rule's
+// backendRef filters: .backendRefs[<j>].filters[<n>]... or .filters.
+var backendFilter = regexp.MustCompile(`^\.backendRefs\[(\d+)\]\.filters(?:\[(\d+)\])?(.*)$`)
+
+// ruleFilter matches the rest of a path inside a composed rule's own
+// filters: .filters[<n>]... or .filters.
+var ruleFilter = regexp.MustCompile(`^\.filters(?:\[(\d+)\])?(.*)$`)
+
+// explain renames the paths of composed rules after the CanaryRoute's own
+// fields: a composed rule after the spec's rule it comes from (saying when
+// the error is in a companion rule or the default rule), a backend's
+// filters after the side they come from, and it says when what the function
+// adds (the session cookie, the mirror filter) is what breaks a limit.
 func explain(p Params, errs field.ErrorList) field.ErrorList {
 	layout := p.layout()
 	out := make(field.ErrorList, 0, len(errs))
@@ -253,6 +264,10 @@ func explain(p Params, errs field.ErrorList) field.ErrorList {
 			continue
 		}
 		o, c := layout[k], *e
+		if f := backendFilter.FindStringSubmatch(m[2]); f != nil {
+			out = append(out, p.explainBackendFilter(o, &c, f))
+			continue
+		}
 		c.Field = fmt.Sprintf("spec.rules[%d]%s", o.rule, m[2])
 		var where string
 		if len(p.Rules) == 0 {
@@ -262,12 +277,70 @@ func explain(p Params, errs field.ErrorList) field.ErrorList {
 		if o.companion != "" {
 			where = strings.TrimSuffix("the "+o.companion+" companion rule of "+where, " of ")
 		}
+		if f := ruleFilter.FindStringSubmatch(m[2]); f != nil && o.companion == "" && p.mirrorAdded() {
+			if n, err := strconv.Atoi(f[1]); f[1] == "" || (err == nil && n == p.ruleFilterCount(o.rule)) {
+				where = strings.TrimSpace(where + " (the RequestMirror filter that spec.traffic.mirror adds to each weighted rule counts here)")
+			}
+		}
 		if where != "" {
 			c.Detail = "in " + where + ": " + c.Detail
 		}
 		out = append(out, &c)
 	}
 	return out
+}
+
+// explainBackendFilter names a backend's filter after the side it comes
+// from: every composed rule carries the side's filters, so the error is the
+// side's, said once.
+func (p Params) explainBackendFilter(o origin, c *field.Error, f []string) *field.Error {
+	j, _ := strconv.Atoi(f[1])
+	role := xr.RolePrimary
+	if o.companion != "" || (j == 1 && !p.single()) {
+		role = xr.RoleCanary
+	}
+	c.Field = "spec." + string(role) + ".filters"
+	if f[2] != "" {
+		c.Field += "[" + f[2] + "]"
+	}
+	c.Field += f[3]
+	if role != xr.RoleCanary || !p.cookieAdded() {
+		return c
+	}
+	n, err := strconv.Atoi(f[2])
+	switch {
+	case f[2] == "":
+		c.Detail += " (the ResponseHeaderModifier that spec.traffic.sessionAffinity adds for its Set-Cookie header counts here)"
+	case err == nil && n >= p.canaryFilterCount():
+		c.Field = "spec.traffic.sessionAffinity"
+		c.Detail = "the session cookie's ResponseHeaderModifier, added to the canary's filters: " + c.Detail
+	case err == nil && strings.HasPrefix(f[3], ".responseHeaderModifier"):
+		c.Detail += " (the session cookie's Set-Cookie header, which spec.traffic.sessionAffinity adds to this ResponseHeaderModifier, counts here)"
+	}
+	return c
+}
+
+// cookieAdded reports whether the canary's filters carry the session cookie
+// in this route.
+func (p Params) cookieAdded() bool {
+	return p.Kind == xr.KindHTTPRoute && p.Affinity != nil && p.shaping() && p.CanaryWeight > 0
+}
+
+// mirrorAdded reports whether each weighted rule carries the mirror filter
+// of spec.traffic.mirror in this route.
+func (p Params) mirrorAdded() bool {
+	return p.MirrorPercent != nil && p.shaping()
+}
+
+func (p Params) canaryFilterCount() int {
+	return max(len(p.Canary.HTTPFilters), len(p.Canary.GRPCFilters))
+}
+
+func (p Params) ruleFilterCount(i int) int {
+	if i >= len(p.Rules) {
+		return 0
+	}
+	return max(len(p.Rules[i].HTTPFilters), len(p.Rules[i].GRPCFilters))
 }
 
 // deepCopy copies a list of Gateway API values, so that the composed route

@@ -574,6 +574,42 @@ func TestExplain(t *testing.T) {
 			err:    field.Invalid(composed(0), "x", "bad"),
 			want:   `spec.rules.filters: Invalid value: "x": in the A/B companion rule of the default rule: bad`,
 		},
+		"PrimaryFilter": {
+			reason: "A backend filter of the weighted rule's first backend is the primary's own: named after spec.primary.filters, without a rule (every rule carries it).",
+			params: params(),
+			err:    field.Invalid(field.NewPath("spec", "rules").Index(0).Child("backendRefs").Index(0).Child("filters").Index(1).Child("type"), "x", "bad"),
+			want:   `spec.primary.filters[1].type: Invalid value: "x": bad`,
+		},
+		"CanaryFilterInCompanion": {
+			reason: "The only backend of a companion rule is the canary: its filter is named after spec.canary.filters.",
+			params: params(func(p *Params) { p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch} }),
+			err:    field.Invalid(field.NewPath("spec", "rules").Index(0).Child("backendRefs").Index(0).Child("filters").Index(0), "x", "bad"),
+			want:   `spec.canary.filters[0]: Invalid value: "x": bad`,
+		},
+		"SessionCookiePushesOverTheLimit": {
+			reason: "When the canary's ResponseHeaderModifier carries the session cookie, an error in it says that the cookie counts.",
+			params: params(func(p *Params) {
+				p.Canary.HTTPFilters = []gwv1.HTTPRouteFilter{headerFilter, userCookieFilter}
+				p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", MaxAge: time.Hour}
+			}),
+			err:  field.TooMany(field.NewPath("spec", "rules").Index(1).Child("backendRefs").Index(1).Child("filters").Index(1).Child("responseHeaderModifier", "add"), 17, 16),
+			want: "spec.canary.filters[1].responseHeaderModifier.add: Too many: 17: must have at most 16 items (the session cookie's Set-Cookie header, which spec.traffic.sessionAffinity adds to this ResponseHeaderModifier, counts here)",
+		},
+		"SessionCookieFilterOverTheLimit": {
+			reason: "The ResponseHeaderModifier that the function appends for the cookie is named after spec.traffic.sessionAffinity.",
+			params: params(func(p *Params) {
+				p.Canary.HTTPFilters = []gwv1.HTTPRouteFilter{headerFilter}
+				p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", MaxAge: time.Hour}
+			}),
+			err:  field.Invalid(field.NewPath("spec", "rules").Index(1).Child("backendRefs").Index(1).Child("filters").Index(1), "x", "bad"),
+			want: `spec.traffic.sessionAffinity: Invalid value: "x": the session cookie's ResponseHeaderModifier, added to the canary's filters: bad`,
+		},
+		"MirrorFilterCounts": {
+			reason: "Too many filters on a weighted rule that carries the function's mirror filter say that it counts.",
+			params: params(func(p *Params) { p.MirrorPercent = ptr.To[int32](10) }),
+			err:    field.TooMany(composed(0), 17, 16),
+			want:   "spec.rules.filters: Too many: 17: in the default rule (the RequestMirror filter that spec.traffic.mirror adds to each weighted rule counts here): must have at most 16 items",
+		},
 		"NotARule": {
 			reason: "Errors outside the rules keep their path.",
 			params: params(),

@@ -162,16 +162,13 @@ func decodeError(path *field.Path, data []byte, err error) *field.Error {
 	if !errors.As(err, &te) {
 		return field.Invalid(path, field.OmitValueType{}, strings.TrimPrefix(err.Error(), "json: "))
 	}
-	at := path
-	if te.Field != "" {
-		// The decoder names the field without list indexes; the offset
-		// of the error finds the element too, when it agrees.
-		at = appendJSONPath(path, te.Field)
-		// The decoder's field path stops at a map; the value's own path
-		// goes on with the map key.
-		if p, names, ok := jsonPathAt(data, te.Offset); ok && (names == te.Field || strings.HasPrefix(names, te.Field+".")) {
-			at = appendJSONPath(path, p)
-		}
+	// The decoder names the field without list indexes (nothing at all for
+	// an element of a top-level list); the offset of the error finds the
+	// element too, when it agrees. The decoder's field path stops at a map;
+	// the value's own path goes on with the map key.
+	at := appendJSONPath(path, te.Field)
+	if p, names, ok := jsonPathAt(data, te.Offset); ok && (names == te.Field || strings.HasPrefix(names, te.Field+".") || te.Field == "") {
+		at = appendJSONPath(path, p)
 	}
 	return field.Invalid(at, field.OmitValueType{}, fmt.Sprintf("must be %s, not %s", jsonKind(te.Type), te.Value))
 }

@@ -156,6 +156,16 @@ func specCases() map[string]specCase {
 			args:   args{patches: []patch{set("spec.hostnames", listf(16, "h%d.example.com"))}, pick: func(cr *CanaryRoute) any { return len(cr.Spec.Hostnames) }},
 			want:   want{value: 16},
 		},
+		"HostnameWrongType": {
+			reason: "A list element of the wrong type is named by its index, not by the list.",
+			args:   args{patches: []patch{set("spec.hostnames", `[www.example.com, 5]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.hostnames[1]", "must be a string, not number")}},
+		},
+		"ParentRefWrongType": {
+			reason: "A list element that should be an object is named by its index.",
+			args:   args{patches: []patch{set("spec.parentRefs", `[{name: gateway}, 7]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.parentRefs[1]", "must be an object, not number")}},
+		},
 		"HostnamesTooMany": {
 			reason: "At most 16 hostnames.",
 			args:   args{patches: []patch{set("spec.hostnames", listf(17, "h%d.example.com"))}},
@@ -974,9 +984,14 @@ rollout: {phase: Stable, canaryWeight: 20, primaryWeight: 80, futureField: {a: 1
 			want:   want{errs: []fieldErr{invalid("status.rollout.step", "must be an integer, not string")}},
 		},
 		"StatusRolloutTime": {
-			reason: "A stepStartedAt that is not a time is an error under status.rollout.",
+			reason: "A stepStartedAt that is not a time is an error naming status.rollout.stepStartedAt.",
 			args:   args{patches: []patch{set("status.rollout", `{phase: Progressing, stepStartedAt: yesterday}`)}},
-			want:   want{errs: []fieldErr{invalid("status.rollout", "cannot parse")}},
+			want:   want{errs: []fieldErr{invalid("status.rollout.stepStartedAt", "cannot parse")}},
+		},
+		"StatusRolloutCanaryBackend": {
+			reason: "A malformed element of status.rollout.canaryBackends is named by index and field.",
+			args:   args{patches: []patch{set("status.rollout", `{phase: Stable, canaryBackends: [{kind: Service, name: a}, {kind: Service, name: 5}]}`)}},
+			want:   want{errs: []fieldErr{invalid("status.rollout.canaryBackends[1].name", "must be a string, not number")}},
 		},
 		"StatusRouteParent": {
 			reason: "A malformed parent of status.route names the parent by index.",

@@ -2,6 +2,9 @@ package xr
 
 import (
 	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -38,8 +41,34 @@ func parseStatus(obj map[string]any) (Status, field.ErrorList) {
 }
 
 // decodeLenient decodes a value of the unstructured object into a typed
-// one, ignoring unknown fields.
-func decodeLenient(path *field.Path, v, into any) field.ErrorList {
+// one, ignoring unknown fields. An object is decoded field by field, so that
+// an error names the field (status.rollout.stepStartedAt) even when the
+// decoder's own error does not, as with a time that does not parse.
+func decodeLenient[T any](path *field.Path, v any, into **T) field.ErrorList {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return decodeValue(path, v, into)
+	}
+	out := new(T)
+	rv := reflect.ValueOf(out).Elem()
+	names := jsonNames(rv.Type())
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		i, known := names[k]
+		if !known {
+			continue
+		}
+		errs = append(errs, decodeValue(path.Child(k), obj[k], rv.Field(i).Addr().Interface())...)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	*into = out
+	return nil
+}
+
+// decodeValue decodes one JSON value into a typed one.
+func decodeValue(path *field.Path, v, into any) field.ErrorList {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return field.ErrorList{field.Invalid(path, field.OmitValueType{}, err.Error())}
