@@ -18,6 +18,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
 // errDecode is the context of an Input that does not decode.
@@ -121,7 +122,7 @@ func New(in *v1beta1.Input) (*Policy, error) {
 	p.TCPRouteVersion, errs = routeVersion(field.NewPath("tcpRouteVersion"), p.TCPRouteVersion, errs)
 
 	if len(errs) > 0 {
-		return nil, errs.ToAggregate()
+		return nil, fielderr.Summarize(errs)
 	}
 	return p, nil
 }
