@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,6 +95,30 @@ port: 9898
 			reason: "The route kind is an enum.",
 			spec:   base + "kind: UDPRoute\n",
 			want:   []string{"spec.kind"},
+		},
+		"ProgressDeadline": {
+			reason: "A progress deadline between 1m and 24h is accepted with steps.",
+			spec:   strings.Replace(base, "port: 80}}", "port: 80}, revision: v2}", 1) + "traffic: {steps: [{weight: 10}], progressDeadline: 10m}\n",
+		},
+		"ProgressDeadlineTooShort": {
+			reason: "A progress deadline is at least 1m.",
+			spec:   strings.Replace(base, "port: 80}}", "port: 80}, revision: v2}", 1) + "traffic: {steps: [{weight: 10}], progressDeadline: 30s}\n",
+			want:   []string{"progressDeadline must be between 1m and 24h"},
+		},
+		"ProgressDeadlineTooLong": {
+			reason: "A progress deadline is at most 24h.",
+			spec:   strings.Replace(base, "port: 80}}", "port: 80}, revision: v2}", 1) + "traffic: {steps: [{weight: 10}], progressDeadline: 25h}\n",
+			want:   []string{"progressDeadline must be between 1m and 24h"},
+		},
+		"ProgressDeadlineNeedsSteps": {
+			reason: "A progress deadline bounds steps: manual mode has none.",
+			spec:   base + "traffic: {weight: 10, progressDeadline: 10m}\n",
+			want:   []string{"progressDeadline bounds how long a step may be held"},
+		},
+		"SelectorTooLarge": {
+			reason: "A selector has at most 64 labels.",
+			spec:   strings.Replace(base, "{selector: {app: podinfo}}", "{selector: {"+labels(65)+"}}", 1),
+			want:   []string{"spec.primary.service.selector"},
 		},
 		"BadRevision": {
 			reason: "A revision is a short plain word.",
@@ -197,4 +222,13 @@ port: 9898
 			}
 		})
 	}
+}
+
+// labels is a YAML flow map body of n labels.
+func labels(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("l%d: v", i)
+	}
+	return strings.Join(items, ", ")
 }
