@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"time"
@@ -22,7 +21,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
-	xperrors "github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 const (
@@ -48,17 +47,21 @@ type Client struct {
 
 // NewClient returns a Client for a rest.Config.
 func NewClient(cfg *rest.Config) (*Client, error) {
+	// Each API warning once (the legacy XRD's deprecation would otherwise
+	// come with every read).
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, xperrors.Wrap(err, errNewClient)
+		return nil, errors.Wrap(err, errNewClient)
 	}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, xperrors.Wrap(err, errNewClient)
+		return nil, errors.Wrap(err, errNewClient)
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return nil, xperrors.Wrap(err, errNewClient)
+		return nil, errors.Wrap(err, errNewClient)
 	}
 	return &Client{Dynamic: dyn, Kube: kube, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
 }
@@ -76,12 +79,12 @@ func (c *Client) Resource(ctx context.Context, gvk schema.GroupVersionKind, name
 			break
 		}
 		if !meta.IsNoMatchError(err) || time.Now().After(deadline) {
-			return nil, xperrors.Wrapf(err, errFmtMapping, gvk)
+			return nil, errors.Wrapf(err, errFmtMapping, gvk)
 		}
 		c.mapper.Reset()
 		select {
 		case <-ctx.Done():
-			return nil, xperrors.Wrapf(ctx.Err(), errFmtMapping, gvk)
+			return nil, errors.Wrapf(ctx.Err(), errFmtMapping, gvk)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -99,10 +102,10 @@ func (c *Client) Apply(ctx context.Context, u *unstructured.Unstructured) (*unst
 		return nil, err
 	}
 	out, err := r.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-	return out, xperrors.Wrapf(err, errFmtApply, u.GetKind(), objectName(u))
+	return out, errors.Wrapf(err, errFmtApply, u.GetKind(), objectName(u))
 }
 
-// DryRun creates an object without persisting it: the API server runs its
+// DryRun applies an object without persisting it: the API server runs its
 // admission (schema, CEL rules, defaults) and answers with what it would
 // store.
 func (c *Client) DryRun(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
@@ -110,7 +113,7 @@ func (c *Client) DryRun(ctx context.Context, u *unstructured.Unstructured) (*uns
 	if err != nil {
 		return nil, err
 	}
-	return r.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
+	return r.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
 }
 
 // Get returns an object.
@@ -151,10 +154,10 @@ func (c *Client) Delete(ctx context.Context, gvk schema.GroupVersionKind, namesp
 func ReadObjects(path string) ([]*unstructured.Unstructured, error) {
 	b, err := os.ReadFile(path) //nolint:gosec // Callers name manifests of the repository.
 	if err != nil {
-		return nil, xperrors.Wrapf(err, errFmtReadObjects, path)
+		return nil, errors.Wrapf(err, errFmtReadObjects, path)
 	}
 	out, err := DecodeObjects(b)
-	return out, xperrors.Wrapf(err, errFmtReadObjects, path)
+	return out, errors.Wrapf(err, errFmtReadObjects, path)
 }
 
 // DecodeObjects decodes every object of a multi-document YAML stream.

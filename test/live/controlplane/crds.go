@@ -51,7 +51,7 @@ func (e *Environment) installCRDs(ctx context.Context) error {
 			if err != nil {
 				return false, err.Error()
 			}
-			return IsTrue(u, "Established"), describeConditions(u)
+			return IsTrue(u, "Established"), DescribeConditions(u)
 		}); err != nil {
 			return err
 		}

@@ -27,6 +27,7 @@ const (
 	errCreateNS       = "cannot create Crossplane's namespace"
 	errFindCRDs       = "cannot find Crossplane's CRDs (go list -m github.com/crossplane/crossplane/v2 in hack/tools/crossplane)"
 	crossplaneModPath = "github.com/crossplane/crossplane/v2"
+	initAttempts      = 5
 )
 
 // crossplaneCRDs finds cluster/crds of the Crossplane module that
@@ -73,18 +74,8 @@ func (e *Environment) startCrossplane(ctx context.Context) error {
 		"TLS_CA_SECRET_NAME=" + secretRootCA,
 		"TLS_CLIENT_SECRET_NAME=" + secretTLSClient,
 	}
-	initp, err := startProcess("crossplane-init", e.logs, env, e.Crossplane, "core", "init")
-	if err != nil {
+	if err := runInit(ctx, e.logs, env, e.Crossplane); err != nil {
 		return err
-	}
-	select {
-	case <-initp.done:
-	case <-ctx.Done():
-		initp.kill()
-		return ctx.Err()
-	}
-	if initp.err != nil {
-		return errors.Errorf(errFmtInit, initp.err, initp.log)
 	}
 
 	// Crossplane reads its client certificate from files, as mounted from
@@ -116,11 +107,18 @@ func (e *Environment) startCrossplane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The package cache must exist: Crossplane does not create it, and
+	// unpacking into a missing folder fails with "read/write on closed
+	// pipe".
+	cache := filepath.Join(e.Dir, "crossplane", "xpkg-cache")
+	if err := ensureDir(cache); err != nil {
+		return err
+	}
 	start := append(env[:len(env):len(env)], "TLS_CLIENT_CERTS_DIR="+clientDir) //nolint:gocritic // A copy of env with one more.
 	p, err := startProcess("crossplane", e.logs, start, e.Crossplane,
 		"--debug", "core", "start",
 		"--package-runtime=External",
-		"--xpkg-cache-dir="+filepath.Join(e.Dir, "crossplane", "xpkg-cache"),
+		"--xpkg-cache-dir="+cache,
 		"--enable-realtime-compositions",
 		"--metrics-port="+strconv.Itoa(ports[0]),
 		"--health-probe-port="+strconv.Itoa(ports[1]),
@@ -139,4 +137,34 @@ func (e *Environment) startCrossplane(ctx context.Context) error {
 func (e *Environment) secret(ctx context.Context, name string) (*corev1.Secret, error) {
 	s, err := e.client.Kube.CoreV1().Secrets(CrossplaneNamespace).Get(ctx, name, metav1.GetOptions{})
 	return s, errors.Wrapf(err, errFmtGetSecret, CrossplaneNamespace, name)
+}
+
+// runInit runs crossplane core init until it succeeds. It does not wait for
+// the CRDs it applies to be served before it creates objects of them (the
+// Lock), so a first run can fail where a pod's init container would be
+// restarted.
+func runInit(ctx context.Context, logs string, env []string, bin string) error {
+	var err error
+	for range initAttempts {
+		var p *process
+		if p, err = startProcess("crossplane-init", logs, env, bin, "core", "init"); err != nil {
+			return err
+		}
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			p.kill()
+			return ctx.Err()
+		}
+		if p.err == nil {
+			return nil
+		}
+		err = errors.Errorf(errFmtInit, p.err, p.log)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"archive/tar"
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -10,10 +11,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -131,7 +135,7 @@ func (e *Environment) installFunction(ctx context.Context) error {
 		if err != nil {
 			return false, err.Error()
 		}
-		return IsTrue(u, "Installed") && IsTrue(u, "Healthy"), describeConditions(u)
+		return IsTrue(u, "Installed") && IsTrue(u, "Healthy"), DescribeConditions(u)
 	})
 }
 
@@ -208,6 +212,10 @@ type functionRuntime struct {
 	logs    string
 	client  *Client
 
+	// tls is the function's serving certificate, its key and Crossplane's
+	// CA, as files and as the revision's TLS server Secret.
+	tls map[string][]byte
+
 	mu   sync.Mutex
 	proc *process
 }
@@ -227,7 +235,8 @@ func (r *functionRuntime) writeCertificates(ca *CA) error {
 	if err != nil {
 		return err
 	}
-	for file, b := range map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": ca.CertPEM} {
+	r.tls = map[string][]byte{corev1.TLSCertKey: kp.CertPEM, corev1.TLSPrivateKeyKey: kp.KeyPEM, "ca.crt": ca.CertPEM}
+	for file, b := range r.tls {
 		if err := writeFile(filepath.Join(r.certDir, file), b); err != nil {
 			return err
 		}
@@ -280,8 +289,24 @@ func (r *functionRuntime) running() bool {
 // sync keeps the active revision's endpoint and runtime health up to date
 // until ctx ends.
 func (r *functionRuntime) sync(ctx context.Context) {
+	f, err := os.OpenFile(filepath.Join(r.logs, "runtime.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600) //nolint:gosec // The harness's own log.
+	if err != nil {
+		f = nil
+	}
+	defer func() {
+		if f != nil {
+			_ = f.Close()
+		}
+	}()
+	var last string
 	for {
-		_ = r.syncOnce(ctx) // Retried on the next tick: the package manager updates revisions too.
+		// An error is retried on the next tick: the package manager
+		// updates revisions too. The log says what went wrong, once.
+		err := r.syncOnce(ctx)
+		if msg := fmt.Sprint(err); err != nil && msg != last && f != nil {
+			fmt.Fprintf(f, "%s %s\n", time.Now().Format(time.RFC3339), msg)
+		}
+		last = fmt.Sprint(err)
 		select {
 		case <-ctx.Done():
 			return
@@ -307,8 +332,26 @@ func (r *functionRuntime) syncOnce(ctx context.Context) error {
 			continue
 		}
 		changed := setRuntimeHealth(rev, healthy)
-		if ep, _, _ := unstructured.NestedString(rev.Object, "status", "endpoint"); ep != endpoint {
+		if got, _, _ := unstructured.NestedString(rev.Object, "status", "endpoint"); got != endpoint {
 			_ = unstructured.SetNestedField(rev.Object, endpoint, "status", "endpoint")
+			changed = true
+		}
+		// The package manager installs the package's objects (the Input
+		// CRD) only once the runtime has published the revision's TLS
+		// server Secret, where their conversion webhooks' CA bundle would
+		// come from, and named it in status.tlsServerSecretName (the
+		// "observed" name in Crossplane's code).
+		// With the External runtime nobody names it in spec either: the
+		// name is Crossplane's own convention, <function>-tls-server.
+		name, _, _ := unstructured.NestedString(rev.Object, "spec", "tlsServerSecretName")
+		if name == "" {
+			name = r.name + "-tls-server"
+		}
+		if err := r.ensureSecret(ctx, name); err != nil {
+			return err
+		}
+		if got, _, _ := unstructured.NestedString(rev.Object, "status", "tlsServerSecretName"); got != name {
+			_ = unstructured.SetNestedField(rev.Object, name, "status", "tlsServerSecretName")
 			changed = true
 		}
 		if !changed {
@@ -356,9 +399,17 @@ func runtimeCondition(status, reason, msg string) map[string]any {
 	}
 }
 
-func describeConditions(u *unstructured.Unstructured) string {
-	var parts []string
-	for _, c := range Conditions(u) {
+// DescribeConditions lists an object's conditions, for messages.
+func DescribeConditions(u *unstructured.Unstructured) string {
+	conds := Conditions(u)
+	types := make([]string, 0, len(conds))
+	for t := range conds {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	parts := make([]string, 0, len(types))
+	for _, t := range types {
+		c := conds[t]
 		s := c.Type + "=" + c.Status
 		if c.Reason != "" {
 			s += " (" + c.Reason + ")"
@@ -372,4 +423,23 @@ func describeConditions(u *unstructured.Unstructured) string {
 		return "no conditions"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// ensureSecret creates the revision's TLS server Secret with the function's
+// certificate, unless it exists.
+func (r *functionRuntime) ensureSecret(ctx context.Context, name string) error {
+	_, err := r.client.Kube.CoreV1().Secrets(CrossplaneNamespace).Get(ctx, name, metav1.GetOptions{})
+	if !kerrors.IsNotFound(err) {
+		return err
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: CrossplaneNamespace},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       r.tls,
+	}
+	_, err = r.client.Kube.CoreV1().Secrets(CrossplaneNamespace).Create(ctx, sec, metav1.CreateOptions{})
+	if kerrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return errors.Wrapf(err, "cannot create the function's TLS server Secret %s", name)
 }
