@@ -28,7 +28,6 @@ import (
 
 const (
 	errInput          = "invalid function Input"
-	errGetXR          = "cannot get the observed composite resource"
 	errXR             = "invalid CanaryRoute"
 	errPolicy         = "CanaryRoute not allowed by the function's Input"
 	errObserved       = "cannot get the observed composed resources"
@@ -79,14 +78,8 @@ type Function struct {
 // Fatal result (the cluster keeps its last good route), unless the user
 // asked for an emergency abort, which bad input never blocks.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	log := f.log.WithValues("tag", req.GetMeta().GetTag())
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		err = errors.Wrap(err, errGetXR)
-		log.Info("Fatal result", "error", err.Error())
-		return fatal(response.To(req, response.DefaultTTL), nil, err), nil
-	}
-	log = log.WithValues("xr", oxr.Resource.GetName(), "namespace", oxr.Resource.GetNamespace())
+	oxr := observedComposite(req)
+	log := f.log.WithValues("tag", req.GetMeta().GetTag(), "xr", oxr.Resource.GetName(), "namespace", oxr.Resource.GetNamespace())
 
 	rsp, err := f.compose(ctx, log, req, oxr)
 	if err == nil {

@@ -301,9 +301,9 @@ status:
 		},
 		"LongValueCut": {
 			reason: "A Fatal quotes at most 256 characters of a value.",
-			args:   args{input: allowMonitoring, xr: flaggerWith("      selector: {app: podinfo}", "      selector: {app: "+strings.Repeat("x", 5000)+"}")},
+			args:   args{input: allowMonitoring, xr: flaggerWith("      selector: {app: podinfo}", "      selector: {app: "+strings.Repeat("x", 1000)+"}")},
 			want: view{
-				Results: []string{`FATAL: invalid CanaryRoute: spec.primary.service.selector[app]: Invalid value: "` + strings.Repeat("x", 256) + `...(5000 characters)": must be no more than 63 bytes`},
+				Results: []string{`FATAL: invalid CanaryRoute: spec.primary.service.selector[app]: Invalid value: "` + strings.Repeat("x", 256) + `...(1000 characters)": must be no more than 63 bytes`},
 				TTL:     time.Minute,
 			},
 		},

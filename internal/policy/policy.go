@@ -5,6 +5,8 @@ package policy
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"regexp"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
@@ -44,11 +47,23 @@ type Policy struct {
 // DefaultGateKind is the gate kind allowed when the Input names none.
 var DefaultGateKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 
+// inputLimits are the Input's sizes where they are not package bounds'
+// defaults (64 items, 4096 characters).
+var inputLimits = bounds.Limits{"defaultParentRefs": 32}
+
 // Parse decodes the Input from the function request, strictly (an unknown
 // field is an error naming it, so a typo never silently keeps a default),
 // and returns its policy. The decoding's messages are deterministic, so the
 // same bad Input always gives the same Fatal result.
 func Parse(input map[string]any) (*Policy, error) {
+	// Nothing oversized reaches the decoder: see package bounds.
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(input)) {
+		errs = append(errs, bounds.Check(field.NewPath(k), input[k], inputLimits)...)
+	}
+	if len(errs) > 0 {
+		return nil, fielderr.Summarize(errs)
+	}
 	in := &v1beta1.Input{}
 	b, err := json.Marshal(input)
 	if err != nil {

@@ -315,6 +315,17 @@ func TestParse(t *testing.T) {
 			input:  map[string]any{"allowedBackendNamespace": []any{"monitoring"}},
 			want:   `cannot decode the Input: unknown field "allowedBackendNamespace"`,
 		},
+		"Oversized": {
+			reason: "A list longer than any Input list may be is refused by its length, before it is decoded.",
+			input: map[string]any{"allowedBackendNamespaces": func() []any {
+				out := make([]any, 10000)
+				for i := range out {
+					out[i] = "Not A Namespace"
+				}
+				return out
+			}()},
+			want: "allowedBackendNamespaces: Too many: 10000: must have at most 64 items",
+		},
 		"WrongType": {
 			reason: "A value of the wrong type is an error naming the field.",
 			input:  map[string]any{"allowExternalNames": "yes"},

@@ -3,6 +3,7 @@ package xr
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
@@ -34,6 +36,45 @@ const (
 	DefaultFailAfter = 5 * time.Minute
 )
 
+// specLimits are the sizes of the spec fields the function reads, where
+// they are not package bounds' defaults.
+var specLimits = bounds.Limits{
+	"spec.namespace":                63,
+	"spec.routeName":                253,
+	"spec.parentRefs":               maxParentRefs,
+	"spec.hostnames":                maxHostnames,
+	"spec.rules":                    maxRules,
+	"spec.rules[*].filters":         16,
+	"spec.primary.filters":          16,
+	"spec.canary.filters":           16,
+	"spec.primary.service.selector": maxSelector,
+	"spec.canary.service.selector":  maxSelector,
+	"spec.primary.externalName":     254,
+	"spec.canary.externalName":      254,
+	"spec.canary.revision":          63,
+	"spec.traffic.steps":            maxSteps,
+	"spec.traffic.gates":            maxGates,
+	"conditionType":                 maxConditionType,
+}
+
+// checkBounds checks the sizes of the spec fields the function reads, and
+// of status.rollout and status.route; nothing else in the XR is its
+// business.
+func checkBounds(specPath *field.Path, spec map[string]any, status any) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(spec)) {
+		if _, reads := specKeys[k]; reads {
+			errs = append(errs, bounds.Check(specPath.Child(k), spec[k], specLimits)...)
+		}
+	}
+	if st, ok := status.(map[string]any); ok {
+		for _, k := range []string{"rollout", "route"} {
+			errs = append(errs, bounds.Check(field.NewPath("status", k), st[k], nil)...)
+		}
+	}
+	return errs
+}
+
 // Parse reads a CanaryRoute XR from its unstructured content. The error
 // names every invalid field and says why; it is meant for a Fatal result.
 //
@@ -51,6 +92,11 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 	spec, ok := v.(map[string]any)
 	if !ok {
 		return nil, fielderr.Summarize(field.ErrorList{field.Invalid(specPath, field.OmitValueType{}, "must be an object")})
+	}
+
+	// Nothing oversized reaches the decoder: see package bounds.
+	if errs := checkBounds(specPath, spec, obj["status"]); len(errs) > 0 {
+		return nil, fielderr.Summarize(errs)
 	}
 
 	raw, errs := decodeSpec(specPath, spec)

@@ -536,9 +536,9 @@ func specCases() map[string]specCase {
 			want:   want{errs: []fieldErr{invalid("spec.canary.revision", "1 to 63 letters")}},
 		},
 		"RevisionTooLong": {
-			reason: "A revision has at most 63 characters.",
+			reason: "A revision has at most 63 characters: refused by its length before any pattern is tried.",
 			args:   args{patches: []patch{set("spec.canary.revision", strings.Repeat("a", 64))}},
-			want:   want{errs: []fieldErr{invalid("spec.canary.revision", "1 to 63 letters")}},
+			want:   want{errs: []fieldErr{{Field: "spec.canary.revision", Type: field.ErrorTypeTooLong, Phrase: "63"}}},
 		},
 		"RevisionEmpty": {
 			reason: "An empty revision is refused.",
