@@ -205,7 +205,7 @@ func TestRunFunctionSafety(t *testing.T) {
 		"AbortWithoutRecordedCanaryIsFatal": {
 			reason: "Without status.rollout.canaryBackends the function cannot tell the canary's backends from the primary's, and never guesses by name: the Fatal stands.",
 			args: args{
-				input:    allowMonitoring,
+				input: allowMonitoring,
 				xr: strings.Replace(flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    externalName: canary.example.net"),
 					"    weight: 20", "    weight: 20\n    abort: true", 1),
 				observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 80, 20)},
@@ -261,7 +261,7 @@ status:
 		// Canary-only rules end with the rollout.
 		"NoCompanionAtHundred": {
 			reason: "At 100% (manual) there are no A/B or session rules and no mirror: the canary would only get duplicated load.",
-			args: args{input: allowMonitoring, xr: flaggerWith("    weight: 20", "    weight: 100\n    matches: [{headers: [{name: X-Beta, value: 'yes'}]}]\n    mirror: {percent: 50}")},
+			args:   args{input: allowMonitoring, xr: flaggerWith("    weight: 20", "    weight: 100\n    matches: [{headers: [{name: X-Beta, value: 'yes'}]}]\n    mirror: {percent: 50}")},
 			want: flaggerView(func(v *view) {
 				v.Weights = [][]string{{"Service/podinfo-primary:9898=0", "Service/monitoring/canary-proxy:3456=100"}}
 				v.Conditions[2] = "RolloutHealthy=True Stable: Stable: canary 100%, primary 0%"

@@ -6,8 +6,8 @@ package policy
 import (
 	"encoding/json"
 	"maps"
-	"slices"
 	"regexp"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
