@@ -74,6 +74,12 @@ func TestObserveParents(t *testing.T) {
 			parents: gatewayRef,
 			want:    want{verdicts: []string{"istio-ingress/gateway accepted=no resolved=no Stale"}},
 		},
+		"NoObservedGeneration": {
+			reason:  "A gateway that does not set observedGeneration (it is optional) cannot tell generations apart: its verdict counts for the current one, instead of holding the route as stale forever.",
+			route:   statusRoute(3, 0, "True", "Accepted", "True"),
+			parents: gatewayRef,
+			want:    want{allReady: true, verdicts: []string{"istio-ingress/gateway accepted=yes resolved=yes"}},
+		},
 		"OtherParentUnreported": {
 			reason: "Every parent must accept: one that has not reported holds the route.",
 			route:  statusRoute(2, 2, "True", "Accepted", "True"),
