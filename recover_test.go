@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -137,13 +138,12 @@ func TestRecover(t *testing.T) {
 			want:   want{rsp: fatalWith("cannot index: boom"), panicLogged: true},
 		},
 		"RuntimeError": {
-			reason: "A runtime error (nil map write, index out of range) is recovered like any panic.",
-			fn: runnerFunc(func(context.Context, *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-				var m map[string]int
-				m["a"] = 1
-				return nil, nil
+			reason: "A runtime error (here a division by zero) is recovered like any panic.",
+			fn: runnerFunc(func(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+				perResource := 100 / len(req.GetObserved().GetResources())
+				return &fnv1.RunFunctionResponse{Meta: &fnv1.ResponseMeta{Tag: strconv.Itoa(perResource)}}, nil
 			}),
-			want: want{rsp: fatalWith("assignment to entry in nil map"), panicLogged: true},
+			want: want{rsp: fatalWith("runtime error: integer divide by zero"), panicLogged: true},
 		},
 		"PanicWithNil": {
 			reason: "panic(nil) is a panic too.",
