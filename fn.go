@@ -105,26 +105,13 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 
-	pol, err := policy.Parse(req.GetInput().AsMap())
+	pol, cr, err := readSpec(req, oxr)
 	if err != nil {
-		return nil, errors.Wrap(err, errInput)
+		return nil, err
 	}
-	cr, err := xr.Parse(oxr.Resource.Object, pol.DefaultParentRefs)
+	primary, canary, mirrors, err := resolveBackends(cr, pol)
 	if err != nil {
-		return nil, errors.Wrap(err, errXR)
-	}
-	if errs := checkPolicy(cr, pol); len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
-	}
-
-	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
-	canary, canaryErrs := backend.Resolve(cr, xr.RoleCanary)
-	mirrors, mirrorErrs := backend.Mirrors(cr)
-	if errs := slices.Concat(primaryErrs, canaryErrs, mirrorErrs); len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
-	}
-	if errs := checkMirrors(cr, pol, mirrors); len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, errors.Wrap(err, errDeadline)
@@ -194,35 +181,25 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 		return nil, errors.Wrap(err, errDeadline)
 	}
 
-	desired, err := request.GetDesiredComposedResources(req)
-	if err != nil {
-		return nil, errors.Wrap(err, errDesired)
-	}
+	// What the previous run composed stays as it was while a paused rollout
+	// waits to restart with a new canary.
 	status := decision.Status
+	build := func(desired map[resource.Name]*resource.DesiredComposed) error {
+		return composeDesired(desired, observed, routeKey, composedRoute, obs, cr, grants)
+	}
+	status.CanaryBackends = canaryBackends(params)
 	if decision.HoldPrevious && obs.Exists {
-		holdPrevious(desired, observed, obs)
+		build = func(desired map[resource.Name]*resource.DesiredComposed) error {
+			holdPrevious(desired, observed, obs)
+			return nil
+		}
+		status.CanaryBackends = nil
 		if cr.Status.Rollout != nil {
 			status.CanaryBackends = cr.Status.Rollout.CanaryBackends
 		}
-	} else {
-		if err := composeDesired(desired, observed, routeKey, composedRoute, obs, cr, grants); err != nil {
-			return nil, err
-		}
-		status.CanaryBackends = canaryBackends(params)
 	}
-	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
-		return nil, errors.Wrap(err, errSetDesired)
-	}
-
-	dxr, err := request.GetDesiredCompositeResource(req)
-	if err != nil {
-		return nil, errors.Wrap(err, errDesiredXR)
-	}
-	if err := setStatus(dxr, status, routeStatus(cr, obs)); err != nil {
-		return nil, errors.Wrap(err, errSetStatusField)
-	}
-	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		return nil, errors.Wrap(err, errSetDesiredXR)
+	if err := writeDesired(rsp, req, build, status, routeStatus(cr, obs)); err != nil {
+		return nil, err
 	}
 
 	setConditions(rsp, cr, obs, grants, decision)
@@ -234,6 +211,61 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 
 	log.Debug("Composed route", "kind", cr.Spec.Kind, "canaryWeight", decision.CanaryWeight, "phase", decision.Status.Phase)
 	return rsp, nil
+}
+
+// writeDesired sets the desired composed resources that build adds to
+// those of earlier pipeline steps, and the desired XR's status.
+func writeDesired(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, build func(map[resource.Name]*resource.DesiredComposed) error, rs xr.RolloutStatus, rts xr.RouteStatus) error {
+	desired, err := request.GetDesiredComposedResources(req)
+	if err != nil {
+		return errors.Wrap(err, errDesired)
+	}
+	if err := build(desired); err != nil {
+		return err
+	}
+	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
+		return errors.Wrap(err, errSetDesired)
+	}
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		return errors.Wrap(err, errDesiredXR)
+	}
+	if err := setStatus(dxr, rs, rts); err != nil {
+		return errors.Wrap(err, errSetStatusField)
+	}
+	return errors.Wrap(response.SetDesiredCompositeResource(rsp, dxr), errSetDesiredXR)
+}
+
+// readSpec reads the policy and the CanaryRoute, and refuses what the
+// policy forbids outright.
+func readSpec(req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*policy.Policy, *xr.CanaryRoute, error) {
+	pol, err := policy.Parse(req.GetInput().AsMap())
+	if err != nil {
+		return nil, nil, errors.Wrap(err, errInput)
+	}
+	cr, err := xr.Parse(oxr.Resource.Object, pol.DefaultParentRefs)
+	if err != nil {
+		return nil, nil, errors.Wrap(err, errXR)
+	}
+	if errs := checkPolicy(cr, pol); len(errs) > 0 {
+		return nil, nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
+	}
+	return pol, cr, nil
+}
+
+// resolveBackends resolves the sides and the user's mirror targets, and
+// applies the policy to the mirrors.
+func resolveBackends(cr *xr.CanaryRoute, pol *policy.Policy) (primary, canary backend.Backend, mirrors []backend.Mirror, err error) {
+	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
+	canary, canaryErrs := backend.Resolve(cr, xr.RoleCanary)
+	mirrors, mirrorErrs := backend.Mirrors(cr)
+	if errs := slices.Concat(primaryErrs, canaryErrs, mirrorErrs); len(errs) > 0 {
+		return primary, canary, nil, errors.Wrap(fielderr.Summarize(errs), errXR)
+	}
+	if errs := checkMirrors(cr, pol, mirrors); len(errs) > 0 {
+		return primary, canary, nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
+	}
+	return primary, canary, mirrors, nil
 }
 
 // checkPolicy refuses what the Input forbids outright: features that no

@@ -58,29 +58,29 @@ func hostileSpecs() map[string]map[string]any {
 	specs["ParentRefs"] = s
 
 	s = base()
-	s["rules"] = many(30_000, func(i int) any {
+	s["rules"] = many(30_000, func(int) any {
 		return map[string]any{"matches": []any{map[string]any{"path": map[string]any{"type": "Bogus", "value": "no slash"}}}}
 	})
 	specs["Rules"] = s
 
 	s = base()
-	s["rules"] = []any{map[string]any{"matches": many(40_000, func(i int) any {
+	s["rules"] = []any{map[string]any{"matches": many(40_000, func(int) any {
 		return map[string]any{"headers": []any{map[string]any{"name": "Bad Header", "value": "v"}}}
 	})}}
 	specs["Matches"] = s
 
 	s = base()
-	s["canary"] = map[string]any{"backendRef": map[string]any{"name": "c"}, "filters": many(30_000, func(i int) any {
+	s["canary"] = map[string]any{"backendRef": map[string]any{"name": "c"}, "filters": many(30_000, func(int) any {
 		return map[string]any{"type": "RequestHeaderModifier", "requestHeaderModifier": map[string]any{"set": []any{map[string]any{"name": "Bad Name", "value": "v"}}}}
 	})}
 	specs["Filters"] = s
 
 	s = base()
-	s["traffic"] = map[string]any{"steps": many(80_000, func(i int) any { return map[string]any{"weight": float64(101), "pause": "never"} })}
+	s["traffic"] = map[string]any{"steps": many(80_000, func(int) any { return map[string]any{"weight": float64(101), "pause": "never"} })}
 	specs["Steps"] = s
 
 	s = base()
-	s["traffic"] = map[string]any{"weight": float64(10), "gates": many(40_000, func(i int) any {
+	s["traffic"] = map[string]any{"weight": float64(10), "gates": many(40_000, func(int) any {
 		return map[string]any{"apiVersion": "a/b/c", "kind": "", "name": "Bad Name", "conditionType": strings.Repeat("C", 10)}
 	})}
 	specs["Gates"] = s

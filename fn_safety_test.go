@@ -59,7 +59,7 @@ func TestRunFunctionSafety(t *testing.T) {
 		required map[string][]string
 		ctx      func() context.Context
 	}
-	flaggerWith := func(old, new string) string { return strings.Replace(flaggerXR, old, new, 1) }
+	flaggerWith := func(from, to string) string { return strings.Replace(flaggerXR, from, to, 1) }
 	mirrorTo := func(ref string) string {
 		return flaggerWith("  traffic:", `  rules:
     - filters:

@@ -57,7 +57,7 @@ var inputLimits = bounds.Limits{"defaultParentRefs": 32}
 // same bad Input always gives the same Fatal result.
 func Parse(input map[string]any) (*Policy, error) {
 	// Nothing oversized reaches the decoder: see package bounds.
-	var errs field.ErrorList
+	errs := make(field.ErrorList, 0, len(input))
 	for _, k := range slices.Sorted(maps.Keys(input)) {
 		errs = append(errs, bounds.Check(field.NewPath(k), input[k], inputLimits)...)
 	}

@@ -169,7 +169,7 @@ func isFrozen(in Input) bool {
 		return false
 	}
 	// A failed revision stays failed (terminal), paused or not.
-	return !(p.Phase == xr.PhaseFailed && restartOf(in) == noRestart)
+	return p.Phase != xr.PhaseFailed || restartOf(in) != noRestart
 }
 
 // frozenViolations are the invariants of a paused rollout: the weight is the

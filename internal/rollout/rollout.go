@@ -421,7 +421,7 @@ func relocate(steps []xr.Step, i, weight int32) (int32, bool) {
 	}
 	for j, s := range steps {
 		if s.Weight == weight {
-			return int32(j), true //nolint:gosec // At most maxSteps.
+			return int32(j), true
 		}
 	}
 	return 0, true
