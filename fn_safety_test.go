@@ -324,13 +324,7 @@ status:
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
-			req := &fnv1.RunFunctionRequest{
-				Input:    toStruct(t, tc.args.input),
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: toStruct(t, tc.args.xr)}, Resources: map[string]*fnv1.Resource{}},
-			}
-			for name, o := range tc.args.observed {
-				req.Observed.Resources[name] = &fnv1.Resource{Resource: toStruct(t, o)}
-			}
+			req := testRequest(t, tc.args.xr, tc.args.input, tc.args.observed)
 			if tc.args.required != nil {
 				req.RequiredResources = map[string]*fnv1.Resources{}
 				for name, objs := range tc.args.required {

@@ -315,13 +315,7 @@ status:
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
-			req := &fnv1.RunFunctionRequest{
-				Input:    toStruct(t, tc.args.input),
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: toStruct(t, tc.args.xr)}, Resources: map[string]*fnv1.Resource{}},
-			}
-			for name, o := range tc.args.observed {
-				req.Observed.Resources[name] = &fnv1.Resource{Resource: toStruct(t, o)}
-			}
+			req := testRequest(t, tc.args.xr, tc.args.input, tc.args.observed)
 			rsp, err := f.RunFunction(context.Background(), req)
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): unexpected error: %v", tc.reason, err)
@@ -332,6 +326,20 @@ status:
 			assertXRDAccepts(t, req, rsp)
 		})
 	}
+}
+
+// testRequest is a request for an XR, an Input and observed composed
+// resources, each written in YAML.
+func testRequest(t *testing.T, xr, input string, observed map[string]string) *fnv1.RunFunctionRequest {
+	t.Helper()
+	req := &fnv1.RunFunctionRequest{
+		Input:    toStruct(t, input),
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: toStruct(t, xr)}, Resources: map[string]*fnv1.Resource{}},
+	}
+	for name, o := range observed {
+		req.Observed.Resources[name] = &fnv1.Resource{Resource: toStruct(t, o)}
+	}
+	return req
 }
 
 // assertXRDAccepts checks that the XR with the status the function desires
