@@ -264,9 +264,11 @@ func loadCases(t *testing.T) []loadCase {
 		// wrong call shows as a wrong tag.
 		req.Meta.Tag = name
 		c := loadCase{name: name, req: req, want: runInProcess(t, req)}
+		// The conversion encodes the expected response as the server
+		// will: a message that is not UTF-8 fails here, by name.
 		c.reqBeta, c.wantBeta = &fnv1beta1.RunFunctionRequest{}, &fnv1beta1.RunFunctionResponse{}
-		convert(t, req, c.reqBeta)
-		convert(t, c.want, c.wantBeta)
+		convert(t, name, req, c.reqBeta)
+		convert(t, name, c.want, c.wantBeta)
 		cases = append(cases, c)
 	}
 	return cases
@@ -274,14 +276,14 @@ func loadCases(t *testing.T) []loadCase {
 
 // convert converts between v1 and v1beta1 through the wire format, as the
 // SDK does: their protos are identical.
-func convert(t *testing.T, from, to proto.Message) {
+func convert(t *testing.T, name string, from, to proto.Message) {
 	t.Helper()
 	b, err := proto.Marshal(from)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("request %s: cannot encode the %T: %v", name, from, err)
 	}
 	if err := proto.Unmarshal(b, to); err != nil {
-		t.Fatal(err)
+		t.Fatalf("request %s: cannot decode the %T: %v", name, to, err)
 	}
 }
 
@@ -487,7 +489,9 @@ func invalidRequests(t *testing.T, examples map[string]*fnv1.RunFunctionRequest)
 		"invalid/weight-and-steps": spec(base, func(s map[string]any) {
 			s["traffic"] = map[string]any{"weight": 20, "steps": []any{map[string]any{"weight": 10}}}
 		}),
-		"invalid/unknown-field":        spec(base, func(s map[string]any) { s["colour"] = "blue" }),
+		// Valid: the function leaves unknown top-level spec fields to
+		// Crossplane (compositionRef, resourceRefs, ...) and the XRD.
+		"valid/unknown-spec-field":     spec(base, func(s map[string]any) { s["colour"] = "blue" }),
 		"invalid/unknown-nested-field": spec(namespaced, func(s map[string]any) { s["canary"].(map[string]any)["replicas"] = 3 }),
 		"invalid/port-string":          spec(base, func(s map[string]any) { s["port"] = "http" }),
 		"invalid/parentRefs-string":    spec(base, func(s map[string]any) { s["parentRefs"] = "gateway" }),
@@ -505,9 +509,15 @@ func invalidRequests(t *testing.T, examples map[string]*fnv1.RunFunctionRequest)
 		"invalid/huge-label-values": spec(base, selector(4, func(i int) (string, string) {
 			return fmt.Sprintf("app%d", i), strings.Repeat("日本", 8000)
 		})),
-		"valid/large-selector": spec(base, selector(1000, func(i int) (string, string) {
+		// Labels that Kubernetes accepts, more than the function may.
+		"invalid/selector-1000-labels": spec(base, selector(1000, func(i int) (string, string) {
 			return fmt.Sprintf("example.com/label-%04d", i), fmt.Sprintf("value-%d", i)
 		})),
+		// Long multi-byte values that error messages quote.
+		"invalid/label-value-multibyte": spec(base, selector(1, func(int) (string, string) {
+			return "app", strings.Repeat("ü", 1000)
+		})),
+		"invalid/hostname-multibyte":  spec(base, func(s map[string]any) { s["hostnames"] = []any{strings.Repeat("é", 1000) + ".example.com"} }),
 		"invalid/input-unknown-field": input(`{apiVersion: canaryroute.fn.crossplane.io/v1beta1, kind: Input, allowedBackendNamespace: [monitoring]}`),
 		"invalid/input-wrong-type":    input(`{apiVersion: canaryroute.fn.crossplane.io/v1beta1, kind: Input, allowedBackendNamespaces: monitoring}`),
 		"invalid/input-wrong-kind":    input(`{apiVersion: canaryroute.fn.crossplane.io/v1beta1, kind: Composition}`),
