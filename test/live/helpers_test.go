@@ -48,9 +48,20 @@ const (
 // awaited and what it last saw.
 func await(t *testing.T, timeout time.Duration, what string, check controlplane.Check) {
 	t.Helper()
+	start := time.Now()
 	if err := controlplane.Await(t.Context(), timeout, poll, what, check); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%s: after %s", lastLine(what), time.Since(start).Round(10*time.Millisecond))
+}
+
+// firstLine is the last line of a wait's description: the first ones say
+// why the test waits, the last one what for.
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
 }
 
 // newNamespace creates a namespace for one test, deleted when the test
@@ -249,6 +260,7 @@ type rolloutStatus struct {
 	Revision      string `json:"revision"`
 	Step          *int64 `json:"step"`
 	StepStartedAt string `json:"stepStartedAt"`
+	NextStepAt    string `json:"nextStepAt"`
 	CanaryWeight  int64  `json:"canaryWeight"`
 	PrimaryWeight int64  `json:"primaryWeight"`
 	Message       string `json:"message"`

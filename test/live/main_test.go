@@ -37,6 +37,13 @@ var env struct {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// The tests mostly wait for the control plane: run them all at once,
+	// not GOMAXPROCS at a time (2 on CI), unless -parallel says otherwise.
+	parallel := false
+	flag.Visit(func(f *flag.Flag) { parallel = parallel || f.Name == "test.parallel" })
+	if !parallel {
+		_ = flag.Set("test.parallel", "16")
+	}
 	code, err := run(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "live setup:", err)

@@ -80,12 +80,37 @@ func TestXRDRulesInTheAPIServer(t *testing.T) {
 
 // TestExamplesAdmitted sends every example's XR, Composition, Functions and
 // Input to the API server (server-side dry run): Crossplane's own CRDs, the
-// XRDs and the Input CRD that the function's package installed must admit
-// them.
+// XRDs and the Input CRD that the function's package ships must admit them.
 func TestExamplesAdmitted(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "admit")
 	awaitEstablished(t)
+	// Crossplane never installs the CRDs of a function package (the xpkg
+	// spec says so), so the Input's CRD that the package ships
+	// (package/input) is installed here to check the Inputs against it.
+	crds, err := filepath.Glob(filepath.Join(env.root, "package", "input", "*.yaml"))
+	if err != nil || len(crds) == 0 {
+		t.Fatalf("no Input CRD in package/input: %v", err)
+	}
+	for _, f := range crds {
+		objs, err := controlplane.ReadObjects(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if _, err := env.c.Apply(t.Context(), o); err != nil {
+				t.Fatal(err)
+			}
+			await(t, settle, "the CRD "+o.GetName()+" Established", func(ctx context.Context) (bool, string) {
+				u, why := get(ctx, controlplane.CRDGVK, "", o.GetName())
+				if u == nil {
+					return false, why
+				}
+				return controlplane.IsTrue(u, "Established"), controlplane.DescribeConditions(u)
+			})
+		}
+	}
+
 	dirs, err := filepath.Glob(filepath.Join(env.root, "example", "*", "composition.yaml"))
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no examples: %v", err)
@@ -143,12 +168,15 @@ func TestExamplesAdmitted(t *testing.T) {
 func awaitEstablished(t *testing.T) {
 	t.Helper()
 	for _, kind := range []string{"CanaryRoute", "XCanaryRoute", "CanaryRouteClaim"} {
-		await(t, settle, "the "+kind+" kind is served", func(ctx context.Context) (bool, string) {
+		err := controlplane.Await(t.Context(), settle, poll, "the "+kind+" kind served", func(ctx context.Context) (bool, string) {
 			_, err := env.c.Resource(ctx, gvkCanaryRoute.GroupVersion().WithKind(kind), "default")
 			if err != nil {
 				return false, err.Error()
 			}
 			return true, ""
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
