@@ -394,6 +394,15 @@ func (r *recorder) observe(w int64, acc bool) {
 	}
 }
 
+// reached checks that the recorder has seen the route at a weight, so that
+// its history is complete up to there: it polls on its own.
+func (r *recorder) reached(weight int64) controlplane.Check {
+	return func(context.Context) (bool, string) {
+		h := r.history()
+		return len(h) > 0 && h[len(h)-1].weight == weight, fmt.Sprintf("recorded canary weights %v", weightsOf(h))
+	}
+}
+
 // history returns the canary weights the route carried, in order.
 func (r *recorder) history() []step {
 	r.mu.Lock()

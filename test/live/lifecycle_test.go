@@ -144,6 +144,7 @@ func TestFunctionRestart(t *testing.T) {
 
 	await(t, 2*time.Minute, "the rollout Succeeded at 100% after the restart", phase(ns, "podinfo", "Succeeded", 100))
 	await(t, settle, "the route at 100% for the canary", routeAt(gvkHTTPRoute, ns, "podinfo", "podinfo-canary", 100))
+	await(t, settle, "the recorder at 100%", rec.reached(100))
 	if diff := cmp.Diff([]int64{10, 50, 100}, weightsOf(rec.history())); diff != "" {
 		t.Errorf("the route's canary weights, in order (never back to step 0): -want, +got:\n%s", diff)
 	}

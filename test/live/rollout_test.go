@@ -58,6 +58,7 @@ func TestProgressiveRollout(t *testing.T) {
 
 	await(t, 3*time.Minute, "the rollout Succeeded at 100%", phase(ns, "podinfo", "Succeeded", 100))
 	await(t, settle, "the route at 100% for the canary", routeAt(gvkHTTPRoute, ns, "podinfo", "podinfo-canary", 100))
+	await(t, settle, "the recorder at 100%", rec.reached(100))
 	done := time.Now()
 
 	steps := rec.history()
@@ -120,6 +121,7 @@ func TestGateFailsRollout(t *testing.T) {
 	})
 	failed := time.Now()
 	await(t, settle, "the route at 0% for the canary", routeAt(gvkHTTPRoute, ns, "podinfo", "podinfo-canary", 0))
+	await(t, settle, "the recorder at 0%", rec.reached(0))
 
 	if diff := cmp.Diff([]int64{10, 0}, weightsOf(rec.history())); diff != "" {
 		t.Errorf("the route's canary weights, in order (held at 10%%, then back to 0%%): -want, +got:\n%s", diff)
