@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -34,7 +35,7 @@ func run() error {
 	standIn := flag.Bool("gateway-stand-in", true, "write route status as a Gateway API implementation would")
 	flag.Parse()
 	if *pkg == "" {
-		return fmt.Errorf("-package is required")
+		return errors.New("-package is required")
 	}
 	root, err := os.Getwd()
 	if err != nil {

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,7 +49,9 @@ func TestExamples(t *testing.T) {
 				useComposition(t, xr, composition(t, "namespaced", ns, nil))
 				return composed{
 					created: xr,
-					xr:      func(ctx context.Context) (*unstructured.Unstructured, string) { return get(ctx, gvkCanaryRoute, ns, xr.GetName()) },
+					xr: func(ctx context.Context) (*unstructured.Unstructured, string) {
+						return get(ctx, gvkCanaryRoute, ns, xr.GetName())
+					},
 					routeNS: ns, routeName: "checkout", canary: "checkout-canary",
 					weights:  map[string]int64{"checkout-primary": 90, "checkout-canary": 10},
 					services: []string{"checkout-primary", "checkout-canary"},
@@ -104,7 +107,9 @@ func TestExamples(t *testing.T) {
 				dumpOnFailure(t, gvkXCanaryRoute, ns)
 				return composed{
 					created: xr,
-					xr:      func(ctx context.Context) (*unstructured.Unstructured, string) { return get(ctx, gvkXCanaryRoute, "", ns) },
+					xr: func(ctx context.Context) (*unstructured.Unstructured, string) {
+						return get(ctx, gvkXCanaryRoute, "", ns)
+					},
 					routeNS: ns, routeName: ns, canary: "canary-proxy",
 					weights:  map[string]int64{ns + "-primary": 80, "canary-proxy": 20},
 					services: []string{ns + "-primary"},
@@ -155,7 +160,7 @@ func TestExamples(t *testing.T) {
 			// Ready once the stand-in accepted the route; the status says
 			// what the function decided and what the gateway reported.
 			wantCanary := want.weights[want.canary]
-			await(t, settle, tc.reason+"\nthe XR Ready, Stable at "+fmt.Sprint(wantCanary)+"%, route accepted", func(ctx context.Context) (bool, string) {
+			await(t, settle, tc.reason+"\nthe XR Ready, Stable at "+strconv.FormatInt(wantCanary, 10)+"%, route accepted", func(ctx context.Context) (bool, string) {
 				u, why := want.xr(ctx)
 				if u == nil {
 					return false, why
@@ -212,4 +217,3 @@ func backend(t *testing.T, ns, name string, port int32) {
 		t.Fatal(err)
 	}
 }
-

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +29,6 @@ var (
 	gvkXCanaryRoute = schema.GroupVersionKind{Group: "platform.example.org", Version: "v1alpha1", Kind: "XCanaryRoute"}
 	gvkClaim        = schema.GroupVersionKind{Group: "platform.example.org", Version: "v1alpha1", Kind: "CanaryRouteClaim"}
 	gvkXRD          = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v2", Kind: "CompositeResourceDefinition"}
-	gvkComposition  = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1", Kind: "Composition"}
 	gvkHTTPRoute    = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}
 	gvkGRPCRoute    = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GRPCRoute"}
 	gvkGrant        = standin.ReferenceGrantGVK
@@ -277,7 +277,7 @@ func rollout(u *unstructured.Unstructured) rolloutStatus {
 func (r rolloutStatus) String() string {
 	step := "none"
 	if r.Step != nil {
-		step = fmt.Sprint(*r.Step)
+		step = strconv.FormatInt(*r.Step, 10)
 	}
 	return fmt.Sprintf("phase %s (reason %q), step %s, canary %d%%, primary %d%%: %q", r.Phase, r.Reason, step, r.CanaryWeight, r.PrimaryWeight, r.Message)
 }

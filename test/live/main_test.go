@@ -65,7 +65,7 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(tmp) //nolint:errcheck // A temporary folder.
+	defer os.RemoveAll(tmp)
 	started := time.Now()
 	xpkg := os.Getenv(EnvPackage)
 	if xpkg == "" {
@@ -139,7 +139,7 @@ func tails(cp *controlplane.Environment) string {
 		if !ok {
 			continue
 		}
-		data, err := os.ReadFile(p) //nolint:gosec // The harness's own log.
+		data, err := os.ReadFile(p)
 		if err != nil {
 			continue
 		}

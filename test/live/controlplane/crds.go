@@ -25,7 +25,7 @@ func (e *Environment) installCRDs(ctx context.Context) error {
 			return errors.Wrapf(err, "cannot read %s", dir)
 		}
 		for _, f := range entries {
-			if f.IsDir() || !(strings.HasSuffix(f.Name(), ".yaml") || strings.HasSuffix(f.Name(), ".yml")) {
+			if f.IsDir() || (!strings.HasSuffix(f.Name(), ".yaml") && !strings.HasSuffix(f.Name(), ".yml")) {
 				continue
 			}
 			objs, err := ReadObjects(filepath.Join(dir, f.Name()))

@@ -129,7 +129,7 @@ func (e *Environment) startCrossplane(ctx context.Context) error {
 	}
 	e.procs = append(e.procs, p)
 	hc := &http.Client{Timeout: 2 * time.Second}
-	return p.waitReady(ctx, startTimeout, func(ctx context.Context) error {
+	return p.waitReady(ctx, func(ctx context.Context) error {
 		return getOK(ctx, hc, "http://"+hostPort(ports[1])+"/readyz")
 	})
 }

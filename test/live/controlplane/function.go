@@ -16,18 +16,17 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
@@ -255,7 +254,7 @@ func (r *functionRuntime) Start(ctx context.Context) error {
 	r.mu.Lock()
 	r.proc = p
 	r.mu.Unlock()
-	return p.waitReady(ctx, startTimeout, func(ctx context.Context) error {
+	return p.waitReady(ctx, func(ctx context.Context) error {
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", r.address)
 		if err != nil {
@@ -289,7 +288,7 @@ func (r *functionRuntime) running() bool {
 // sync keeps the active revision's endpoint and runtime health up to date
 // until ctx ends.
 func (r *functionRuntime) sync(ctx context.Context) {
-	f, err := os.OpenFile(filepath.Join(r.logs, "runtime.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600) //nolint:gosec // The harness's own log.
+	f, err := os.OpenFile(filepath.Join(r.logs, "runtime.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		f = nil
 	}
@@ -304,7 +303,7 @@ func (r *functionRuntime) sync(ctx context.Context) {
 		// updates revisions too. The log says what went wrong, once.
 		err := r.syncOnce(ctx)
 		if msg := fmt.Sprint(err); err != nil && msg != last && f != nil {
-			fmt.Fprintf(f, "%s %s\n", time.Now().Format(time.RFC3339), msg)
+			_, _ = fmt.Fprintf(f, "%s %s\n", time.Now().Format(time.RFC3339), msg)
 		}
 		last = fmt.Sprint(err)
 		select {
@@ -343,15 +342,15 @@ func (r *functionRuntime) syncOnce(ctx context.Context) error {
 		// "observed" name in Crossplane's code).
 		// With the External runtime nobody names it in spec either: the
 		// name is Crossplane's own convention, <function>-tls-server.
-		name, _, _ := unstructured.NestedString(rev.Object, "spec", "tlsServerSecretName")
-		if name == "" {
-			name = r.name + "-tls-server"
+		secret, _, _ := unstructured.NestedString(rev.Object, "spec", "tlsServerSecretName")
+		if secret == "" {
+			secret = r.name + "-tls-server"
 		}
-		if err := r.ensureSecret(ctx, name); err != nil {
+		if err := r.ensureSecret(ctx, secret); err != nil {
 			return err
 		}
-		if got, _, _ := unstructured.NestedString(rev.Object, "status", "tlsServerSecretName"); got != name {
-			_ = unstructured.SetNestedField(rev.Object, name, "status", "tlsServerSecretName")
+		if got, _, _ := unstructured.NestedString(rev.Object, "status", "tlsServerSecretName"); got != secret {
+			_ = unstructured.SetNestedField(rev.Object, secret, "status", "tlsServerSecretName")
 			changed = true
 		}
 		if !changed {
@@ -427,13 +426,13 @@ func DescribeConditions(u *unstructured.Unstructured) string {
 
 // ensureSecret creates the revision's TLS server Secret with the function's
 // certificate, unless it exists.
-func (r *functionRuntime) ensureSecret(ctx context.Context, name string) error {
-	_, err := r.client.Kube.CoreV1().Secrets(CrossplaneNamespace).Get(ctx, name, metav1.GetOptions{})
+func (r *functionRuntime) ensureSecret(ctx context.Context, secret string) error {
+	_, err := r.client.Kube.CoreV1().Secrets(CrossplaneNamespace).Get(ctx, secret, metav1.GetOptions{})
 	if !kerrors.IsNotFound(err) {
 		return err
 	}
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: CrossplaneNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: CrossplaneNamespace},
 		Type:       corev1.SecretTypeOpaque,
 		Data:       r.tls,
 	}
@@ -441,5 +440,5 @@ func (r *functionRuntime) ensureSecret(ctx context.Context, name string) error {
 	if kerrors.IsAlreadyExists(err) {
 		return nil
 	}
-	return errors.Wrapf(err, "cannot create the function's TLS server Secret %s", name)
+	return errors.Wrapf(err, "cannot create the function's TLS server Secret %s", secret)
 }

@@ -84,7 +84,7 @@ func (e *Environment) startEtcd(ctx context.Context) (string, error) {
 	}
 	e.procs = append(e.procs, p)
 	hc := &http.Client{Timeout: 2 * time.Second}
-	return client, p.waitReady(ctx, startTimeout, func(ctx context.Context) error {
+	return client, p.waitReady(ctx, func(ctx context.Context) error {
 		var health struct {
 			Health string `json:"health"`
 		}
@@ -183,7 +183,7 @@ func (e *Environment) startAPIServer(ctx context.Context, etcd string) error {
 	if err != nil {
 		return err
 	}
-	return p.waitReady(ctx, startTimeout, func(ctx context.Context) error {
+	return p.waitReady(ctx, func(ctx context.Context) error {
 		return getOK(ctx, hc, e.Config.Host+"/readyz")
 	})
 }
@@ -230,7 +230,7 @@ func (e *Environment) startControllerManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return p.waitReady(ctx, startTimeout, func(ctx context.Context) error {
+	return p.waitReady(ctx, func(ctx context.Context) error {
 		return getOK(ctx, hc, "https://"+hostPort(port)+"/healthz")
 	})
 }

@@ -41,7 +41,7 @@ func startProcess(name, logs string, env []string, bin string, args ...string) (
 	if err != nil {
 		return nil, errors.Wrapf(err, errFmtCreateLog, name)
 	}
-	fmt.Fprintf(f, "--- %s %s %v\n", time.Now().Format(time.RFC3339), bin, args)
+	_, _ = fmt.Fprintf(f, "--- %s %s %v\n", time.Now().Format(time.RFC3339), bin, args)
 	cmd := exec.Command(bin, args...) //nolint:gosec // The harness runs the binaries it was given.
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), env...)
@@ -82,7 +82,8 @@ func (p *process) exited() error {
 
 // waitReady polls ready until it returns nil, the process exits or the
 // timeout passes, and says what it last saw.
-func (p *process) waitReady(ctx context.Context, timeout time.Duration, ready func(context.Context) error) error {
+func (p *process) waitReady(ctx context.Context, ready func(context.Context) error) error {
+	const timeout = startTimeout
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
