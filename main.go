@@ -20,9 +20,14 @@ import (
 
 const errNoCredentials = "refusing to serve gRPC without mTLS: set --tls-certs-dir (or the environment variable TLS_SERVER_CERTS_DIR) to a directory holding tls.crt, tls.key and ca.crt, or pass --insecure to serve plaintext"
 
+// version is the release, stamped by hack/release.sh with
+// -ldflags "-X main.version=VERSION".
+var version = "dev"
+
 // CLI of this Function.
 type CLI struct {
-	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
+	Version kong.VersionFlag `help:"Print the version and exit."`
+	Debug   bool             `help:"Emit debug logs in addition to info logs." short:"d"`
 
 	Network            string    `default:"tcp"   help:"Network on which to listen for gRPC connections."`
 	Address            string    `default:":9443" help:"Address at which to listen for gRPC connections."`
@@ -70,6 +75,8 @@ func (c *CLI) serve(fn fnv1.FunctionRunnerServiceServer, log logging.Logger) err
 }
 
 func main() {
-	ctx := kong.Parse(&CLI{}, kong.Description("function-canary-route: progressive delivery through Gateway API routes."))
+	ctx := kong.Parse(&CLI{},
+		kong.Description("function-canary-route: progressive delivery through Gateway API routes."),
+		kong.Vars{"version": version})
 	ctx.FatalIfErrorf(ctx.Run())
 }

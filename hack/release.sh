@@ -64,8 +64,11 @@ mkdir -p "${output}"
 archs=${ARCHS:-amd64 arm64}
 read -r -a archs <<<"${archs}"
 [ ${#archs[@]} -gt 0 ] || { echo "$0: ARCHS names no architecture" >&2; exit 2; }
+# The list is read whole first: with pipefail, grep -q closing the pipe early
+# would fail the pipeline at random (SIGPIPE in go tool dist list).
+platforms=$(go tool dist list)
 for arch in "${archs[@]}"; do
-  if ! go tool dist list | grep -qx "linux/${arch}"; then
+  if ! grep -qx "linux/${arch}" <<<"${platforms}"; then
     echo "$0: ARCHS: Go does not build linux/${arch}" >&2
     exit 2
   fi
