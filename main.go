@@ -63,9 +63,15 @@ func (c *CLI) serve(fn fnv1.FunctionRunnerServiceServer, log logging.Logger) err
 	if c.TLSCertsDir == "" && !c.Insecure {
 		return errors.New(errNoCredentials)
 	}
+	// --insecure ignores --tls-certs-dir, as its help says: the SDK would
+	// still load the certificates, and fail on a directory it cannot read.
+	certs := c.TLSCertsDir
+	if c.Insecure {
+		certs = ""
+	}
 	return function.Serve(withRecover(fn, log),
 		function.Listen(c.Network, c.Address),
-		function.MTLSCertificates(c.TLSCertsDir),
+		function.MTLSCertificates(certs),
 		function.Insecure(c.Insecure),
 		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
 		// The SDK binds :8080 on every interface unless told otherwise, so

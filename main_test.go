@@ -402,6 +402,10 @@ func TestServePlaintextOnlyWithInsecure(t *testing.T) {
 			reason: "--insecure serves plaintext even with certificates, as its help says.",
 			args:   args{flags: []string{"--insecure"}, env: &certs},
 		},
+		"InsecureIgnoresCertificatesDirectory": {
+			reason: "--insecure ignores --tls-certs-dir, as its help says: a directory it cannot read does not stop it.",
+			args:   args{flags: []string{"--insecure", "--tls-certs-dir=" + missing}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
