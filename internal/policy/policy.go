@@ -64,6 +64,9 @@ func Parse(input map[string]any) (*Policy, error) {
 	if len(errs) > 0 {
 		return nil, fielderr.Summarize(errs)
 	}
+	if errs := typeMeta(input); len(errs) > 0 {
+		return nil, fielderr.Summarize(errs)
+	}
 	in := &v1beta1.Input{}
 	b, err := json.Marshal(input)
 	if err != nil {
@@ -77,6 +80,26 @@ func Parse(input map[string]any) (*Policy, error) {
 		return nil, errors.Wrap(kerrors.NewAggregate(strict), errDecode)
 	}
 	return New(in)
+}
+
+// The Input's type, as Compositions write it.
+const (
+	inputAPIVersion = "canaryroute.fn.crossplane.io/v1beta1"
+	inputKind       = "Input"
+)
+
+// typeMeta checks the Input's apiVersion and kind when it has them: another
+// function's input, pasted into this step by mistake, would otherwise read as
+// an empty Input, every default, and deny or allow what nobody meant.
+func typeMeta(input map[string]any) field.ErrorList {
+	var errs field.ErrorList
+	if v, ok := input["apiVersion"]; ok && v != inputAPIVersion {
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), v, []string{inputAPIVersion}))
+	}
+	if v, ok := input["kind"]; ok && v != inputKind {
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), v, []string{inputKind}))
+	}
+	return errs
 }
 
 // New validates the Input and returns its policy. Errors name the Input

@@ -315,6 +315,11 @@ func TestParse(t *testing.T) {
 			input:  map[string]any{"allowedBackendNamespace": []any{"monitoring"}},
 			want:   `cannot decode the Input: unknown field "allowedBackendNamespace"`,
 		},
+		"WrongKind": {
+			reason: "Another function's input pasted into this step is refused, not read as an empty Input.",
+			input:  map[string]any{"apiVersion": "gotemplating.fn.crossplane.io/v1beta1", "kind": "GoTemplate", "source": "Inline"},
+			want:   `[apiVersion: Unsupported value: "gotemplating.fn.crossplane.io/v1beta1": supported values: "canaryroute.fn.crossplane.io/v1beta1", kind: Unsupported value: "GoTemplate": supported values: "Input"]`,
+		},
 		"Oversized": {
 			reason: "A list longer than any Input list may be is refused by its length, before it is decoded.",
 			input: map[string]any{"allowedBackendNamespaces": func() []any {
