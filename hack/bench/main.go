@@ -1,0 +1,310 @@
+// Command bench measures function-canary-route where Crossplane meets it:
+// over gRPC on loopback, against the floor every function pays. It builds and
+// starts the function and an echo function (hack/bench/echo: the same SDK and
+// server, answering with the request's desired state), then sends both the
+// same request, first from one caller (latency: p50, p99) and then from 16
+// callers at once (throughput: runs per second), alternating between the two
+// in rounds so that a change of the machine's load hits both alike.
+//
+//	go run ./hack/bench                       # the Flagger scenario
+//	go run ./hack/bench -scenario rules16     # 16 rules, 32 parents, 16 hostnames
+//
+// docs/performance.md records its output and the machine it came from.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	"sigs.k8s.io/yaml"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// now is the instant the function evaluates rollouts at, as in the tests.
+const now = "2026-12-02T10:07:00Z"
+
+type options struct {
+	scenario   string
+	sequential int
+	rounds     int
+	callers    int
+	duration   time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.scenario, "scenario", "flagger", "flagger (one rule, one grant, one proxy Service) or rules16 (16 rules of 4 header matches, 32 parentRefs, 16 hostnames)")
+	flag.IntVar(&o.sequential, "requests", 2000, "requests per round from one caller")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds per target, alternating between the targets")
+	flag.IntVar(&o.callers, "callers", 16, "concurrent callers for the throughput rounds")
+	flag.DurationVar(&o.duration, "duration", 3*time.Second, "length of each throughput round")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// target is a function under load.
+type target struct {
+	name   string
+	client fnv1.FunctionRunnerServiceClient
+	lat    []time.Duration
+	runs   int64
+	spent  time.Duration
+}
+
+func run(o options) error {
+	req, err := request(o.scenario)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "canary-route-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir) //nolint:errcheck // A temporary folder.
+
+	fn, echo := filepath.Join(dir, "function"), filepath.Join(dir, "echo")
+	for _, b := range [][2]string{{fn, "."}, {echo, "./hack/bench/echo"}} {
+		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+			return fmt.Errorf("cannot build %s: %w: %s", b[1], err, out)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	echoTarget, err := start(ctx, "echo", echo)
+	if err != nil {
+		return err
+	}
+	fnTarget, err := start(ctx, "function-canary-route", fn, "--insecure", "--metrics-address=", "--now="+now)
+	if err != nil {
+		return err
+	}
+	targets := []*target{echoTarget, fnTarget}
+
+	fmt.Printf("scenario %s: request of %d bytes, response of %d bytes (echo: %d)\n",
+		o.scenario, proto.Size(req), responseSize(fnTarget, req), responseSize(echoTarget, req))
+	for _, t := range targets {
+		if err := warm(t, req); err != nil {
+			return err
+		}
+	}
+	for range o.rounds {
+		for _, t := range targets {
+			if err := sequential(t, req, o.sequential); err != nil {
+				return err
+			}
+		}
+	}
+	for range o.rounds {
+		for _, t := range targets {
+			if err := concurrent(t, req, o.callers, o.duration); err != nil {
+				return err
+			}
+		}
+	}
+	report(targets, o)
+	return nil
+}
+
+// start runs a function binary on a free loopback port and connects to it.
+func start(ctx context.Context, name, bin string, args ...string) (*target, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	cmd := exec.CommandContext(ctx, bin, append(args, "--address="+addr)...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start %s: %w", name, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s does not listen on %s: %w", name, addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	return &target{name: name, client: fnv1.NewFunctionRunnerServiceClient(conn)}, nil
+}
+
+func responseSize(t *target, req *fnv1.RunFunctionRequest) int {
+	rsp, err := t.client.RunFunction(context.Background(), req)
+	if err != nil {
+		return -1
+	}
+	return proto.Size(rsp)
+}
+
+func warm(t *target, req *fnv1.RunFunctionRequest) error {
+	for range 300 {
+		if _, err := t.client.RunFunction(context.Background(), req); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+func sequential(t *target, req *fnv1.RunFunctionRequest, n int) error {
+	for range n {
+		start := time.Now()
+		if _, err := t.client.RunFunction(context.Background(), req); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		t.lat = append(t.lat, time.Since(start))
+	}
+	return nil
+}
+
+func concurrent(t *target, req *fnv1.RunFunctionRequest, callers int, d time.Duration) error {
+	var runs atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range callers {
+		wg.Go(func() {
+			for time.Since(start) < d {
+				if _, err := t.client.RunFunction(context.Background(), req); err != nil {
+					failed.Store(err)
+					return
+				}
+				runs.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		return fmt.Errorf("%s: %w", t.name, err)
+	}
+	t.runs += runs.Load()
+	t.spent += time.Since(start)
+	return nil
+}
+
+func report(targets []*target, o options) {
+	type result struct{ p50, p99, rps float64 }
+	results := make([]result, len(targets))
+	fmt.Printf("\n| target | p50, one caller | p99, one caller | runs/s, %d callers |\n|---|---|---|---|\n", o.callers)
+	for i, t := range targets {
+		slices.Sort(t.lat)
+		r := result{
+			p50: float64(t.lat[len(t.lat)/2].Microseconds()),
+			p99: float64(t.lat[len(t.lat)*99/100].Microseconds()),
+			rps: float64(t.runs) / t.spent.Seconds(),
+		}
+		results[i] = r
+		fmt.Printf("| %s | %.0f us | %.0f us | %.0f |\n", t.name, r.p50, r.p99, r.rps)
+	}
+	floor, fn := results[0], results[1]
+	fmt.Printf("\np50 %.2fx the echo floor (goal at most 1.3x); throughput %.2f of the floor (goal at least 0.7)\n",
+		fn.p50/floor.p50, fn.rps/floor.rps)
+}
+
+// request is the scenario's RunFunctionRequest, as Crossplane sends it on a
+// CanaryRoute's first reconcile: the XR and the Composition step's Input.
+func request(scenario string) (*fnv1.RunFunctionRequest, error) {
+	xr, input, err := example("example/flagger")
+	if err != nil {
+		return nil, err
+	}
+	switch scenario {
+	case "flagger":
+	case "rules16":
+		spec := xr["spec"].(map[string]any) //nolint:forcetypeassert // The example's spec is an object.
+		parents := make([]any, 32)
+		for i := range parents {
+			parents[i] = map[string]any{"name": "gateway", "namespace": "istio-ingress", "sectionName": fmt.Sprintf("listener-%d", i)}
+		}
+		hostnames := make([]any, 16)
+		for i := range hostnames {
+			hostnames[i] = fmt.Sprintf("www%d.example.com", i)
+		}
+		rules := make([]any, 16)
+		for i := range rules {
+			headers := make([]any, 4)
+			for j := range headers {
+				headers[j] = map[string]any{"name": fmt.Sprintf("X-Header-%d", j), "value": fmt.Sprintf("value-%d-%d", i, j)}
+			}
+			rules[i] = map[string]any{
+				"name":    fmt.Sprintf("rule-%d", i),
+				"matches": []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": fmt.Sprintf("/api/%d", i)}, "headers": headers}},
+			}
+		}
+		spec["parentRefs"], spec["hostnames"], spec["rules"] = parents, hostnames, rules
+	default:
+		return nil, fmt.Errorf("unknown scenario %q", scenario)
+	}
+	composite, err := structpb.NewStruct(xr)
+	if err != nil {
+		return nil, err
+	}
+	// Crossplane's first step gets a desired XR with its identity only.
+	desired, err := structpb.NewStruct(map[string]any{"apiVersion": xr["apiVersion"], "kind": xr["kind"], "metadata": map[string]any{"name": "podinfo"}})
+	if err != nil {
+		return nil, err
+	}
+	in, err := structpb.NewStruct(input)
+	if err != nil {
+		return nil, err
+	}
+	return &fnv1.RunFunctionRequest{
+		Meta:     &fnv1.RequestMeta{Tag: "bench"},
+		Input:    in,
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: composite}},
+		Desired:  &fnv1.State{Composite: &fnv1.Resource{Resource: desired}},
+	}, nil
+}
+
+// example reads an example's XR and its Composition's Input.
+func example(dir string) (xr, input map[string]any, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, "xr.yaml"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := yaml.Unmarshal(b, &xr); err != nil {
+		return nil, nil, err
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "composition.yaml"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var comp struct {
+		Spec struct {
+			Pipeline []struct {
+				Input map[string]any `json:"input"`
+			} `json:"pipeline"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &comp); err != nil {
+		return nil, nil, err
+	}
+	if len(comp.Spec.Pipeline) == 0 {
+		return nil, nil, fmt.Errorf("%s: no pipeline step", dir)
+	}
+	return xr, comp.Spec.Pipeline[0].Input, nil
+}
