@@ -3,12 +3,13 @@ package main
 import (
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/proxy"
@@ -21,19 +22,15 @@ import (
 // composed on an earlier run and does not add now is deleted by Crossplane:
 // that is how a revoked grant, a side that stopped composing a Service, or
 // the route of a previous kind go away.
-func composeDesired(desired map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed,
+func composeDesired(desired map[string]*fnv1.Resource, observed map[resource.Name]resource.ObservedComposed,
 	routeKey resource.Name, built runtime.Object, obs route.Observation, cr *xr.CanaryRoute, grants grant.Result,
 ) error {
 	add := func(name resource.Name, obj runtime.Object, ready bool) error {
-		u, err := toComposed(obj)
+		s, err := composedStruct(obj)
 		if err != nil {
 			return errors.Wrapf(err, errConvertFmt, name)
 		}
-		d := &resource.DesiredComposed{Resource: u, Ready: resource.ReadyFalse}
-		if ready {
-			d.Ready = resource.ReadyTrue
-		}
-		desired[name] = d
+		desired[string(name)] = desiredResource(s, ready)
 		return nil
 	}
 
@@ -70,28 +67,17 @@ func composeDesired(desired map[resource.Name]*resource.DesiredComposed, observe
 	return nil
 }
 
-// toComposed converts a typed object to the unstructured form Crossplane
-// applies. Composed objects never carry status (the function has no opinion
-// on it) nor a creation timestamp.
-func toComposed(obj runtime.Object) (*composed.Unstructured, error) {
-	m, err := toMap(obj)
+// composedStruct converts a typed object to the form Crossplane applies.
+// Composed objects never carry status (the function has no opinion on it)
+// nor a creation timestamp.
+func composedStruct(obj runtime.Object) (*structpb.Struct, error) {
+	s, err := structOf(obj)
 	if err != nil {
 		return nil, err
 	}
-	delete(m, "status")
-	if meta, ok := m["metadata"].(map[string]any); ok {
-		delete(meta, "creationTimestamp")
-	}
-	u := composed.New()
-	u.SetUnstructuredContent(m)
-	return u, nil
-}
-
-// toMap converts a typed value to JSON-shaped data. The API machinery's
-// converter follows the JSON tags (omitempty included) like encoding/json,
-// without a round trip through bytes.
-func toMap(v any) (map[string]any, error) {
-	return runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+	delete(s.GetFields(), "status")
+	delete(s.GetFields()["metadata"].GetStructValue().GetFields(), "creationTimestamp")
+	return s, nil
 }
 
 // routeKeyFor is the composed resource name of the route of a kind.

@@ -13,7 +13,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
@@ -30,13 +29,8 @@ const (
 	errInput          = "invalid function Input"
 	errXR             = "invalid CanaryRoute"
 	errPolicy         = "CanaryRoute not allowed by the function's Input"
-	errObserved       = "cannot get the observed composed resources"
 	errObservedRoute  = "cannot read the observed route"
-	errRequired       = "cannot get the required resources"
 	errBuildRoute     = "the composed route would be rejected by the Gateway API"
-	errDesiredXR      = "cannot get the desired composite resource"
-	errDesired        = "cannot get the desired composed resources"
-	errSetDesiredXR   = "cannot set the desired composite resource"
 	errSetDesired     = "cannot set the desired composed resources"
 	errConvertFmt     = "cannot convert the composed %s"
 	errSetStatusField = "cannot set the composite resource's status"
@@ -86,7 +80,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		return rsp, nil
 	}
 	// A failed run leaves nothing of what it composed: start over.
-	rsp = response.To(req, response.DefaultTTL)
+	rsp = newResponse(req)
 	if rescueAbort(rsp, req, oxr, err) {
 		log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
 		return rsp, nil
@@ -98,12 +92,13 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	return fatal(rsp, oxr.Resource.Object, err), nil
 }
 
+
 // compose reads the policy and the CanaryRoute, resolves the backends,
 // applies the policy, decides the weights and composes. An error is bad
 // input, for a Fatal result; it names the CanaryRoute's or the Input's
 // field.
 func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, response.DefaultTTL)
+	rsp := newResponse(req)
 
 	pol, cr, err := readSpec(req, oxr)
 	if err != nil {
@@ -131,10 +126,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 		Backends:       backends,
 	}, pol)
 
-	observed, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		return nil, errors.Wrap(err, errObserved)
-	}
+	observed := observedComposed(req)
 	routeKey := routeKeyFor(cr.Spec.Kind)
 	var observedRoute map[string]any
 	if o, ok := observed[routeKey]; ok {
@@ -153,10 +145,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err := checkOwnership(req, oxr, targets); err != nil {
 		return nil, err
 	}
-	gates, err := observeGates(req, cr)
-	if err != nil {
-		return nil, errors.Wrap(err, errRequired)
-	}
+	gates := observeGates(req, cr)
 
 	decision := rollout.Decide(rollout.Input{
 		Traffic:             cr.Spec.Traffic,
@@ -184,22 +173,20 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	// What the previous run composed stays as it was while a paused rollout
 	// waits to restart with a new canary.
 	status := decision.Status
-	build := func(desired map[resource.Name]*resource.DesiredComposed) error {
-		return composeDesired(desired, observed, routeKey, composedRoute, obs, cr, grants)
-	}
 	status.CanaryBackends = canaryBackends(params)
 	if decision.HoldPrevious && obs.Exists {
-		build = func(desired map[resource.Name]*resource.DesiredComposed) error {
-			holdPrevious(desired, observed, obs)
-			return nil
+		if err := holdPrevious(rsp.Desired.Resources, observed, obs); err != nil {
+			return nil, errors.Wrap(err, errSetDesired)
 		}
 		status.CanaryBackends = nil
 		if cr.Status.Rollout != nil {
 			status.CanaryBackends = cr.Status.Rollout.CanaryBackends
 		}
-	}
-	if err := writeDesired(rsp, req, build, status, routeStatus(cr, obs)); err != nil {
+	} else if err := composeDesired(rsp.Desired.Resources, observed, routeKey, composedRoute, obs, cr, grants); err != nil {
 		return nil, err
+	}
+	if err := setStatus(rsp, status, routeStatus(cr, obs)); err != nil {
+		return nil, errors.Wrap(err, errSetStatusField)
 	}
 
 	setConditions(rsp, cr, obs, grants, decision)
@@ -211,29 +198,6 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 
 	log.Debug("Composed route", "kind", cr.Spec.Kind, "canaryWeight", decision.CanaryWeight, "phase", decision.Status.Phase)
 	return rsp, nil
-}
-
-// writeDesired sets the desired composed resources that build adds to
-// those of earlier pipeline steps, and the desired XR's status.
-func writeDesired(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, build func(map[resource.Name]*resource.DesiredComposed) error, rs xr.RolloutStatus, rts xr.RouteStatus) error {
-	desired, err := request.GetDesiredComposedResources(req)
-	if err != nil {
-		return errors.Wrap(err, errDesired)
-	}
-	if err := build(desired); err != nil {
-		return err
-	}
-	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
-		return errors.Wrap(err, errSetDesired)
-	}
-	dxr, err := request.GetDesiredCompositeResource(req)
-	if err != nil {
-		return errors.Wrap(err, errDesiredXR)
-	}
-	if err := setStatus(dxr, rs, rts); err != nil {
-		return errors.Wrap(err, errSetStatusField)
-	}
-	return errors.Wrap(response.SetDesiredCompositeResource(rsp, dxr), errSetDesiredXR)
 }
 
 // readSpec reads the policy and the CanaryRoute, and refuses what the

@@ -4,10 +4,10 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -24,20 +24,18 @@ func gateGVK(g xr.Gate) schema.GroupVersionKind {
 // observeGates reads the gates' objects that Crossplane fetched. On the
 // first call Crossplane has fetched nothing yet: every gate is "not found",
 // which holds the rollout.
-func observeGates(req *fnv1.RunFunctionRequest, cr *xr.CanaryRoute) ([]rollout.GateObservation, error) {
+func observeGates(req *fnv1.RunFunctionRequest, cr *xr.CanaryRoute) []rollout.GateObservation {
 	gates := cr.Spec.Traffic.Gates
 	if len(gates) == 0 {
-		return nil, nil
-	}
-	required, err := request.GetRequiredResources(req)
-	if err != nil {
-		return nil, err
+		return nil
 	}
 	out := make([]rollout.GateObservation, 0, len(gates))
 	for i, g := range gates {
 		o := rollout.GateObservation{Gate: g}
-		for _, r := range required[gateKey(i)] {
-			obj := r.Resource
+		for _, r := range req.GetRequiredResources()[gateKey(i)].GetItems() {
+			// Read straight from the Struct: a gate object is any kind,
+			// and only its identity and one condition matter.
+			obj := unstructured.Unstructured{Object: r.GetResource().AsMap()}
 			// Crossplane fetched by name and namespace; the kind check
 			// guards against a selector it resolved differently.
 			if obj.GetName() != g.Name || obj.GetNamespace() != cr.RouteNamespace || obj.GroupVersionKind() != gateGVK(g) {
@@ -48,7 +46,7 @@ func observeGates(req *fnv1.RunFunctionRequest, cr *xr.CanaryRoute) ([]rollout.G
 		}
 		out = append(out, o)
 	}
-	return out, nil
+	return out
 }
 
 // findCondition reads one condition from status.conditions, leniently:

@@ -2,17 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
@@ -46,19 +46,10 @@ func rescueAbort(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, ox
 	if len(prev.CanaryBackends) == 0 {
 		return false
 	}
-	observed, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		return false
-	}
-	desired, err := request.GetDesiredComposedResources(req)
-	if err != nil {
-		return false
-	}
+	observed := observedComposed(req)
+	desired := make(map[string]*fnv1.Resource, len(observed))
 	routes := 0
 	for name, o := range observed {
-		if !composedByUs(name) {
-			continue
-		}
 		kept := reemit(o.Resource.Object)
 		ready := true // Services and grants are ready once they exist.
 		if strings.HasPrefix(string(name), prefixRoute) {
@@ -70,25 +61,24 @@ func rescueAbort(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, ox
 			ready = err == nil && obs.AllReady()
 			routes++
 		}
-		desired[name] = desiredOf(kept, ready)
+		s, err := structpb.NewStruct(kept)
+		if err != nil {
+			return false
+		}
+		desired[string(name)] = desiredResource(s, ready)
 	}
 	if routes == 0 {
 		return false
 	}
 
-	dxr, err := request.GetDesiredCompositeResource(req)
-	if err != nil {
-		return false
-	}
 	status := prev
 	status.Phase, status.Reason, status.NextStepAt = xr.PhaseAborted, rollout.ReasonAborted, nil
 	status.CanaryWeight, status.PrimaryWeight = 0, 100
 	status.Message = msgRescuedAbort
-	if setRollout(dxr, status) != nil ||
-		response.SetDesiredCompositeResource(rsp, dxr) != nil ||
-		response.SetDesiredComposedResources(rsp, desired) != nil {
+	if setRollout(rsp, status) != nil {
 		return false
 	}
+	maps.Copy(rsp.Desired.Resources, desired)
 
 	response.Warning(rsp, errors.Errorf(msgRescueFmt, cause.Error())).WithReason(rollout.ReasonAborted).TargetCompositeAndClaim()
 	resendConditions(rsp, obj, conditionRolloutHealthy)
@@ -100,27 +90,19 @@ func rescueAbort(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, ox
 // holdPrevious composes what the previous run composed, unchanged: a paused
 // rollout keeps its canary while a new revision or a changed canary waits
 // for paused to be cleared.
-func holdPrevious(desired map[resource.Name]*resource.DesiredComposed, observed map[resource.Name]resource.ObservedComposed, obs route.Observation) {
+func holdPrevious(desired map[string]*fnv1.Resource, observed map[resource.Name]resource.ObservedComposed, obs route.Observation) error {
 	for name, o := range observed {
-		if !composedByUs(name) {
-			continue
-		}
 		ready := true
 		if strings.HasPrefix(string(name), prefixRoute) {
 			ready = obs.AllReady()
 		}
-		desired[name] = desiredOf(reemit(o.Resource.Object), ready)
+		s, err := structpb.NewStruct(reemit(o.Resource.Object))
+		if err != nil {
+			return err
+		}
+		desired[string(name)] = desiredResource(s, ready)
 	}
-}
-
-func desiredOf(obj map[string]any, ready bool) *resource.DesiredComposed {
-	u := composed.New()
-	u.SetUnstructuredContent(obj)
-	d := &resource.DesiredComposed{Resource: u, Ready: resource.ReadyFalse}
-	if ready {
-		d.Ready = resource.ReadyTrue
-	}
-	return d
+	return nil
 }
 
 // composedByUs reports whether a composed resource name is one the function

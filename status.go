@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
@@ -82,39 +82,54 @@ func resendConditions(rsp *fnv1.RunFunctionResponse, prior map[string]any, skip 
 	}
 }
 
-// setStatus writes the status fields that the function owns onto the desired
-// XR, leaving whatever earlier functions in the pipeline set.
-func setStatus(dxr *resource.Composite, rs xr.RolloutStatus, rts xr.RouteStatus) error {
-	routeStatus, err := toMap(&rts)
+// setStatus writes the status fields that the function owns onto the
+// response's desired XR, leaving whatever earlier functions in the pipeline
+// set.
+func setStatus(rsp *fnv1.RunFunctionResponse, rs xr.RolloutStatus, rts xr.RouteStatus) error {
+	route, err := valueOf(&rts)
 	if err != nil {
 		return err
 	}
-	if err := setRollout(dxr, rs); err != nil {
+	if err := setRollout(rsp, rs); err != nil {
 		return err
 	}
-	statusOf(dxr)["route"] = routeStatus
+	statusOf(rsp).Fields["route"] = route
 	return nil
 }
 
-// setRollout writes status.rollout onto the desired XR.
-func setRollout(dxr *resource.Composite, rs xr.RolloutStatus) error {
-	rolloutStatus, err := toMap(&rs)
+// setRollout writes status.rollout onto the response's desired XR.
+func setRollout(rsp *fnv1.RunFunctionResponse, rs xr.RolloutStatus) error {
+	rollout, err := valueOf(&rs)
 	if err != nil {
 		return err
 	}
-	statusOf(dxr)["rollout"] = rolloutStatus
+	statusOf(rsp).Fields["rollout"] = rollout
 	return nil
 }
 
-// statusOf is the desired XR's status object, created when missing.
-func statusOf(dxr *resource.Composite) map[string]any {
-	if dxr.Resource.Object == nil {
-		dxr.Resource.Object = map[string]any{}
+// statusOf is the status of the response's desired XR, created when
+// missing.
+func statusOf(rsp *fnv1.RunFunctionResponse) *structpb.Struct {
+	if rsp.GetDesired() == nil {
+		rsp.Desired = &fnv1.State{}
 	}
-	status, ok := dxr.Resource.Object["status"].(map[string]any)
-	if !ok {
-		status = map[string]any{}
-		dxr.Resource.Object["status"] = status
+	if rsp.Desired.GetComposite() == nil {
+		rsp.Desired.Composite = &fnv1.Resource{}
+	}
+	xr := rsp.Desired.Composite
+	if xr.GetResource() == nil {
+		xr.Resource = &structpb.Struct{}
+	}
+	if xr.Resource.Fields == nil {
+		xr.Resource.Fields = map[string]*structpb.Value{}
+	}
+	status := xr.Resource.Fields["status"].GetStructValue()
+	if status == nil {
+		status = &structpb.Struct{}
+		xr.Resource.Fields["status"] = structpb.NewStructValue(status)
+	}
+	if status.Fields == nil {
+		status.Fields = map[string]*structpb.Value{}
 	}
 	return status
 }
