@@ -67,15 +67,19 @@ func TestStructOfMatchesTheAPIMachinery(t *testing.T) {
 				objects = append(objects, svc)
 			}
 		}
-		g := grant.Plan(grant.Request{RouteKind: cr.Spec.Kind, RouteNamespace: cr.RouteNamespace, RouteName: cr.RouteName, Scope: xr.ScopeCluster,
-			Mode: xr.GrantsCompose, Version: pol.GrantVersion, Backends: []backend.Backend{primary, canary}}, pol)
+		g := grant.Plan(grant.Request{
+			RouteKind: cr.Spec.Kind, RouteNamespace: cr.RouteNamespace, RouteName: cr.RouteName, Scope: xr.ScopeCluster,
+			Mode: xr.GrantsCompose, Version: pol.GrantVersion, Backends: []backend.Backend{primary, canary},
+		}, pol)
 		for _, gr := range g.Grants {
 			objects = append(objects, gr)
 		}
 	}
 	objects = append(objects,
-		&xr.RolloutStatus{Phase: xr.PhaseProgressing, Step: ptr.To[int32](2), StepStartedAt: &metav1.Time{Time: testNow}, CanaryWeight: 50, PrimaryWeight: 50,
-			Message: `holding <step> "2" & more: é ✓ \ / ` + "\t\n\u2028", CanaryBackends: []xr.BackendID{{Kind: "Service", Name: "a", Port: ptr.To[int32](80)}}},
+		&xr.RolloutStatus{
+			Phase: xr.PhaseProgressing, Step: ptr.To[int32](2), StepStartedAt: &metav1.Time{Time: testNow}, CanaryWeight: 50, PrimaryWeight: 50,
+			Message: `holding <step> "2" & more: é ✓ \ / ` + "\t\n\u2028", CanaryBackends: []xr.BackendID{{Kind: "Service", Name: "a", Port: ptr.To[int32](80)}},
+		},
 		&xr.RolloutStatus{},
 		&xr.RouteStatus{Kind: xr.KindHTTPRoute, Name: "podinfo", Parents: []xr.ParentStatus{{Name: "g", Accepted: true}}},
 	)

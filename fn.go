@@ -92,7 +92,6 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	return fatal(rsp, oxr.Resource.Object, err), nil
 }
 
-
 // compose reads the policy and the CanaryRoute, resolves the backends,
 // applies the policy, decides the weights and composes. An error is bad
 // input, for a Fatal result; it names the CanaryRoute's or the Input's

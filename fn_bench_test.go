@@ -125,7 +125,7 @@ func BenchmarkServeGRPC(b *testing.B) {
 	}
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(4 << 20))
 	fnv1.RegisterFunctionRunnerServiceServer(srv, withRecover(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}, logging.NewNopLogger()))
-	go srv.Serve(l) //nolint:errcheck // Stopped below.
+	go srv.Serve(l) // Stopped below.
 	b.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -86,24 +86,24 @@ func resendConditions(rsp *fnv1.RunFunctionResponse, prior map[string]any, skip 
 // response's desired XR, leaving whatever earlier functions in the pipeline
 // set.
 func setStatus(rsp *fnv1.RunFunctionResponse, rs xr.RolloutStatus, rts xr.RouteStatus) error {
-	route, err := valueOf(&rts)
+	routeStatus, err := valueOf(&rts)
 	if err != nil {
 		return err
 	}
 	if err := setRollout(rsp, rs); err != nil {
 		return err
 	}
-	statusOf(rsp).Fields["route"] = route
+	statusOf(rsp).Fields["route"] = routeStatus
 	return nil
 }
 
 // setRollout writes status.rollout onto the response's desired XR.
 func setRollout(rsp *fnv1.RunFunctionResponse, rs xr.RolloutStatus) error {
-	rollout, err := valueOf(&rs)
+	rolloutStatus, err := valueOf(&rs)
 	if err != nil {
 		return err
 	}
-	statusOf(rsp).Fields["rollout"] = rollout
+	statusOf(rsp).Fields["rollout"] = rolloutStatus
 	return nil
 }
 
@@ -116,17 +116,17 @@ func statusOf(rsp *fnv1.RunFunctionResponse) *structpb.Struct {
 	if rsp.Desired.GetComposite() == nil {
 		rsp.Desired.Composite = &fnv1.Resource{}
 	}
-	xr := rsp.Desired.Composite
-	if xr.GetResource() == nil {
-		xr.Resource = &structpb.Struct{}
+	composite := rsp.Desired.Composite
+	if composite.GetResource() == nil {
+		composite.Resource = &structpb.Struct{}
 	}
-	if xr.Resource.Fields == nil {
-		xr.Resource.Fields = map[string]*structpb.Value{}
+	if composite.Resource.Fields == nil {
+		composite.Resource.Fields = map[string]*structpb.Value{}
 	}
-	status := xr.Resource.Fields["status"].GetStructValue()
+	status := composite.Resource.Fields["status"].GetStructValue()
 	if status == nil {
 		status = &structpb.Struct{}
-		xr.Resource.Fields["status"] = structpb.NewStructValue(status)
+		composite.Resource.Fields["status"] = structpb.NewStructValue(status)
 	}
 	if status.Fields == nil {
 		status.Fields = map[string]*structpb.Value{}

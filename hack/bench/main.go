@@ -95,10 +95,28 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	targets := []*target{echoTarget, fnTarget}
+	// The replay answers with the function's own response: the floor for a
+	// response of that size.
+	rsp, err := fnTarget.client.RunFunction(ctx, req)
+	if err != nil {
+		return err
+	}
+	b, err := proto.Marshal(rsp)
+	if err != nil {
+		return err
+	}
+	replayFile := filepath.Join(dir, "response.pb")
+	if err := os.WriteFile(replayFile, b, 0o600); err != nil {
+		return err
+	}
+	replayTarget, err := start(ctx, "replay of the function's response", echo, "-replay="+replayFile)
+	if err != nil {
+		return err
+	}
+	targets := []*target{echoTarget, replayTarget, fnTarget}
 
 	fmt.Printf("scenario %s: request of %d bytes, response of %d bytes (echo: %d)\n",
-		o.scenario, proto.Size(req), responseSize(fnTarget, req), responseSize(echoTarget, req))
+		o.scenario, proto.Size(req), proto.Size(rsp), responseSize(echoTarget, req))
 	for _, t := range targets {
 		if err := warm(t, req); err != nil {
 			return err
@@ -220,9 +238,10 @@ func report(targets []*target, o options) {
 		results[i] = r
 		fmt.Printf("| %s | %.0f us | %.0f us | %.0f |\n", t.name, r.p50, r.p99, r.rps)
 	}
-	floor, fn := results[0], results[1]
+	floor, replay, fn := results[0], results[1], results[2]
 	fmt.Printf("\np50 %.2fx the echo floor (goal at most 1.3x); throughput %.2f of the floor (goal at least 0.7)\n",
 		fn.p50/floor.p50, fn.rps/floor.rps)
+	fmt.Printf("p50 %.2fx the replay of its own response; throughput %.2f of it\n", fn.p50/replay.p50, fn.rps/replay.rps)
 }
 
 // request is the scenario's RunFunctionRequest, as Crossplane sends it on a
