@@ -1,10 +1,12 @@
 // Command bench measures function-canary-route where Crossplane meets it:
 // over gRPC on loopback, against the floor every function pays. It builds and
 // starts the function and an echo function (hack/bench/echo: the same SDK and
-// server, answering with the request's desired state), then sends both the
-// same request, first from one caller (latency: p50, p99) and then from 16
-// callers at once (throughput: runs per second), alternating between the two
-// in rounds so that a change of the machine's load hits both alike.
+// server, answering with the request's desired state) and a replay (the echo
+// answering with the function's own response, read once: the floor for a
+// response that size), then sends all three the same request, first from one
+// caller (latency: p50, p99) and then from 16 callers at once (throughput:
+// runs per second), alternating between them in rounds so that a change of
+// the machine's load hits all alike.
 //
 //	go run ./hack/bench                       # the Flagger scenario
 //	go run ./hack/bench -scenario rules16     # 16 rules, 32 parents, 16 hostnames
