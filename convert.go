@@ -110,7 +110,7 @@ func valueOf(v any) (*structpb.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := jsonParser{b: b}
+	p := newJSONParser(b)
 	val, err := p.value()
 	if err != nil {
 		return nil, err
@@ -123,9 +123,69 @@ func valueOf(v any) (*structpb.Value, error) {
 
 // jsonParser parses the JSON that encoding/json writes (compact, valid)
 // into Struct values in one pass.
+//
+// A composed object is a tree of a few hundred small Values that all live
+// and die with the response, so the parser allocates them in slabs, and
+// strings without escapes are slices of one copy of the input: a Value is
+// one of a few allocations per slab, not two of its own.
 type jsonParser struct {
-	b []byte
-	i int
+	b       []byte
+	s       string // b as a string, for substrings that allocate nothing.
+	i       int
+	values  slab[structpb.Value]
+	strings slab[structpb.Value_StringValue]
+	numbers slab[structpb.Value_NumberValue]
+	structs slab[structpb.Value_StructValue]
+}
+
+func newJSONParser(b []byte) jsonParser { return jsonParser{b: b, s: string(b)} }
+
+// A slab starts small and doubles up to maxSlab, so that a small object
+// (a ReferenceGrant) takes little memory and a large one few allocations.
+const (
+	minSlab = 8
+	maxSlab = 256
+)
+
+// slab hands out pointers to elements of arrays it allocates. The elements
+// are never copied, only pointed to, as protobuf messages must be.
+type slab[T any] struct {
+	free []T
+	size int
+}
+
+func (s *slab[T]) next() *T {
+	if len(s.free) == 0 {
+		s.size = min(max(2*s.size, minSlab), maxSlab)
+		s.free = make([]T, s.size)
+	}
+	t := &s.free[0]
+	s.free = s.free[1:]
+	return t
+}
+
+func (p *jsonParser) stringValue(v string) *structpb.Value {
+	k := p.strings.next()
+	k.StringValue = v
+	val := p.values.next()
+	val.Kind = k
+	return val
+}
+
+func (p *jsonParser) numberValue(v float64) *structpb.Value {
+	k := p.numbers.next()
+	k.NumberValue = v
+	val := p.values.next()
+	val.Kind = k
+	return val
+}
+
+func (p *jsonParser) structValue(v *structpb.Struct) *structpb.Value {
+	k := p.structs.next()
+	k.StructValue = v
+	val := p.values.next()
+	val.Kind = k
+	return val
 }
 
 func (p *jsonParser) fail() error { return errors.Errorf(errJSONFmt, p.i) }
@@ -140,7 +200,7 @@ func (p *jsonParser) value() (*structpb.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return structpb.NewStructValue(s), nil
+		return p.structValue(s), nil
 	case c == '[':
 		return p.list()
 	case c == '"':
@@ -148,7 +208,7 @@ func (p *jsonParser) value() (*structpb.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return structpb.NewStringValue(s), nil
+		return p.stringValue(s), nil
 	case bytes.HasPrefix(p.b[p.i:], []byte("true")):
 		p.i += 4
 		return structpb.NewBoolValue(true), nil
@@ -243,7 +303,7 @@ func (p *jsonParser) str() (string, error) {
 		case '"':
 			p.i++
 			if !escaped {
-				return string(p.b[start+1 : p.i-1]), nil
+				return p.s[start+1 : p.i-1], nil
 			}
 			// encoding/json escapes only what Go's quoting also reads
 			// (\", \\, \n, \r, \t, \uXXXX); anything else goes to the JSON
@@ -272,10 +332,10 @@ func (p *jsonParser) number() (*structpb.Value, error) {
 		}
 		break
 	}
-	f, err := strconv.ParseFloat(string(p.b[start:p.i]), 64)
+	f, err := strconv.ParseFloat(p.s[start:p.i], 64)
 	if err != nil || start == p.i {
 		p.i = start
 		return nil, p.fail()
 	}
-	return structpb.NewNumberValue(f), nil
+	return p.numberValue(f), nil
 }

@@ -127,7 +127,7 @@ func TestJSONParser(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := jsonParser{b: []byte(tc.json)}
+			p := newJSONParser([]byte(tc.json))
 			got, err := p.value()
 			if err == nil && p.i != len(p.b) {
 				err = errors.New(errTrailingData)

@@ -15,6 +15,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/jsonvalue"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -136,7 +137,7 @@ func lenientRollout(obj map[string]any) xr.RolloutStatus {
 }
 
 func decodeInto(v, into any) error {
-	b, err := json.Marshal(v)
+	b, err := jsonvalue.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/jsonvalue"
 )
 
 // Reasons a parent gives, or that the function gives on its behalf, when the
@@ -158,7 +159,7 @@ func (o Observation) Carries(route runtime.Object, routeNamespace string) bool {
 
 func decodeObserved(obj map[string]any) (observed, error) {
 	var o observed
-	b, err := json.Marshal(obj)
+	b, err := jsonvalue.Marshal(obj)
 	if err == nil {
 		err = json.Unmarshal(b, &o)
 	}
