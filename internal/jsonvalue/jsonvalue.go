@@ -29,7 +29,15 @@ func Marshal(v any) ([]byte, error) {
 
 // Append appends what json.Marshal(v) returns to b.
 func Append(b []byte, v any) ([]byte, error) {
-	return appendValue(b, v, 0)
+	out, err := appendValue(b, v, 0)
+	if err != nil {
+		// encoding/json words an error by the path it walked from the top
+		// (a cycle through a map and a slice is reported as the type where
+		// it first noticed it), so only the whole value marshalled by it
+		// gives the same error. Errors are rare; the cost does not matter.
+		return appendMarshalled(b, v)
+	}
+	return out, nil
 }
 
 func appendValue(b []byte, v any, depth int) ([]byte, error) {

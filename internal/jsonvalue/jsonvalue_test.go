@@ -33,6 +33,25 @@ func cyclic() map[string]any {
 	return m
 }
 
+// cyclicThroughSlice is a map that holds itself through a slice.
+func cyclicThroughSlice() map[string]any {
+	m := map[string]any{}
+	m["x"] = []any{m}
+	return m
+}
+
+// node is a pointer type that encoding/json walks by reflection.
+type node struct {
+	Next *node
+}
+
+// cyclicPointerBelowMap is a cycle of pointers below a decoded map.
+func cyclicPointerBelowMap() map[string]any {
+	n := &node{}
+	n.Next = n
+	return map[string]any{"a": []any{map[string]any{"n": n}}}
+}
+
 func deep(n int) any {
 	var v any = "leaf"
 	for i := range n {
@@ -50,26 +69,28 @@ func TestMarshalAgreesWithEncodingJSON(t *testing.T) {
 		value any
 		want  string // What both write; "" for an error, "*" for any value.
 	}{
-		"Nil":             {value: nil, want: `null`},
-		"NilMap":          {value: map[string]any(nil), want: `null`},
-		"NilSlice":        {value: []any(nil), want: `null`},
-		"EmptyMap":        {value: map[string]any{}, want: `{}`},
-		"EmptySlice":      {value: []any{}, want: `[]`},
-		"Bools":           {value: []any{true, false}, want: `[true,false]`},
-		"SortedKeys":      {value: map[string]any{"b": 1.0, "a": 2.0, "B": 3.0, "": 4.0}, want: `{"":4,"B":3,"a":2,"b":1}`},
-		"Integers":        {value: []any{0.0, math.Copysign(0, -1), 80.0, -3.0, 9007199254740993.0, 1e20}, want: `[0,-0,80,-3,9007199254740992,100000000000000000000]`},
-		"Fractions":       {value: []any{0.5, 1e-6, 1.5e-7, 1e-9, 1e21, 1.2345e300, -2.5e-10}, want: `[0.5,0.000001,1.5e-7,1e-9,1e+21,1.2345e+300,-2.5e-10]`},
-		"NaN":             {value: math.NaN()},
-		"Inf":             {value: []any{math.Inf(-1)}},
-		"Escapes":         {value: "a\"b\\c\n\t\r\b\f\x00\x1f<>&", want: `"a\"b\\c\n\t\r\b\f\u0000\u001f\u003c\u003e\u0026"`},
-		"Unicode":         {value: "héllo ✓ \u2028\u2029", want: `"héllo ✓ \u2028\u2029"`},
-		"InvalidUTF8":     {value: "a\xffb\xc3", want: `"a\ufffdb\ufffd"`},
-		"EscapedKey":      {value: map[string]any{"<k>": "v"}, want: `{"\u003ck\u003e":"v"}`},
-		"NotDecodedJSON":  {value: map[string]any{"i": 3, "n": json.Number("1.50"), "m": map[string]string{"x": "y"}}, want: `{"i":3,"m":{"x":"y"},"n":1.50}`},
-		"Unsupported":     {value: map[string]any{"c": make(chan int)}},
-		"Cycle":           {value: cyclic()},
-		"DeepButAcyclic":  {value: deep(2500), want: "*"},
-		"NestedStructure": {value: map[string]any{"spec": map[string]any{"rules": []any{map[string]any{"weight": 20.0, "name": nil}}}}, want: `{"spec":{"rules":[{"name":null,"weight":20}]}}`},
+		"Nil":                   {value: nil, want: `null`},
+		"NilMap":                {value: map[string]any(nil), want: `null`},
+		"NilSlice":              {value: []any(nil), want: `null`},
+		"EmptyMap":              {value: map[string]any{}, want: `{}`},
+		"EmptySlice":            {value: []any{}, want: `[]`},
+		"Bools":                 {value: []any{true, false}, want: `[true,false]`},
+		"SortedKeys":            {value: map[string]any{"b": 1.0, "a": 2.0, "B": 3.0, "": 4.0}, want: `{"":4,"B":3,"a":2,"b":1}`},
+		"Integers":              {value: []any{0.0, math.Copysign(0, -1), 80.0, -3.0, 9007199254740993.0, 1e20}, want: `[0,-0,80,-3,9007199254740992,100000000000000000000]`},
+		"Fractions":             {value: []any{0.5, 1e-6, 1.5e-7, 1e-9, 1e21, 1.2345e300, -2.5e-10}, want: `[0.5,0.000001,1.5e-7,1e-9,1e+21,1.2345e+300,-2.5e-10]`},
+		"NaN":                   {value: math.NaN()},
+		"Inf":                   {value: []any{math.Inf(-1)}},
+		"Escapes":               {value: "a\"b\\c\n\t\r\b\f\x00\x1f<>&", want: `"a\"b\\c\n\t\r\b\f\u0000\u001f\u003c\u003e\u0026"`},
+		"Unicode":               {value: "héllo ✓ \u2028\u2029", want: `"héllo ✓ \u2028\u2029"`},
+		"InvalidUTF8":           {value: "a\xffb\xc3", want: `"a\ufffdb\ufffd"`},
+		"EscapedKey":            {value: map[string]any{"<k>": "v"}, want: `{"\u003ck\u003e":"v"}`},
+		"NotDecodedJSON":        {value: map[string]any{"i": 3, "n": json.Number("1.50"), "m": map[string]string{"x": "y"}}, want: `{"i":3,"m":{"x":"y"},"n":1.50}`},
+		"Unsupported":           {value: map[string]any{"c": make(chan int)}},
+		"Cycle":                 {value: cyclic()},
+		"CycleThroughSlice":     {value: cyclicThroughSlice()},
+		"CyclicPointerBelowMap": {value: cyclicPointerBelowMap()},
+		"DeepButAcyclic":        {value: deep(2500), want: "*"},
+		"NestedStructure":       {value: map[string]any{"spec": map[string]any{"rules": []any{map[string]any{"weight": 20.0, "name": nil}}}}, want: `{"spec":{"rules":[{"name":null,"weight":20}]}}`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
