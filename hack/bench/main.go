@@ -87,13 +87,17 @@ func run(o options) error {
 			return fmt.Errorf("cannot build %s: %w: %s", b[1], err, out)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	echoTarget, err := start(ctx, "echo", echo)
+	ctx := context.Background()
+	// The servers are killed and waited for before run returns: a context
+	// that kills them on cancel races with the process's exit, and a server
+	// left behind keeps the caller's pipe open.
+	var servers []*exec.Cmd
+	defer stop(&servers)
+	echoTarget, err := start(&servers, "echo", echo)
 	if err != nil {
 		return err
 	}
-	fnTarget, err := start(ctx, "function-canary-route", fn, "--insecure", "--metrics-address=", "--now="+now)
+	fnTarget, err := start(&servers, "function-canary-route", fn, "--insecure", "--metrics-address=", "--now="+now)
 	if err != nil {
 		return err
 	}
@@ -111,7 +115,7 @@ func run(o options) error {
 	if err := os.WriteFile(replayFile, b, 0o600); err != nil {
 		return err
 	}
-	replayTarget, err := start(ctx, "replay of the function's response", echo, "-replay="+replayFile)
+	replayTarget, err := start(&servers, "replay of the function's response", echo, "-replay="+replayFile)
 	if err != nil {
 		return err
 	}
@@ -143,18 +147,19 @@ func run(o options) error {
 }
 
 // start runs a function binary on a free loopback port and connects to it.
-func start(ctx context.Context, name, bin string, args ...string) (*target, error) {
+func start(servers *[]*exec.Cmd, name, bin string, args ...string) (*target, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
-	cmd := exec.CommandContext(ctx, bin, append(args, "--address="+addr)...)
+	cmd := exec.Command(bin, append(args, "--address="+addr)...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", name, err)
 	}
+	*servers = append(*servers, cmd)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
@@ -171,6 +176,14 @@ func start(ctx context.Context, name, bin string, args ...string) (*target, erro
 		return nil, err
 	}
 	return &target{name: name, client: fnv1.NewFunctionRunnerServiceClient(conn)}, nil
+}
+
+// stop kills the servers and waits for them to exit.
+func stop(servers *[]*exec.Cmd) {
+	for _, cmd := range *servers {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait() // Killed: its error says so.
+	}
 }
 
 func responseSize(t *target, req *fnv1.RunFunctionRequest) int {
