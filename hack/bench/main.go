@@ -6,10 +6,14 @@
 // response that size), then sends all three the same request, first from one
 // caller (latency: p50, p99) and then from 16 callers at once (throughput:
 // runs per second), alternating between them in rounds so that a change of
-// the machine's load hits all alike.
+// the machine's load hits all alike. With -baseline it also builds the function
+// at a git revision and measures it as a fourth target in the same rounds, so
+// that a change's cost is read side by side rather than across two runs that
+// met different loads.
 //
 //	go run ./hack/bench                       # the Flagger scenario
 //	go run ./hack/bench -scenario rules16     # 16 rules, 32 parents, 16 hostnames
+//	go run ./hack/bench -baseline HEAD        # the working tree beside its last commit
 //
 // docs/performance.md records its output and the machine it came from.
 package main
@@ -23,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +50,7 @@ type options struct {
 	rounds     int
 	callers    int
 	duration   time.Duration
+	baseline   string
 }
 
 func main() {
@@ -54,6 +60,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds per target, alternating between the targets")
 	flag.IntVar(&o.callers, "callers", 16, "concurrent callers for the throughput rounds")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "length of each throughput round")
+	flag.StringVar(&o.baseline, "baseline", "", "a git revision (e.g. HEAD, HEAD~3, c30ab4c) of the function to build and measure beside the working tree's, in the same rounds")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -81,6 +88,15 @@ func run(o options) error {
 	}
 	defer os.RemoveAll(dir) //nolint:errcheck // A temporary folder.
 
+	// The baseline first: a revision git does not know fails the run before
+	// the other builds are spent.
+	var base, commit string
+	if o.baseline != "" {
+		base = filepath.Join(dir, "baseline")
+		if commit, err = buildRevision(o.baseline, filepath.Join(dir, "baseline-src"), base); err != nil {
+			return err
+		}
+	}
 	fn, echo := filepath.Join(dir, "function"), filepath.Join(dir, "echo")
 	for _, b := range [][2]string{{fn, "."}, {echo, "./hack/bench/echo"}} {
 		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
@@ -120,9 +136,23 @@ func run(o options) error {
 		return err
 	}
 	targets := []*target{echoTarget, replayTarget, fnTarget}
+	if base != "" {
+		// The same flags as the function under test: old revisions accept
+		// them, and the same --now keeps their rollouts at the same instant.
+		baseTarget, err := start(&servers, "function-canary-route@"+o.baseline, base, "--insecure", "--metrics-address=", "--now="+now)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, baseTarget)
+	}
 
 	fmt.Printf("scenario %s: request of %d bytes, response of %d bytes (echo: %d)\n",
 		o.scenario, proto.Size(req), proto.Size(rsp), responseSize(echoTarget, req))
+	if base != "" {
+		// A baseline that answers differently does different work: its size
+		// says so before its figures are compared.
+		fmt.Printf("baseline %s is commit %s: response of %d bytes\n", o.baseline, commit, responseSize(targets[3], req))
+	}
 	for _, t := range targets {
 		if err := warm(t, req); err != nil {
 			return err
@@ -144,6 +174,33 @@ func run(o options) error {
 	}
 	report(targets, o)
 	return nil
+}
+
+// buildRevision builds the function at a git revision into bin, from a
+// detached worktree at src that it removes again: the working tree, and
+// whatever others are editing in it, stays as it is.
+func buildRevision(rev, src, bin string) (commit string, err error) {
+	out, err := exec.Command("git", "rev-parse", "--short", rev+"^{commit}").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("cannot resolve baseline %s: %w: %s", rev, err, out)
+	}
+	commit = strings.TrimSpace(string(out))
+	if out, err := exec.Command("git", "worktree", "add", "--detach", src, commit).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("cannot check out baseline %s: %w: %s", rev, err, out)
+	}
+	// Removed before the temporary folder is: a worktree deleted under git
+	// leaves its record in .git/worktrees until a prune.
+	defer func() {
+		if out, rerr := exec.Command("git", "worktree", "remove", "--force", src).CombinedOutput(); rerr != nil && err == nil {
+			err = fmt.Errorf("cannot remove the baseline's worktree %s: %w: %s", src, rerr, out)
+		}
+	}()
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("cannot build baseline %s: %w: %s", rev, err, out)
+	}
+	return commit, nil
 }
 
 // start runs a function binary on a free loopback port and connects to it.
@@ -257,6 +314,11 @@ func report(targets []*target, o options) {
 	fmt.Printf("\np50 %.2fx the echo floor (goal at most 1.3x); throughput %.2f of the floor (goal at least 0.7)\n",
 		fn.p50/floor.p50, fn.rps/floor.rps)
 	fmt.Printf("p50 %.2fx the replay of its own response; throughput %.2f of it\n", fn.p50/replay.p50, fn.rps/replay.rps)
+	if len(results) > 3 {
+		base := results[3]
+		fmt.Printf("p50 %.2fx the baseline (%s), p99 %.2fx; throughput %.2fx the baseline\n",
+			fn.p50/base.p50, targets[3].name, fn.p99/base.p99, fn.rps/base.rps)
+	}
 }
 
 // request is the scenario's RunFunctionRequest, as Crossplane sends it on a
