@@ -17,6 +17,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 )
 
@@ -79,7 +80,7 @@ func FuzzRunFunction(f *testing.F) {
 		}
 		for name, r := range rsp.GetDesired().GetResources() {
 			obj := r.GetResource().AsMap()
-			if !strings.HasPrefix(name, prefixRoute) && !strings.HasPrefix(name, prefixReferenceGrant) {
+			if k := compose.Key(name); !k.IsRoute() && !k.IsGrant() {
 				continue
 			}
 			schemas := []*crdschema.Set{standard, experimental}

@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"testing"
 	"time"
 
@@ -13,6 +17,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	xrcomposite "github.com/crossplane/function-sdk-go/resource/composite"
 )
 
 // FuzzAbortRescue feeds an emergency abort of a CanaryRoute that cannot be
@@ -89,22 +94,45 @@ func FuzzAbortRescue(f *testing.F) {
 			}
 		}
 		// Rescued: every recorded canary backend is at weight 0.
-		canary := lenientRollout(obj).CanaryBackends
-		desired := rsp.GetDesired().GetResources()["route-httproute"].GetResource().AsMap()
-		spec, _ := desired["spec"].(map[string]any)
-		rules, _ := spec["rules"].([]any)
-		if len(rules) == 0 {
+		observedXR := xrcomposite.New()
+		observedXR.Object = obj
+		canary := lenientRollout(observedXR.GetValueInto).CanaryBackends
+		var rescued gwv1.HTTPRoute
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rsp.GetDesired().GetResources()["route-httproute"].GetResource().AsMap(), &rescued); err != nil {
+			t.Fatalf("the rescued route does not decode: %v", err)
+		}
+		if len(rescued.Spec.Rules) == 0 {
 			t.Fatal("a rescued route has no rules")
 		}
-		for _, r := range rules {
-			rule, _ := r.(map[string]any)
-			refs, _ := rule["backendRefs"].([]any)
-			for _, b := range refs {
-				ref, _ := b.(map[string]any)
-				if isCanary(ref, canary, "test") && weightOf(ref) != 0 {
-					t.Fatalf("the rescued route still sends weight %v to the canary %v", ref["weight"], ref)
+		for _, rule := range rescued.Spec.Rules {
+			for _, ref := range rule.BackendRefs {
+				if namesRecordedCanary(ref.BackendObjectReference, canary, "test") && ptr.Deref(ref.Weight, 1) != 0 {
+					t.Fatalf("the rescued route still sends weight %d to the canary %+v", ptr.Deref(ref.Weight, 1), ref)
 				}
 			}
 		}
 	})
+}
+
+// namesRecordedCanary reports whether a backendRef names one of the recorded
+// canary backends, with Gateway API's defaults (core group, kind Service,
+// the route's namespace) applied.
+func namesRecordedCanary(ref gwv1.BackendObjectReference, canary []xr.BackendID, routeNamespace string) bool {
+	group, kind, ns := "", "Service", routeNamespace
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	for _, c := range canary {
+		if c.Group == group && c.Kind == kind && c.Namespace == ns && c.Name == string(ref.Name) &&
+			(c.Port == nil || (ref.Port != nil && *ref.Port == *c.Port)) {
+			return true
+		}
+	}
+	return false
 }

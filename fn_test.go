@@ -16,6 +16,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 )
 
@@ -459,13 +460,13 @@ func viewOf(t *testing.T, rsp *fnv1.RunFunctionResponse) view {
 		v.Ready[name] = r.GetReady().String()
 		obj := r.GetResource().AsMap()
 		switch {
-		case strings.HasPrefix(name, prefixRoute):
+		case compose.Key(name).IsRoute():
 			v.Weights = routeWeights(obj)
-		case strings.HasPrefix(name, prefixReferenceGrant):
+		case compose.Key(name).IsGrant():
 			if v.Grants == nil {
 				v.Grants = map[string][]string{}
 			}
-			v.Grants[strings.TrimPrefix(name, prefixReferenceGrant)] = grantSummary(obj)
+			v.Grants[strings.TrimPrefix(name, "referencegrant-")] = grantSummary(obj)
 		}
 	}
 	slices.Sort(v.Resources)

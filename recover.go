@@ -11,7 +11,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
 )
 
 const errPanicFmt = "internal error: the function panicked (a bug, please report it): %s"
@@ -57,7 +56,7 @@ func (r *recoverer) RunFunction(ctx context.Context, req *fnv1.RunFunctionReques
 // panicked is the response to a run that panicked: a Fatal result, with the
 // function's conditions re-sent as the XR last had them, like any Fatal.
 func panicked(req *fnv1.RunFunctionRequest, msg string) *fnv1.RunFunctionResponse {
-	return fatal(response.To(req, response.DefaultTTL), req.GetObserved().GetComposite().GetResource().AsMap(), errors.Errorf(errPanicFmt, msg))
+	return fatal(req, errors.Errorf(errPanicFmt, msg))
 }
 
 // capPanicValue cuts s to maxPanicValue bytes on a rune boundary. A result's
@@ -73,14 +72,4 @@ func capPanicValue(s string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("... (%d bytes)", len(s))
-}
-
-// compositeName and compositeNamespace read the observed XR's name and
-// namespace for the log, without converting the whole XR.
-func compositeName(req *fnv1.RunFunctionRequest) string { return compositeMeta(req, "name") }
-
-func compositeNamespace(req *fnv1.RunFunctionRequest) string { return compositeMeta(req, "namespace") }
-
-func compositeMeta(req *fnv1.RunFunctionRequest, field string) string {
-	return req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue().GetFields()[field].GetStringValue()
 }

@@ -8,7 +8,6 @@
 package bounds
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -29,6 +28,10 @@ const (
 // structs anyway.
 const maxDepth = 100
 
+// sortedKeysOnStack is how many keys of a map are sorted without a heap
+// allocation; the function's objects have fewer.
+const sortedKeysOnStack = 16
+
 // Limits are the limits of fields, by path pattern: a path with list
 // indexes written [*] (spec.rules[*].matches), or a field name alone (name)
 // for every field of that name. Lists and maps are limited in items, strings
@@ -37,90 +40,64 @@ const maxDepth = 100
 type Limits map[string]int
 
 // Check walks a value and returns an error for each list, map or string
-// longer than its limit, at most fielderr.MaxErrors of them. It stops
-// descending where it found something too long.
+// longer than its limit, at most fielderr.MaxErrors of them, in a stable
+// order. It stops descending where it found something too long.
 func Check(path *field.Path, v any, limits Limits) field.ErrorList {
 	root := path.String()
-	// Almost every value fits: a first pass that builds no paths and sorts
-	// no keys says so at a fraction of the cost. Only a value that does not
-	// fit is walked again, in a stable order, for its errors.
-	if fits(limits, []byte(root), lastName(root), v, 0) {
-		return nil
-	}
-	w := walker{limits: limits}
-	w.walk(path, root, lastName(root), v, 0)
+	w := walker{limits: limits, root: path, pattern: []byte(root)}
+	w.walk(lastName(root), v, 0)
 	return w.errs
 }
 
-// fits reports whether walk would find nothing too long in v. pattern is
-// the walk's pattern as bytes, extended in place on the way down: looking a
-// map up with string(bytes) allocates nothing.
-func fits(limits Limits, pattern []byte, name string, v any, depth int) bool {
-	if depth > maxDepth {
-		return true
-	}
-	limit := func(def int) int {
-		if l, ok := limits[string(pattern)]; ok {
-			return l
-		}
-		if l, ok := limits[name]; ok {
-			return l
-		}
-		return def
-	}
-	switch t := v.(type) {
-	case string:
-		return len(t) <= limit(DefaultString)
-	case []any:
-		if len(t) > limit(DefaultItems) {
-			return false
-		}
-		pattern = append(pattern, "[*]"...)
-		for _, item := range t {
-			if !fits(limits, pattern, name, item, depth+1) {
-				return false
-			}
-		}
-	case map[string]any:
-		l, data := limits[string(pattern)]
-		if !data {
-			l = DefaultItems
-		}
-		if len(t) > l {
-			return false
-		}
-		if data {
-			pattern = append(pattern, "[*]"...)
-		}
-		for k, item := range t {
-			if len(k) > DefaultString {
-				return false
-			}
-			if data {
-				if !fits(limits, pattern, name, item, depth+1) {
-					return false
-				}
-				continue
-			}
-			if !fits(limits, append(append(pattern, '.'), k...), k, item, depth+1) {
-				return false
-			}
-		}
-	}
-	return true
+// A step is one element of the path below the root: a field, a list index
+// or a key of a data map. Paths are built from steps only for an error, so
+// a value that fits costs no path at all.
+type step struct {
+	name  string
+	index int
+	kind  stepKind
 }
+
+type stepKind int
+
+const (
+	stepChild stepKind = iota
+	stepIndex
+	stepKey
+)
 
 type walker struct {
 	limits Limits
-	errs   field.ErrorList
+	root   *field.Path
+	// pattern is the current path pattern, extended in place on the way
+	// down: looking a map up with string(bytes) allocates nothing.
+	pattern []byte
+	steps   []step
+	errs    field.ErrorList
 }
 
 func (w *walker) full() bool { return len(w.errs) >= fielderr.MaxErrors }
 
-// limit is the limit of the field at pattern (whose last name is name), or
+// path is the field path of the current value.
+func (w *walker) path() *field.Path {
+	p := w.root
+	for _, s := range w.steps {
+		switch s.kind {
+		case stepIndex:
+			p = p.Index(s.index)
+		case stepKey:
+			p = p.Key(s.name)
+		default:
+			p = p.Child(s.name)
+		}
+	}
+	return p
+}
+
+// limit is the limit of the current field (whose last name is name), or
 // def.
-func (w *walker) limit(pattern, name string, def int) int {
-	if l, ok := w.limits[pattern]; ok {
+func (w *walker) limit(name string, def int) int {
+	if l, ok := w.limits[string(w.pattern)]; ok {
 		return l
 	}
 	if l, ok := w.limits[name]; ok {
@@ -129,45 +106,72 @@ func (w *walker) limit(pattern, name string, def int) int {
 	return def
 }
 
-func (w *walker) walk(path *field.Path, pattern, name string, v any, depth int) {
+// walk checks v, the value at the current path, and what it holds.
+func (w *walker) walk(name string, v any, depth int) {
 	if w.full() || depth > maxDepth {
 		return
 	}
 	switch t := v.(type) {
 	case string:
-		if l := w.limit(pattern, name, DefaultString); len(t) > l {
-			w.errs = append(w.errs, field.TooLong(path, t, l))
+		if l := w.limit(name, DefaultString); len(t) > l {
+			w.errs = append(w.errs, field.TooLong(w.path(), t, l))
 		}
 	case []any:
-		if l := w.limit(pattern, name, DefaultItems); len(t) > l {
-			w.errs = append(w.errs, field.TooMany(path, len(t), l))
+		if l := w.limit(name, DefaultItems); len(t) > l {
+			w.errs = append(w.errs, field.TooMany(w.path(), len(t), l))
 			return
 		}
+		n := len(w.pattern)
+		w.pattern = append(w.pattern, "[*]"...)
 		for i, item := range t {
-			w.walk(path.Index(i), pattern+"[*]", name, item, depth+1)
+			w.descend(step{index: i, kind: stepIndex}, name, item, depth)
 		}
+		w.pattern = w.pattern[:n]
 	case map[string]any:
-		l, data := w.limits[pattern]
-		if !data {
-			l = DefaultItems
-		}
-		if len(t) > l {
-			w.errs = append(w.errs, field.TooMany(path, len(t), l))
-			return
-		}
-		// In a stable order: the errors kept must not depend on map order.
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			if len(k) > DefaultString {
-				w.errs = append(w.errs, field.TooLong(path, k, DefaultString))
-				continue
-			}
-			if data {
-				w.walk(path.Key(k), pattern+"[*]", name, t[k], depth+1)
-				continue
-			}
-			w.walk(path.Child(k), pattern+"."+k, k, t[k], depth+1)
-		}
+		w.walkMap(name, t, depth)
 	}
+}
+
+func (w *walker) walkMap(name string, m map[string]any, depth int) {
+	l, data := w.limits[string(w.pattern)]
+	if !data {
+		l = DefaultItems
+	}
+	if len(m) > l {
+		w.errs = append(w.errs, field.TooMany(w.path(), len(m), l))
+		return
+	}
+	// In a stable order: the errors kept must not depend on map order.
+	keys := make([]string, 0, sortedKeysOnStack)
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	n := len(w.pattern)
+	if data {
+		w.pattern = append(w.pattern, "[*]"...)
+	}
+	for _, k := range keys {
+		if len(k) > DefaultString {
+			w.errs = append(w.errs, field.TooLong(w.path(), k, DefaultString))
+			continue
+		}
+		if data {
+			w.descend(step{name: k, kind: stepKey}, name, m[k], depth)
+			continue
+		}
+		w.pattern = append(append(w.pattern, '.'), k...)
+		w.descend(step{name: k}, k, m[k], depth)
+		w.pattern = w.pattern[:n]
+	}
+	w.pattern = w.pattern[:n]
+}
+
+// descend walks a value one step below the current path.
+func (w *walker) descend(s step, name string, v any, depth int) {
+	w.steps = append(w.steps, s)
+	w.walk(name, v, depth+1)
+	w.steps = w.steps[:len(w.steps)-1]
 }
 
 // lastName is the last field name of a path pattern.

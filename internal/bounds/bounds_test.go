@@ -112,19 +112,13 @@ func TestCheck(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nCheck(...): -want, +got:\n%s", tc.reason, diff)
 			}
-			// The fast pass and the walk that finds the errors must agree.
-			w := walker{limits: limits}
-			w.walk(field.NewPath("spec"), "spec", "spec", tc.value, 0)
-			if fit := fits(limits, []byte("spec"), "spec", tc.value, 0); fit != (len(w.errs) == 0) {
-				t.Errorf("%s\nfits(...) = %t, but the walk found %d errors", tc.reason, fit, len(w.errs))
-			}
 		})
 	}
 }
 
-// FuzzFits checks that the fast pass agrees with the walk on any JSON
-// document, under limits that its own keys name.
-func FuzzFits(f *testing.F) {
+// FuzzCheck checks that any JSON document, under limits that its own keys
+// name, gives at most fielderr.MaxErrors errors, the same ones twice.
+func FuzzCheck(f *testing.F) {
 	f.Add([]byte(`{"hostnames":["a","b"],"selector":{"app":"x"},"rules":[{"filters":[1,2,3]}]}`), "spec.selector", uint8(1))
 	f.Add([]byte(`{"routeName":"abcdef","gates":[{"conditionType":"Available"}]}`), "conditionType", uint8(4))
 	f.Fuzz(func(t *testing.T, doc []byte, pattern string, limit uint8) {
@@ -133,10 +127,12 @@ func FuzzFits(f *testing.F) {
 			t.Skip()
 		}
 		limits := Limits{pattern: int(limit), "spec.rules[*].filters": 2, "spec.hostnames": 1}
-		w := walker{limits: limits}
-		w.walk(field.NewPath("spec"), "spec", "spec", v, 0)
-		if fit := fits(limits, []byte("spec"), "spec", v, 0); fit != (len(w.errs) == 0) {
-			t.Fatalf("fits() = %t, the walk found %v", fit, w.errs)
+		first := Check(field.NewPath("spec"), v, limits)
+		if len(first) > fielderr.MaxErrors {
+			t.Fatalf("Check(...) returned %d errors, more than %d", len(first), fielderr.MaxErrors)
+		}
+		if diff := cmp.Diff(first.ToAggregate(), Check(field.NewPath("spec"), v, limits).ToAggregate()); diff != "" {
+			t.Fatalf("Check(...) is not deterministic: -first, +second:\n%s", diff)
 		}
 	})
 }

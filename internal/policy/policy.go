@@ -4,6 +4,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"maps"
 	"regexp"
 	"slices"
@@ -21,7 +22,6 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
-	"github.com/crossplane-contrib/function-canary-route/internal/jsonvalue"
 )
 
 // errDecode is the context of an Input that does not decode.
@@ -68,7 +68,7 @@ func Parse(input map[string]any) (*Policy, error) {
 		return nil, fielderr.Summarize(errs)
 	}
 	in := &v1beta1.Input{}
-	b, err := jsonvalue.Marshal(input)
+	b, err := json.Marshal(input)
 	if err != nil {
 		return nil, errors.Wrap(err, errDecode)
 	}

@@ -1,7 +1,6 @@
 package route
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,9 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/crossplane-contrib/function-canary-route/internal/backend"
-	"github.com/crossplane-contrib/function-canary-route/internal/jsonvalue"
 )
 
 // Reasons a parent gives, or that the function gives on its behalf, when the
@@ -159,11 +155,7 @@ func (o Observation) Carries(route runtime.Object, routeNamespace string) bool {
 
 func decodeObserved(obj map[string]any) (observed, error) {
 	var o observed
-	b, err := jsonvalue.Marshal(obj)
-	if err == nil {
-		err = json.Unmarshal(b, &o)
-	}
-	if err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &o); err != nil {
 		return observed{}, fmt.Errorf("cannot read the observed route: %w", err)
 	}
 	return o, nil
@@ -182,13 +174,13 @@ func (o observed) weights(routeNamespace string) [][]refWeight {
 	for _, r := range o.Spec.Rules {
 		rule := make([]refWeight, 0, len(r.BackendRefs))
 		for _, b := range r.BackendRefs {
-			gk := backend.GroupKindOf(b.BackendObjectReference)
+			id := identify(b.BackendObjectReference, routeNamespace)
 			rule = append(rule, refWeight{
-				group:     gk.Group,
-				kind:      gk.Kind,
-				namespace: string(ptr.Deref(b.Namespace, gwv1.Namespace(routeNamespace))),
-				name:      string(b.Name),
-				port:      ptr.Deref(b.Port, 0),
+				group:     id.Group,
+				kind:      id.Kind,
+				namespace: id.Namespace,
+				name:      id.Name,
+				port:      ptr.Deref(id.Port, 0),
 				weight:    ptr.Deref(b.Weight, 1), // Gateway API's default weight.
 			})
 		}

@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	sigsjson "sigs.k8s.io/json"
-
-	"github.com/crossplane-contrib/function-canary-route/internal/jsonvalue"
 )
 
 // The raw* types mirror the XR's JSON. Kind-specific fragments (matches and
@@ -125,7 +123,7 @@ func decodeSpec(path *field.Path, spec map[string]any) (*rawSpec, field.ErrorLis
 		if !ok {
 			continue
 		}
-		b, err := jsonvalue.Marshal(spec[k])
+		b, err := json.Marshal(spec[k])
 		if err != nil {
 			errs = append(errs, field.Invalid(path.Child(k), field.OmitValueType{}, err.Error()))
 			continue

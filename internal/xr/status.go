@@ -7,8 +7,6 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/crossplane-contrib/function-canary-route/internal/jsonvalue"
 )
 
 // parseStatus reads the status the function wrote on an earlier run. The
@@ -71,7 +69,7 @@ func decodeLenient[T any](path *field.Path, v any, into **T) field.ErrorList {
 
 // decodeValue decodes one JSON value into a typed one.
 func decodeValue(path *field.Path, v, into any) field.ErrorList {
-	b, err := jsonvalue.Marshal(v)
+	b, err := json.Marshal(v)
 	if err != nil {
 		return field.ErrorList{field.Invalid(path, field.OmitValueType{}, err.Error())}
 	}

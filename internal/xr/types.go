@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -179,6 +180,12 @@ type Gate struct {
 	Name          string
 	ConditionType string
 	FailAfter     time.Duration
+}
+
+// GroupVersionKind of the gate's object; Parse validated its apiVersion.
+func (g Gate) GroupVersionKind() schema.GroupVersionKind {
+	gv, _ := schema.ParseGroupVersion(g.APIVersion)
+	return gv.WithKind(g.Kind)
 }
 
 // Status is the part of the XR's status that the function owns.

@@ -1,0 +1,52 @@
+package compose
+
+import (
+	"strings"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// A Key names a composed resource in the pipeline: Crossplane records it in
+// the annotation crossplane.io/composition-resource-name. It is not the
+// object's metadata.name.
+type Key string
+
+// Keys of the composed resources. The route's kind is part of its key, so
+// that changing spec.kind deletes the old route instead of leaking it.
+const (
+	KeyServicePrimary Key = "service-primary"
+	KeyServiceCanary  Key = "service-canary"
+
+	prefixRoute          = "route-"
+	prefixReferenceGrant = "referencegrant-"
+)
+
+// RouteKey is the key of the route of a kind.
+func RouteKey(kind xr.RouteKind) Key {
+	return Key(prefixRoute + strings.ToLower(string(kind)))
+}
+
+// GrantKey is the key of the ReferenceGrant in a namespace.
+func GrantKey(namespace string) Key {
+	return Key(prefixReferenceGrant + namespace)
+}
+
+// serviceKey is the key of a side's proxy Service.
+func serviceKey(role xr.Role) Key {
+	if role == xr.RoleCanary {
+		return KeyServiceCanary
+	}
+	return KeyServicePrimary
+}
+
+// IsRoute reports whether a key is a route's.
+func (k Key) IsRoute() bool { return strings.HasPrefix(string(k), prefixRoute) }
+
+// IsGrant reports whether a key is a ReferenceGrant's.
+func (k Key) IsGrant() bool { return strings.HasPrefix(string(k), prefixReferenceGrant) }
+
+// Ours reports whether a key is one the function composes; other keys are
+// other functions' in the pipeline, and none of its business.
+func (k Key) Ours() bool {
+	return k == KeyServicePrimary || k == KeyServiceCanary || k.IsRoute() || k.IsGrant()
+}

@@ -1,0 +1,203 @@
+// Package compose plans what a CanaryRoute composes. Before the rollout
+// engine runs, it applies the platform's policy to the spec, resolves the
+// backends, plans the ReferenceGrants and the route's shape, and names every
+// object the run composes; once the engine has decided the weights, it
+// builds those objects with their readiness, or says what a hold re-emits.
+//
+// It works on typed values only: package main converts between the
+// function's request and response and these types.
+package compose
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/grant"
+	"github.com/crossplane-contrib/function-canary-route/internal/policy"
+	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+const (
+	errXR     = "invalid CanaryRoute"
+	errPolicy = "CanaryRoute not allowed by the function's Input"
+)
+
+// A Plan is what a CanaryRoute composes, decided from its spec and the
+// policy before the rollout engine decides the weights.
+type Plan struct {
+	CR     *xr.CanaryRoute
+	Policy *policy.Policy
+
+	Primary backend.Backend
+	Canary  backend.Backend
+	// Mirrors are the backends of the RequestMirror filters in the spec.
+	Mirrors []backend.Mirror
+	Grants  grant.Result
+	// Route is the route's shape; the weights come from the decision.
+	Route route.Params
+}
+
+// New plans a CanaryRoute under a policy. An error is bad input, for a
+// Fatal result: it names the CanaryRoute's field and the reason.
+func New(cr *xr.CanaryRoute, pol *policy.Policy) (*Plan, error) {
+	if errs := CheckPolicy(cr, pol); len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
+	}
+	p := &Plan{CR: cr, Policy: pol}
+	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
+	canary, canaryErrs := backend.Resolve(cr, xr.RoleCanary)
+	mirrors, mirrorErrs := backend.Mirrors(cr)
+	if errs := slices.Concat(primaryErrs, canaryErrs, mirrorErrs); len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
+	}
+	if errs := checkMirrors(cr, pol, mirrors); len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
+	}
+	p.Primary, p.Canary, p.Mirrors = primary, canary, mirrors
+
+	backends := []backend.Backend{primary, canary}
+	for _, m := range mirrors {
+		backends = append(backends, m.Backend)
+	}
+	p.Grants = grant.Plan(grant.Request{
+		RouteKind:      cr.Spec.Kind,
+		RouteNamespace: cr.RouteNamespace,
+		RouteName:      cr.RouteName,
+		Scope:          cr.Scope,
+		Mode:           cr.Spec.ReferenceGrants,
+		Version:        pol.GrantVersion,
+		Backends:       backends,
+	}, pol)
+	p.Route = routeParams(cr, pol, primary, canary)
+	return p, nil
+}
+
+// CheckPolicy refuses what the Input forbids outright: features that no
+// weight or grant can make safe.
+func CheckPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
+	var errs field.ErrorList
+	// Anyone who may create a cluster-scoped CanaryRoute could otherwise put
+	// a route, and proxy Services selecting any pods, in any namespace.
+	if cr.Scope == xr.ScopeCluster && !pol.AllowsRouteNamespace(cr.RouteNamespace) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "namespace"),
+			"namespace "+fielderr.Quote(cr.RouteNamespace)+" is not in the function Input's allowedRouteNamespaces"))
+	}
+	for _, s := range []struct {
+		role xr.Role
+		side xr.Side
+	}{{xr.RolePrimary, cr.Spec.Primary}, {xr.RoleCanary, cr.Spec.Canary}} {
+		if s.side.ExternalName != "" && !pol.AllowExternalNames {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", string(s.role), "externalName"),
+				"the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"))
+		}
+	}
+	// A refused canary is held at weight 0, but a primary cannot be: in the
+	// route's own namespace no gateway would refuse a primary of a kind the
+	// Input forbids, so leaving it in the route would ignore the policy.
+	if ref := cr.Spec.Primary.BackendRef; ref != nil && !pol.AllowsKind(backend.GroupKindOf(*ref)) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "primary", "backendRef", "kind"),
+			"backend kind "+backend.KindString(backend.GroupKindOf(*ref))+" is not in the function Input's allowedBackendKinds"))
+	}
+	for i, g := range cr.Spec.Traffic.Gates {
+		if !pol.AllowsGate(g.GroupVersionKind()) {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "traffic", "gates").Index(i).Child("kind"),
+				"gates on "+fielderr.Quote(g.Kind)+" ("+fielderr.Quote(g.APIVersion)+") are not in the function Input's allowedGateKinds"))
+		}
+	}
+	return errs
+}
+
+// checkMirrors applies the policy to the backends of the RequestMirror
+// filters written in the spec. A mirror cannot be held at weight 0 like a
+// canary: it copies every request it sees, so one the policy refuses is a
+// Fatal naming the filter.
+func checkMirrors(cr *xr.CanaryRoute, pol *policy.Policy, mirrors []backend.Mirror) field.ErrorList {
+	var errs field.ErrorList
+	for _, m := range mirrors {
+		if reason := grant.RefusalReason(m.Backend, cr.RouteNamespace, pol); reason != "" {
+			errs = append(errs, field.Forbidden(m.Path, "the mirror's backend "+DescribeRef(m.Backend.Ref)+" is refused: "+reason))
+		}
+	}
+	return errs
+}
+
+// routeParams are the route's shape; the weights come from the decision.
+func routeParams(cr *xr.CanaryRoute, pol *policy.Policy, primary, canary backend.Backend) route.Params {
+	p := route.Params{
+		Kind:          cr.Spec.Kind,
+		Name:          cr.RouteName,
+		Namespace:     cr.RouteNamespace,
+		ParentRefs:    cr.Spec.ParentRefs,
+		Hostnames:     cr.Spec.Hostnames,
+		Rules:         cr.Spec.Rules,
+		Primary:       primary,
+		Canary:        canary,
+		ABHTTPMatches: cr.Spec.Traffic.HTTPMatches,
+		ABGRPCMatches: cr.Spec.Traffic.GRPCMatches,
+	}
+	switch cr.Spec.Kind {
+	case xr.KindTLSRoute:
+		p.Version = pol.TLSRouteVersion
+	case xr.KindTCPRoute:
+		p.Version = pol.TCPRouteVersion
+	default:
+		// HTTPRoute and GRPCRoute are composed as v1 only.
+	}
+	if m := cr.Spec.Traffic.Mirror; m != nil {
+		p.MirrorPercent = &m.Percent
+	}
+	if a := cr.Spec.Traffic.Affinity; a != nil {
+		p.Affinity = &route.Affinity{
+			CookieName: a.CookieName,
+			Value:      route.CookieValue(cr.RouteNamespace, cr.RouteName, cr.Spec.Canary.Revision),
+			MaxAge:     a.MaxAge,
+		}
+	}
+	return p
+}
+
+// RouteKey is the key of the route this plan composes.
+func (p *Plan) RouteKey() Key { return RouteKey(p.CR.Spec.Kind) }
+
+// CanaryDigest is the digest of the canary side as the spec has it now.
+func (p *Plan) CanaryDigest() string { return backend.Digest(p.CR.Spec.Canary, p.Canary) }
+
+// CanaryRefusal is why the policy refused the canary, or "".
+func (p *Plan) CanaryRefusal() string {
+	for _, r := range p.Grants.Refused {
+		if r.Role == xr.RoleCanary {
+			return r.Reason
+		}
+	}
+	return ""
+}
+
+// CanaryBackends are the route's canary backends, for status: none when the
+// primary and the canary are one backend, which then is the primary.
+func (p *Plan) CanaryBackends() []xr.BackendID {
+	if backend.Same(p.Primary, p.Canary) {
+		return nil
+	}
+	return []xr.BackendID{p.Canary.ID()}
+}
+
+// DescribeRef names a backend as kind namespace/name:port.
+func DescribeRef(ref gwv1.BackendObjectReference) string {
+	s := backend.KindString(backend.GroupKindOf(ref)) + " "
+	if ref.Namespace != nil {
+		s += string(*ref.Namespace) + "/"
+	}
+	s += string(ref.Name)
+	if ref.Port != nil {
+		s += fmt.Sprintf(":%d", *ref.Port)
+	}
+	return s
+}

@@ -1,0 +1,69 @@
+package route
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+)
+
+// Decode reads an observed route into its Gateway API type, at the version
+// it was observed at: a route the function composed on an earlier run, of
+// any kind and version it composes.
+func Decode(obj map[string]any) (runtime.Object, error) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
+	}
+	var into runtime.Object
+	switch gv.WithKind(kind) {
+	case gwv1.SchemeGroupVersion.WithKind("HTTPRoute"):
+		into = &gwv1.HTTPRoute{}
+	case gwv1.SchemeGroupVersion.WithKind("GRPCRoute"):
+		into = &gwv1.GRPCRoute{}
+	case gwv1.SchemeGroupVersion.WithKind("TLSRoute"):
+		into = &gwv1.TLSRoute{}
+	case gwv1.SchemeGroupVersion.WithKind("TCPRoute"):
+		into = &gwv1.TCPRoute{}
+	case gwv1alpha2.SchemeGroupVersion.WithKind("TLSRoute"):
+		into = &gwv1alpha2.TLSRoute{}
+	case gwv1alpha2.SchemeGroupVersion.WithKind("TCPRoute"):
+		into = &gwv1alpha2.TCPRoute{}
+	default:
+		return nil, fmt.Errorf("cannot read the observed object: %q %q is not a kind the function composes", apiVersion, kind)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, into); err != nil {
+		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
+	}
+	return into, nil
+}
+
+// AsComposed keeps a route as the function composes it: its identity and
+// its spec, without its status or the metadata that Crossplane, the API
+// server and other controllers own.
+func AsComposed(obj runtime.Object) runtime.Object {
+	identity := func(m metav1.ObjectMeta) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace}
+	}
+	switch r := obj.(type) {
+	case *gwv1.HTTPRoute:
+		return &gwv1.HTTPRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
+	case *gwv1.GRPCRoute:
+		return &gwv1.GRPCRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
+	case *gwv1.TLSRoute:
+		return &gwv1.TLSRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
+	case *gwv1.TCPRoute:
+		return &gwv1.TCPRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
+	case *gwv1alpha2.TLSRoute:
+		return &gwv1alpha2.TLSRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
+	case *gwv1alpha2.TCPRoute:
+		return &gwv1alpha2.TCPRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
+	default:
+		return obj
+	}
+}

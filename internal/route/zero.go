@@ -1,0 +1,136 @@
+package route
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// ZeroCanary sends nothing to the canary backends of a route that the
+// function composed earlier, for an emergency abort: each canary backendRef
+// gets weight 0, a rule whose every backend is a canary (an A/B or session
+// rule) is removed, and so is every RequestMirror filter to a canary, on a
+// rule or on a backend. A rule left with only zero weights gives its other
+// backends equal weights. Backends are compared with Gateway API's defaults
+// applied, as everywhere else. It changes the route in place and reports
+// false when no rule would be left, or the object is not a route.
+func ZeroCanary(obj runtime.Object, canary []xr.BackendID, routeNamespace string) bool {
+	isCanary := func(ref gwv1.BackendObjectReference) bool {
+		id := identify(ref, routeNamespace)
+		return slices.ContainsFunc(canary, func(c xr.BackendID) bool { return sameBackend(c, id) })
+	}
+	withoutHTTPMirrors := func(filters []gwv1.HTTPRouteFilter) []gwv1.HTTPRouteFilter {
+		return slices.DeleteFunc(filters, func(f gwv1.HTTPRouteFilter) bool {
+			return f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil && isCanary(f.RequestMirror.BackendRef)
+		})
+	}
+	withoutGRPCMirrors := func(filters []gwv1.GRPCRouteFilter) []gwv1.GRPCRouteFilter {
+		return slices.DeleteFunc(filters, func(f gwv1.GRPCRouteFilter) bool {
+			return f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil && isCanary(f.RequestMirror.BackendRef)
+		})
+	}
+	var ok bool
+	switch r := obj.(type) {
+	case *gwv1.HTTPRoute:
+		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1.HTTPRouteRule) []*gwv1.BackendRef {
+			rule.Filters = withoutHTTPMirrors(rule.Filters)
+			refs := make([]*gwv1.BackendRef, 0, len(rule.BackendRefs))
+			for i := range rule.BackendRefs {
+				rule.BackendRefs[i].Filters = withoutHTTPMirrors(rule.BackendRefs[i].Filters)
+				refs = append(refs, &rule.BackendRefs[i].BackendRef)
+			}
+			return refs
+		})
+	case *gwv1.GRPCRoute:
+		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1.GRPCRouteRule) []*gwv1.BackendRef {
+			rule.Filters = withoutGRPCMirrors(rule.Filters)
+			refs := make([]*gwv1.BackendRef, 0, len(rule.BackendRefs))
+			for i := range rule.BackendRefs {
+				rule.BackendRefs[i].Filters = withoutGRPCMirrors(rule.BackendRefs[i].Filters)
+				refs = append(refs, &rule.BackendRefs[i].BackendRef)
+			}
+			return refs
+		})
+	case *gwv1.TLSRoute:
+		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1.TLSRouteRule) []*gwv1.BackendRef {
+			return refsOf(rule.BackendRefs)
+		})
+	case *gwv1.TCPRoute:
+		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1.TCPRouteRule) []*gwv1.BackendRef {
+			return refsOf(rule.BackendRefs)
+		})
+	case *gwv1alpha2.TLSRoute:
+		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1alpha2.TLSRouteRule) []*gwv1.BackendRef {
+			return refsOf(rule.BackendRefs)
+		})
+	case *gwv1alpha2.TCPRoute:
+		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1alpha2.TCPRouteRule) []*gwv1.BackendRef {
+			return refsOf(rule.BackendRefs)
+		})
+	}
+	return ok
+}
+
+// zeroRules zeroes the canary in each rule; backends returns a rule's
+// backendRefs, after dropping its mirrors to the canary.
+func zeroRules[R any](rules []R, isCanary func(gwv1.BackendObjectReference) bool, backends func(*R) []*gwv1.BackendRef) ([]R, bool) {
+	kept := make([]R, 0, len(rules))
+	for i := range rules {
+		rule := &rules[i]
+		refs := backends(rule)
+		others := make([]*gwv1.BackendRef, 0, len(refs))
+		var total int64
+		for _, ref := range refs {
+			if isCanary(ref.BackendObjectReference) {
+				ref.Weight = ptr.To[int32](0)
+				continue
+			}
+			others = append(others, ref)
+			total += int64(ptr.Deref(ref.Weight, 1)) // Gateway API's default weight.
+		}
+		if len(refs) > 0 && len(others) == 0 {
+			continue // A canary-only rule: A/B or session.
+		}
+		if total == 0 {
+			for _, ref := range others {
+				ref.Weight = ptr.To[int32](percentTotal)
+			}
+		}
+		kept = append(kept, *rule)
+	}
+	return kept, len(kept) > 0
+}
+
+func refsOf(refs []gwv1.BackendRef) []*gwv1.BackendRef {
+	out := make([]*gwv1.BackendRef, 0, len(refs))
+	for i := range refs {
+		out = append(out, &refs[i])
+	}
+	return out
+}
+
+// identify is a backend reference with Gateway API's defaults applied: the
+// core group, kind Service, the route's namespace.
+func identify(ref gwv1.BackendObjectReference, routeNamespace string) xr.BackendID {
+	gk := backend.GroupKindOf(ref)
+	ns := routeNamespace
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	return xr.BackendID{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: string(ref.Name), Port: ref.Port}
+}
+
+// sameBackend reports whether a recorded backend is the one a reference
+// names: a recorded backend without a port is the object on any port.
+func sameBackend(recorded, ref xr.BackendID) bool {
+	if recorded.Group != ref.Group || recorded.Kind != ref.Kind || recorded.Namespace != ref.Namespace || recorded.Name != ref.Name {
+		return false
+	}
+	return recorded.Port == nil || (ref.Port != nil && *ref.Port == *recorded.Port)
+}

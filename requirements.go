@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// prefixExisting starts the name of the requirement that asks Crossplane
+// for an object the run is about to compose.
+const prefixExisting = "existing-"
+
+// gateKey is the name of a gate's resource requirement.
+func gateKey(i int) string { return fmt.Sprintf("gate-%d", i) }
+
+// require asks Crossplane for each gate's object, by name, in the route
+// namespace only, and for each object the run is about to compose, by name.
+// Crossplane calls the function again until the requirements stop changing,
+// so they depend on the spec alone.
+func require(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, targets []compose.Target) {
+	if rsp.GetRequirements() == nil {
+		rsp.Requirements = &fnv1.Requirements{}
+	}
+	if rsp.Requirements.Resources == nil {
+		rsp.Requirements.Resources = make(map[string]*fnv1.ResourceSelector, len(cr.Spec.Traffic.Gates)+len(targets))
+	}
+	for i, g := range cr.Spec.Traffic.Gates {
+		rsp.Requirements.Resources[gateKey(i)] = &fnv1.ResourceSelector{
+			ApiVersion: g.APIVersion,
+			Kind:       g.Kind,
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: g.Name},
+			Namespace:  ptr.To(cr.RouteNamespace),
+		}
+	}
+	for _, t := range targets {
+		rsp.Requirements.Resources[prefixExisting+string(t.Key)] = &fnv1.ResourceSelector{
+			ApiVersion: t.APIVersion,
+			Kind:       t.Kind,
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: t.Name},
+			Namespace:  ptr.To(t.Namespace),
+		}
+	}
+}
+
+// existing returns the objects Crossplane fetched for a target.
+func existing(required map[string][]resource.Required) func(compose.Key) []metav1.Object {
+	return func(k compose.Key) []metav1.Object {
+		items := required[prefixExisting+string(k)]
+		out := make([]metav1.Object, 0, len(items))
+		for _, r := range items {
+			out = append(out, r.Resource)
+		}
+		return out
+	}
+}
+
+// gateObjects returns the objects Crossplane fetched for a gate.
+func gateObjects(required map[string][]resource.Required) func(int) []*unstructured.Unstructured {
+	return func(i int) []*unstructured.Unstructured {
+		items := required[gateKey(i)]
+		out := make([]*unstructured.Unstructured, 0, len(items))
+		for _, r := range items {
+			out = append(out, r.Resource)
+		}
+		return out
+	}
+}
+
+// ours are the observed composed resources that the function composes, as
+// their unstructured content; the others are other functions' business.
+func ours(observed map[resource.Name]resource.ObservedComposed) map[compose.Key]map[string]any {
+	out := make(map[compose.Key]map[string]any, len(observed))
+	for name, o := range observed {
+		if k := compose.Key(name); k.Ours() {
+			out[k] = o.Resource.Object
+		}
+	}
+	return out
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/grant"
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// XR condition types that the function owns.
+const (
+	conditionRouteAccepted        = "RouteAccepted"
+	conditionReferenceGrantsReady = "ReferenceGrantsReady"
+	conditionRolloutHealthy       = "RolloutHealthy"
+)
+
+// Condition reasons of the function's own, beside the gateway's and the
+// grant package's.
+const (
+	reasonAccepted = "Accepted"
+	reasonReady    = "Ready"
+	reasonSkipped  = "Skipped"
+)
+
+// ownConditions are re-sent with a Fatal result, so they keep their last
+// value instead of turning Unknown.
+var ownConditions = []string{conditionRouteAccepted, conditionReferenceGrantsReady, conditionRolloutHealthy}
+
+// newResponse is response.To with a desired state of the response's own:
+// response.To shares the request's, and the function never writes into the
+// request it was given.
+func newResponse(req *fnv1.RunFunctionRequest, ttl time.Duration) *fnv1.RunFunctionResponse {
+	rsp := response.To(req, ttl)
+	rsp.Desired = &fnv1.State{Composite: req.GetDesired().GetComposite(), Resources: maps.Clone(req.GetDesired().GetResources())}
+	return rsp
+}
+
+// setDesired adds composed objects to the response's desired composed
+// resources, each with its readiness.
+func setDesired(rsp *fnv1.RunFunctionResponse, objects []compose.Object) error {
+	desired := make(map[resource.Name]*resource.DesiredComposed, len(objects))
+	for _, o := range objects {
+		u, err := asComposed(o.Object)
+		if err != nil {
+			return fmt.Errorf("cannot convert the composed %s: %w", o.Key, err)
+		}
+		d := &resource.DesiredComposed{Resource: u, Ready: resource.ReadyFalse}
+		if o.Ready {
+			d.Ready = resource.ReadyTrue
+		}
+		desired[resource.Name(o.Key)] = d
+	}
+	return response.SetDesiredComposedResources(rsp, desired)
+}
+
+// asComposed converts a typed object to a composed resource. Composed
+// objects never carry status (the function has no opinion on it) nor a
+// creation timestamp. The API machinery's converter honours the types' JSON
+// tags, omitempty included, as encoding/json does.
+func asComposed(obj runtime.Object) (*composed.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	delete(m, "status")
+	unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
+	return &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: m}}, nil
+}
+
+// setStatus writes the status fields that the function owns onto the
+// desired XR, leaving whatever earlier functions in the pipeline set.
+func setStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, rs xr.RolloutStatus, rts *xr.RouteStatus) error {
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		return err
+	}
+	// SetValue writes the typed status through its JSON, as encoding/json
+	// marshals it.
+	if err := dxr.Resource.SetValue("status.rollout", &rs); err != nil {
+		return err
+	}
+	if rts != nil {
+		if err := dxr.Resource.SetValue("status.route", rts); err != nil {
+			return err
+		}
+	}
+	return response.SetDesiredCompositeResource(rsp, dxr)
+}
+
+// fatal answers with a Fatal result: Crossplane then applies nothing, so the
+// route keeps its last good weights. The function's conditions are re-sent
+// as the XR last had them, so that bad input never turns them Unknown.
+func fatal(req *fnv1.RunFunctionRequest, err error) *fnv1.RunFunctionResponse {
+	rsp := response.To(req, response.DefaultTTL)
+	response.Fatal(rsp, err)
+	resendConditions(rsp, req)
+	return rsp
+}
+
+// resendConditions sets the function's conditions as the observed XR has
+// them, but for those in skip, so that they keep their value instead of
+// turning Unknown in a run that does not compute them.
+func resendConditions(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, skip ...string) {
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		return
+	}
+	for _, typ := range ownConditions {
+		c := oxr.Resource.GetCondition(xpv2.ConditionType(typ))
+		// A condition the XR does not carry comes back Unknown without a
+		// reason; the function always gives one.
+		if c.Reason == "" || slices.Contains(skip, typ) {
+			continue
+		}
+		var opt *response.ConditionOption
+		switch c.Status {
+		case "True":
+			opt = response.ConditionTrue(rsp, typ, string(c.Reason))
+		case "False":
+			opt = response.ConditionFalse(rsp, typ, string(c.Reason))
+		default:
+			opt = response.ConditionUnknown(rsp, typ, string(c.Reason))
+		}
+		if c.Message != "" {
+			opt = opt.WithMessage(c.Message)
+		}
+		opt.TargetCompositeAndClaim()
+	}
+}
+
+// setConditions sets the function's XR conditions, and a Warning for every
+// reference the policy refused or grant the XR cannot compose.
+func setConditions(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, obs route.Observation, grants grant.Result, d rollout.Decision) {
+	if v, held := obs.FirstHold(); held || !obs.Exists {
+		reason, msg := route.ReasonPending, "the route has not been created yet"
+		if obs.Exists {
+			reason, msg = v.Reason, explainHold(v)
+		}
+		response.ConditionFalse(rsp, conditionRouteAccepted, reason).WithMessage(msg).TargetCompositeAndClaim()
+	} else {
+		response.ConditionTrue(rsp, conditionRouteAccepted, reasonAccepted).
+			WithMessage("every parent accepted the route and resolved its references").TargetCompositeAndClaim()
+	}
+
+	problems := make([]string, 0, len(grants.Refused)+len(grants.NotComposable))
+	reason := ""
+	for _, r := range grants.Refused {
+		msg := fmt.Sprintf("the %s backend %s is refused: %s", r.Role, compose.DescribeRef(r.Ref), r.Reason)
+		problems = append(problems, msg)
+		reason = grant.ReasonNotAllowedByPolicy
+		if cr.Spec.ReferenceGrants != xr.GrantsSkip {
+			response.Warning(rsp, errors.New(msg)).WithReason(grant.ReasonNotAllowedByPolicy).TargetCompositeAndClaim()
+		}
+	}
+	for _, g := range grants.NotComposable {
+		msg := "a namespaced CanaryRoute cannot compose into another namespace; the platform team must create " + grant.Describe(g)
+		problems = append(problems, msg)
+		if reason == "" {
+			reason = grant.ReasonGrantNotComposable
+		}
+		response.Warning(rsp, errors.New(msg)).WithReason(grant.ReasonGrantNotComposable).TargetCompositeAndClaim()
+	}
+	switch {
+	case cr.Spec.ReferenceGrants == xr.GrantsSkip:
+		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonSkipped).
+			WithMessage("spec.referenceGrants is Skip: grants are managed outside this CanaryRoute").TargetCompositeAndClaim()
+	case len(problems) > 0:
+		response.ConditionFalse(rsp, conditionReferenceGrantsReady, reason).
+			WithMessage(strings.Join(problems, "; ")).TargetCompositeAndClaim()
+	case len(grants.Grants) == 0:
+		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonReady).
+			WithMessage("no backend in another namespace needs a ReferenceGrant").TargetCompositeAndClaim()
+	default:
+		namespaces := make([]string, 0, len(grants.Grants))
+		for _, g := range grants.Grants {
+			namespaces = append(namespaces, g.Namespace)
+		}
+		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonReady).
+			WithMessage("ReferenceGrants composed in namespaces: " + strings.Join(namespaces, ", ")).TargetCompositeAndClaim()
+	}
+
+	if d.Healthy {
+		response.ConditionTrue(rsp, conditionRolloutHealthy, string(d.Status.Phase)).
+			WithMessage(rolloutMessage(d.Status)).TargetCompositeAndClaim()
+	} else {
+		response.ConditionFalse(rsp, conditionRolloutHealthy, d.Reason).
+			WithMessage(rolloutMessage(d.Status)).TargetCompositeAndClaim()
+	}
+}
+
+func rolloutMessage(s xr.RolloutStatus) string {
+	if s.Message != "" {
+		return s.Message
+	}
+	return fmt.Sprintf("%s: canary %d%%, primary %d%%", s.Phase, s.CanaryWeight, s.PrimaryWeight)
+}
+
+// explainHold says why a parent does not accept the route, with the
+// parent's own message, for the RouteAccepted condition.
+func explainHold(v route.ParentVerdict) string {
+	if v.Message == "" {
+		return compose.DescribeHold(v)
+	}
+	return compose.DescribeHold(v) + ": " + v.Message
+}
+
+// compositeName and compositeNamespace read the observed XR's name and
+// namespace for the log, without converting the whole XR.
+func compositeName(req *fnv1.RunFunctionRequest) string { return compositeMeta(req, "name") }
+
+func compositeNamespace(req *fnv1.RunFunctionRequest) string { return compositeMeta(req, "namespace") }
+
+func compositeMeta(req *fnv1.RunFunctionRequest, field string) string {
+	return req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue().GetFields()[field].GetStringValue()
+}
