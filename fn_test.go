@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
@@ -89,6 +92,15 @@ func TestRunFunction(t *testing.T) {
 		xr       string
 		input    string
 		observed map[string]string
+		required map[string][]string
+		ctx      func() context.Context
+	}
+	mirrorTo := func(ref string) string {
+		return flaggerWith("  traffic:", `  rules:
+    - filters:
+        - type: RequestMirror
+          requestMirror: {backendRef: `+ref+`}
+  traffic:`)
 	}
 	cases := map[string]struct {
 		reason string
@@ -311,17 +323,352 @@ status:
 				},
 			},
 		},
+
+		// Route namespaces.
+		"RouteNamespaceNotAllowed": {
+			reason: "A cluster-scoped CanaryRoute may only route in a namespace of allowedRouteNamespaces (default none): a Fatal names spec.namespace.",
+			args:   args{xr: flaggerXR, input: emptyInput + "allowedBackendNamespaces: [monitoring]\n"},
+			want: view{
+				Results: []string{`FATAL: CanaryRoute not allowed by the function's Input: spec.namespace: Forbidden: namespace "test" is not in the function Input's allowedRouteNamespaces`},
+				TTL:     time.Minute,
+			},
+		},
+		"AnyRouteNamespace": {
+			reason: `"*" allows every route namespace.`,
+			args:   args{xr: flaggerXR, input: emptyInput + "allowedRouteNamespaces: ['*']\nallowedBackendNamespaces: [monitoring]\n"},
+			want:   flaggerView(),
+		},
+
+		// No takeover.
+		"TakeoverRefused": {
+			reason: "An HTTPRoute of the same name that this XR did not compose (no crossplane.io/composite label) is never composed over: a Fatal names it.",
+			args: args{xr: flaggerXR, input: allowMonitoring, required: map[string][]string{
+				"existing-route-httproute": {`{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test, labels: {team: other}}}`},
+			}},
+			want: view{
+				Results: []string{"FATAL: cannot compose over objects that other owners manage: HTTPRoute test/podinfo exists and was not composed by this CanaryRoute: refusing to take it over (give the CanaryRoute another routeName, or label the object crossplane.io/composite=podinfo to hand it over)"},
+				TTL:     time.Minute,
+			},
+		},
+		"TakeoverOfServiceAndGrantRefused": {
+			reason: "The proxy Service and the ReferenceGrant are protected the same way; another XR's label is no better than none.",
+			args: args{xr: flaggerXR, input: allowMonitoring, required: map[string][]string{
+				"existing-service-primary":           {`{apiVersion: v1, kind: Service, metadata: {name: podinfo-primary, namespace: test}}`},
+				"existing-referencegrant-monitoring": {`{apiVersion: gateway.networking.k8s.io/v1beta1, kind: ReferenceGrant, metadata: {name: httproute.podinfo.test, namespace: monitoring, labels: {crossplane.io/composite: other}}}`},
+			}},
+			want: view{
+				Results: []string{"FATAL: cannot compose over objects that other owners manage: " +
+					"Service test/podinfo-primary exists and was not composed by this CanaryRoute: refusing to take it over (give the CanaryRoute another routeName, or label the object crossplane.io/composite=podinfo to hand it over); " +
+					"ReferenceGrant monitoring/httproute.podinfo.test exists and was not composed by this CanaryRoute: refusing to take it over (give the CanaryRoute another routeName, or label the object crossplane.io/composite=podinfo to hand it over)"},
+				TTL: time.Minute,
+			},
+		},
+		"OwnObjectsComposed": {
+			reason: "Objects labelled with this XR's name are its own: composed as usual; objects not found are created.",
+			args: args{xr: flaggerXR, input: allowMonitoring, required: map[string][]string{
+				"existing-route-httproute":           {`{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test, labels: {crossplane.io/composite: podinfo}}}`},
+				"existing-service-primary":           {},
+				"existing-referencegrant-monitoring": {},
+			}},
+			want: flaggerView(),
+		},
+		"OtherControllerRefused": {
+			reason: "A label naming this XR is not enough when another object controls it (a namespaced and a cluster-scoped XR of the same name): the controller's UID must be this XR's.",
+			args: args{
+				xr: strings.Replace(flaggerXR, "  name: podinfo\n", "  name: podinfo\n  uid: 0000-aaaa\n", 1), input: allowMonitoring,
+				required: map[string][]string{
+					"existing-route-httproute": {`{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test, labels: {crossplane.io/composite: podinfo}, ownerReferences: [{apiVersion: platform.example.org/v1alpha1, kind: CanaryRoute, name: podinfo, uid: 1111-bbbb, controller: true}]}}`},
+				},
+			},
+			want: view{
+				Results: []string{"FATAL: cannot compose over objects that other owners manage: HTTPRoute test/podinfo exists and was not composed by this CanaryRoute: refusing to take it over (give the CanaryRoute another routeName, or label the object crossplane.io/composite=podinfo to hand it over)"},
+				TTL:     time.Minute,
+			},
+		},
+
+		// Every backend reference passes the policy.
+		"MirrorToClusterLocalHostnameRefused": {
+			reason: "A user's RequestMirror to an Istio Hostname that is cluster-local would reach another namespace around the policy: a Fatal names the filter.",
+			args:   args{input: allowMonitoring, xr: mirrorTo("{group: networking.istio.io, kind: Hostname, name: secrets.other.svc.cluster.local, port: 80}")},
+			want: view{
+				Results: []string{"FATAL: invalid CanaryRoute: spec.rules[0].filters[0].requestMirror.backendRef.name: Invalid value: \"secrets.other.svc.cluster.local\": must not be a cluster-local name (*.cluster.local): it would reach another namespace without a ReferenceGrant; use backendRef with a namespace instead"},
+				TTL:     time.Minute,
+			},
+		},
+		"MirrorKindRefused": {
+			reason: "A mirror's kind passes allowedBackendKinds like a side's.",
+			args:   args{input: allowMonitoring + "allowedBackendKinds: [{group: '', kind: Service}]\n", xr: mirrorTo("{group: networking.istio.io, kind: Hostname, name: audit.example.com, port: 80}")},
+			want: view{
+				Results: []string{"FATAL: CanaryRoute not allowed by the function's Input: spec.rules[0].filters[0].requestMirror.backendRef: Forbidden: the mirror's backend Hostname.networking.istio.io audit.example.com:80 is refused: backend kind Hostname.networking.istio.io is not in the Input's allowedBackendKinds"},
+				TTL:     time.Minute,
+			},
+		},
+		"MirrorNamespaceRefused": {
+			reason: "A mirror on a side to a namespace outside allowedBackendNamespaces is a Fatal naming the side's filter.",
+			args: args{input: allowMonitoring, xr: flaggerWith("          add: [{name: X-Route, value: primary}]", `          add: [{name: X-Route, value: primary}]
+      - type: RequestMirror
+        requestMirror: {backendRef: {name: vault, namespace: secrets, port: 8200}}`)},
+			want: view{
+				Results: []string{`FATAL: CanaryRoute not allowed by the function's Input: spec.primary.filters[1].requestMirror.backendRef: Forbidden: the mirror's backend Service secrets/vault:8200 is refused: namespace "secrets" is not in the Input's allowedBackendNamespaces`},
+				TTL:     time.Minute,
+			},
+		},
+		"MirrorNamespaceGranted": {
+			reason: "A mirror to an allowed namespace gets its grant, like a side: the grant in monitoring names both the canary and the mirror target.",
+			args:   args{input: allowMonitoring, xr: mirrorTo("{name: audit, namespace: monitoring, port: 80}")},
+			want: flaggerView(func(v *view) {
+				v.Grants = map[string][]string{"monitoring": {"from HTTPRoute test", "to Service audit", "to Service canary-proxy"}}
+			}),
+		},
+
+		// Paused means nothing moves.
+		"PausedNewRevisionHoldsPreviousComposition": {
+			reason: "A new revision while paused keeps the previous composition as it is: the route's weights and the canary it had; the status keeps the previous revision for the restart.",
+			args: args{
+				input: allowMonitoring,
+				xr: strings.Replace(flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    backendRef: {name: canary-v3, namespace: monitoring, port: 3456}\n    revision: v3"),
+					"    weight: 20", "    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]\n    paused: true", 1) + `
+status:
+  rollout:
+    phase: Progressing
+    revision: v2
+    step: 1
+    stepStartedAt: "2026-12-02T10:00:00Z"
+    canaryWeight: 50
+    primaryWeight: 50
+    canaryBackends: [{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 3456}]
+`,
+				observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)},
+			},
+			want: view{
+				Conditions: []string{
+					"RouteAccepted=False Pending: istio-ingress/gateway has not accepted the route (Pending): the parent has not reported on the route yet",
+					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
+					"RolloutHealthy=True Paused: paused at step 1 (50%); revision v3 starts at step 0 when paused is cleared",
+				},
+				Resources: []string{"route-httproute"},
+				Ready:     map[string]string{"route-httproute": "READY_FALSE"},
+				Weights:   [][]string{{"Service/monitoring/canary-proxy:3456=1"}, {"Service/podinfo-primary:9898=50", "Service/monitoring/canary-proxy:3456=50"}},
+				Rollout: map[string]any{
+					"phase": "Paused", "reason": "Paused", "revision": "v2", "step": float64(1), "stepStartedAt": "2026-12-02T10:00:00Z",
+					"canaryWeight": float64(50), "primaryWeight": float64(50), "canaryBackends": canaryProxyBackends,
+					"message": "paused at step 1 (50%); revision v3 starts at step 0 when paused is cleared",
+				},
+				TTL: time.Minute,
+				Requirements: []string{
+					"existing-referencegrant-monitoring: gateway.networking.k8s.io/v1beta1 ReferenceGrant monitoring/httproute.podinfo.test",
+					"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo",
+					"existing-service-primary: v1 Service test/podinfo-primary",
+				},
+			},
+		},
+
+		// Canary-only rules end with the rollout.
+		"NoCompanionAtHundred": {
+			reason: "At 100% (manual) there are no A/B or session rules and no mirror: the canary would only get duplicated load.",
+			args:   args{input: allowMonitoring, xr: flaggerWith("    weight: 20", "    weight: 100\n    matches: [{headers: [{name: X-Beta, value: 'yes'}]}]\n    mirror: {percent: 50}")},
+			want: flaggerView(func(v *view) {
+				v.Weights = [][]string{{"Service/podinfo-primary:9898=0", "Service/monitoring/canary-proxy:3456=100"}}
+				v.Conditions[2] = "RolloutHealthy=True Stable: Stable: canary 100%, primary 0%"
+				v.Rollout["canaryWeight"], v.Rollout["primaryWeight"] = float64(100), float64(0)
+			}),
+		},
+
+		// Readiness honours requireAcceptedRoute.
+		"RouteReadyOnceItExists": {
+			reason: "With requireAcceptedRoute false the route is ready once it exists, even if no gateway reports on it.",
+			args: args{
+				input: allowMonitoring, xr: flaggerWith("    weight: 20", "    weight: 20\n    requireAcceptedRoute: false"),
+				observed: map[string]string{"route-httproute": `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test}}`},
+			},
+			want: flaggerView(func(v *view) {
+				v.Conditions[0] = "RouteAccepted=False Pending: istio-ingress/gateway has not accepted the route (Pending): the parent has not reported on the route yet"
+				v.Ready["route-httproute"] = "READY_TRUE"
+			}),
+		},
+
+		// Bounded work and clear errors.
+		"HugeSelectorIsOneError": {
+			reason: "Thousands of invalid selector labels give one short error, not thousands.",
+			args:   args{input: allowMonitoring, xr: flaggerWith("      selector: {app: podinfo}", "      selector: {"+selectorLabels(3000)+"}")},
+			want: view{
+				Results: []string{"FATAL: invalid CanaryRoute: spec.primary.service.selector: Too many: 3000: must have at most 64 items"},
+				TTL:     time.Minute,
+			},
+		},
+		"ErrorsCapped": {
+			reason: "A Fatal lists at most 20 errors and says how many more there were.",
+			args:   args{input: allowMonitoring, xr: flaggerWith("    weight: 20", "    steps: ["+strings.Repeat("{weight: 101},", 31)+"{weight: 101}]")},
+			want: view{
+				Results: []string{"FATAL: invalid CanaryRoute: [" + cappedStepErrors() + "] (and 13 more errors)"},
+				TTL:     time.Minute,
+			},
+		},
+		"LongValueCut": {
+			reason: "A Fatal quotes at most 256 characters of a value.",
+			args:   args{input: allowMonitoring, xr: flaggerWith("      selector: {app: podinfo}", "      selector: {app: "+strings.Repeat("x", 1000)+"}")},
+			want: view{
+				Results: []string{`FATAL: invalid CanaryRoute: spec.primary.service.selector[app]: Invalid value: "` + strings.Repeat("x", 256) + `...(1000 characters)": must be no more than 63 bytes`},
+				TTL:     time.Minute,
+			},
+		},
+		"DeadlineHonoured": {
+			reason: "A run whose deadline has passed stops and says so, instead of composing for a caller that gave up.",
+			args: args{input: allowMonitoring, xr: flaggerXR, ctx: func() context.Context {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				return ctx
+			}},
+			want: view{
+				Results: []string{"FATAL: the run ran out of time: context canceled"},
+				TTL:     time.Minute,
+			},
+		},
 	}
 
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
 			req := testRequest(t, tc.args.xr, tc.args.input, tc.args.observed)
-			rsp, err := f.RunFunction(context.Background(), req)
+			if tc.args.required != nil {
+				req.RequiredResources = map[string]*fnv1.Resources{}
+				for name, objs := range tc.args.required {
+					rs := &fnv1.Resources{}
+					for _, o := range objs {
+						rs.Items = append(rs.Items, &fnv1.Resource{Resource: toStruct(t, o)})
+					}
+					req.RequiredResources[name] = rs
+				}
+			}
+			ctx := context.Background()
+			if tc.args.ctx != nil {
+				ctx = tc.args.ctx()
+			}
+			rsp, err := f.RunFunction(ctx, req)
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): unexpected error: %v", tc.reason, err)
 			}
 			if diff := cmp.Diff(tc.want, viewOf(t, rsp)); diff != "" {
+				t.Errorf("%s\nRunFunction(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			assertXRDAccepts(t, req, rsp)
+		})
+	}
+}
+
+// TestRunFunctionResponse compares whole responses, for the runs where every
+// part of the answer is the point: what Crossplane applies, the XR's status,
+// the conditions, the requirements and the TTL.
+func TestRunFunctionResponse(t *testing.T) {
+	type args struct {
+		xr    string
+		input string
+	}
+	conditions := `
+status:
+  conditions:
+    - {type: RouteAccepted, status: "True", reason: Accepted, message: "every parent accepted the route and resolved its references"}
+    - {type: Synced, status: "True", reason: ReconcileSuccess}
+`
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   string
+	}{
+		"FlaggerScenario": {
+			reason: "A canary behind a proxy in another namespace gets 20% through the HTTPRoute (the primary with its own header filter), a ReferenceGrant in its namespace names exactly the canary proxy, the primary gets a proxy Service; nothing exists yet, so nothing is ready; every object to compose is required back by name.",
+			args:   args{xr: flaggerXR, input: allowMonitoring},
+			want: `
+meta: {ttl: 60s}
+desired:
+  composite:
+    resource:
+      status:
+        rollout:
+          phase: Stable
+          reason: Manual
+          canaryWeight: 20
+          primaryWeight: 80
+          canaryDigest: 098b289f787e740b
+          canaryBackends: [{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 3456}]
+        route:
+          kind: HTTPRoute
+          name: podinfo
+          namespace: test
+          parents: [{name: gateway, namespace: istio-ingress, accepted: false, resolvedRefs: false, reason: Pending}]
+  resources:
+    route-httproute:
+      ready: READY_FALSE
+      resource:
+        apiVersion: gateway.networking.k8s.io/v1
+        kind: HTTPRoute
+        metadata: {name: podinfo, namespace: test}
+        spec:
+          hostnames: [www.example.com]
+          parentRefs: [{name: gateway, namespace: istio-ingress}]
+          rules:
+            - matches: [{path: {type: PathPrefix, value: /}}]
+              backendRefs:
+                - group: ""
+                  kind: Service
+                  name: podinfo-primary
+                  port: 9898
+                  weight: 80
+                  filters: [{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: X-Route, value: primary}]}}]
+                - {name: canary-proxy, namespace: monitoring, port: 3456, weight: 20}
+    referencegrant-monitoring:
+      ready: READY_FALSE
+      resource:
+        apiVersion: gateway.networking.k8s.io/v1beta1
+        kind: ReferenceGrant
+        metadata: {name: httproute.podinfo.test, namespace: monitoring}
+        spec:
+          from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: test}]
+          to: [{group: "", kind: Service, name: canary-proxy}]
+    service-primary:
+      ready: READY_FALSE
+      resource:
+        apiVersion: v1
+        kind: Service
+        metadata: {name: podinfo-primary, namespace: test}
+        spec:
+          type: ClusterIP
+          selector: {app: podinfo}
+          ports: [{name: http, port: 9898, protocol: TCP, targetPort: 9898}]
+conditions:
+  - {type: RouteAccepted, status: STATUS_CONDITION_FALSE, reason: Pending, message: the route has not been created yet, target: TARGET_COMPOSITE_AND_CLAIM}
+  - {type: ReferenceGrantsReady, status: STATUS_CONDITION_TRUE, reason: Ready, message: "ReferenceGrants composed in namespaces: monitoring", target: TARGET_COMPOSITE_AND_CLAIM}
+  - {type: RolloutHealthy, status: STATUS_CONDITION_TRUE, reason: Stable, message: "Stable: canary 20%, primary 80%", target: TARGET_COMPOSITE_AND_CLAIM}
+requirements:
+  resources:
+    existing-route-httproute: {apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, matchName: podinfo, namespace: test}
+    existing-service-primary: {apiVersion: v1, kind: Service, matchName: podinfo-primary, namespace: test}
+    existing-referencegrant-monitoring: {apiVersion: gateway.networking.k8s.io/v1beta1, kind: ReferenceGrant, matchName: httproute.podinfo.test, namespace: monitoring}
+`,
+		},
+		"BadSpecIsFatal": {
+			reason: "A spec the function refuses is a Fatal naming the field: nothing to apply, so the cluster keeps its last good route, and the function's own conditions are re-sent as the XR has them (Crossplane's are not the function's to send).",
+			args:   args{xr: flaggerWith("weight: 20", "weight: 120") + conditions, input: allowMonitoring},
+			want: `
+meta: {ttl: 60s}
+results:
+  - severity: SEVERITY_FATAL
+    target: TARGET_COMPOSITE
+    message: "invalid CanaryRoute: spec.traffic.weight: Invalid value: 120: must be a percent between 0 and 100"
+conditions:
+  - {type: RouteAccepted, status: STATUS_CONDITION_TRUE, reason: Accepted, message: every parent accepted the route and resolved its references, target: TARGET_COMPOSITE_AND_CLAIM}
+`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
+			req := testRequest(t, tc.args.xr, tc.args.input, nil)
+			rsp, err := f.RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatalf("%s\nRunFunction(...): unexpected error: %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(responseYAML(t, tc.want), rsp, protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nRunFunction(...): -want, +got:\n%s", tc.reason, diff)
 			}
 			assertXRDAccepts(t, req, rsp)
@@ -359,6 +706,9 @@ func assertXRDAccepts(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunF
 		t.Errorf("the XRD rejects the XR with the status the function desires: %v", errs)
 	}
 }
+
+// flaggerWith is the Flagger scenario's XR with one text replaced.
+func flaggerWith(from, to string) string { return strings.Replace(flaggerXR, from, to, 1) }
 
 // namespacedXR is the namespaced CanaryRoute podinfo in namespace test with
 // the given spec (indented by two spaces).
@@ -532,4 +882,434 @@ func grantSummary(g map[string]any) []string {
 		out = append(out, fmt.Sprintf("to %s %s", to["kind"], to["name"]))
 	}
 	return out
+}
+
+// ownRoute is the Flagger scenario's route as Crossplane returns it when
+// the XR podinfo composed it, at weights primary/canary.
+func ownRoute(labels string, primary, canary int) string {
+	return fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: podinfo, namespace: test, generation: 2, labels: {%s}}
+spec:
+  parentRefs: [{name: gateway, namespace: istio-ingress}]
+  rules:
+    - matches: [{headers: [{name: X-Beta, value: "yes"}]}]
+      backendRefs: [{name: canary-proxy, namespace: monitoring, port: 3456, weight: 1}]
+    - matches: [{path: {type: PathPrefix, value: /}}]
+      filters:
+        - type: RequestMirror
+          requestMirror: {backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}, percent: 10}
+      backendRefs:
+        - {group: "", kind: Service, name: podinfo-primary, port: 9898, weight: %d}
+        - {name: canary-proxy, namespace: monitoring, port: 3456, weight: %d}
+`, labels, primary, canary)
+}
+
+const recordedCanary = `
+status:
+  rollout:
+    phase: Stable
+    canaryWeight: 20
+    primaryWeight: 80
+    canaryBackends: [{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 3456}]
+  conditions:
+    - {type: ReferenceGrantsReady, status: "True", reason: Ready, message: composed}
+`
+
+// selectorLabels is a YAML flow map body of n labels whose keys are invalid.
+func selectorLabels(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("'bad key %d': v", i)
+	}
+	return strings.Join(items, ", ")
+}
+
+// cappedStepErrors are the first 20 errors of 32 steps at 101%.
+func cappedStepErrors() string {
+	errs := make([]string, 20)
+	for i := range errs {
+		errs[i] = fmt.Sprintf("spec.traffic.steps[%d].weight: Invalid value: 101: must be a percent between 0 and 100", i)
+	}
+	return strings.Join(errs, ", ")
+}
+
+// A progressive CanaryRoute: 10% for 1m, 50% for 5m, then 100%, gated on
+// the canary Deployment being Available.
+const simulatedXR = `
+apiVersion: platform.example.org/v1alpha1
+kind: CanaryRoute
+metadata: {name: podinfo, namespace: test}
+spec:
+  parentRefs: [{name: gateway, namespace: istio-ingress}]
+  port: 9898
+  primary: {service: {selector: {app: podinfo, version: v1}}}
+  canary:
+    service: {selector: {app: podinfo, version: v2}}
+    revision: v2
+  traffic:
+    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 5m}, {weight: 100}]
+    gates: [{apiVersion: apps/v1, kind: Deployment, name: podinfo-v2, conditionType: Available, failAfter: 2m}]
+`
+
+// cluster fakes what Crossplane and the gateway do between two runs: the
+// desired state is applied (a route whose spec changed gets a new
+// generation), the gateway reports on the route's current generation, and
+// the gate Deployment reports its condition.
+type cluster struct {
+	// accept is the gateway's verdict: Accepted status and reason.
+	accept func(now time.Time) (status, reason string)
+	// available is the gate's Available condition at a time: status and
+	// last transition time.
+	available func(now time.Time) (status string, since time.Time)
+
+	xrStatus   map[string]any
+	route      map[string]any
+	generation int64
+	observed   map[string]*fnv1.Resource
+}
+
+func (c *cluster) request(t *testing.T, now time.Time) *fnv1.RunFunctionRequest {
+	t.Helper()
+	xr := toStruct(t, simulatedXR).AsMap()
+	if c.xrStatus != nil {
+		xr["status"] = c.xrStatus
+	}
+	req := &fnv1.RunFunctionRequest{
+		Input:    toStruct(t, emptyInput),
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr)}, Resources: map[string]*fnv1.Resource{}},
+	}
+	for name, r := range c.observed {
+		req.Observed.Resources[name] = r
+	}
+	if c.route != nil {
+		status, reason := c.accept(now)
+		route := deepCopyMap(c.route)
+		route["metadata"].(map[string]any)["generation"] = c.generation
+		cond := func(typ, status, reason string) map[string]any {
+			return map[string]any{"type": typ, "status": status, "reason": reason, "observedGeneration": c.generation, "lastTransitionTime": "2026-12-02T10:00:00Z", "message": ""}
+		}
+		route["status"] = map[string]any{"parents": []any{map[string]any{
+			"parentRef":      map[string]any{"name": "gateway", "namespace": "istio-ingress"},
+			"controllerName": "example.com/gateway",
+			"conditions":     []any{cond("Accepted", status, reason), cond("ResolvedRefs", "True", "ResolvedRefs")},
+		}}}
+		req.Observed.Resources["route-httproute"] = &fnv1.Resource{Resource: mustStruct(t, route)}
+	}
+	status, since := c.available(now)
+	req.RequiredResources = map[string]*fnv1.Resources{"gate-0": {Items: []*fnv1.Resource{{Resource: mustStruct(t, map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "podinfo-v2", "namespace": "test"},
+		"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "Available", "status": status, "reason": "Simulated", "lastTransitionTime": since.Format(time.RFC3339),
+		}}},
+	})}}}}
+	return req
+}
+
+// apply takes the run's desired state as the cluster's new observed state.
+func (c *cluster) apply(rsp *fnv1.RunFunctionResponse) {
+	desired := rsp.GetDesired()
+	if s, ok := desired.GetComposite().GetResource().AsMap()["status"].(map[string]any); ok {
+		c.xrStatus = s
+	}
+	c.observed = map[string]*fnv1.Resource{}
+	for name, r := range desired.GetResources() {
+		if name == "route-httproute" {
+			route := r.GetResource().AsMap()
+			if c.route == nil || !cmp.Equal(c.route["spec"], route["spec"]) {
+				c.generation++
+			}
+			c.route = route
+			continue
+		}
+		c.observed[name] = r
+	}
+}
+
+func TestRolloutSimulation(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	accepted := func(time.Time) (string, string) { return "True", "Accepted" }
+	availableSince := func(since time.Time) func(time.Time) (string, time.Time) {
+		return func(time.Time) (string, time.Time) { return "True", since }
+	}
+	cases := map[string]struct {
+		reason  string
+		cluster *cluster
+		runs    int
+		want    []string
+	}{
+		"Succeeds": {
+			reason:  "The rollout walks 10% -> 50% -> 100% -> Succeeded: each step waits for the gateway to accept its weights and for its pause, one step per run.",
+			cluster: &cluster{accept: accepted, available: availableSince(start.Add(-time.Hour))},
+			runs:    14,
+			want: []string{
+				"10:00:00 Progressing step 0 at 10%, again in 30s: holding step 0 (10%): the route has not been created yet [rollout of revision v2 started at step 0 (10%)]",
+				"10:00:30 Progressing step 0 at 10%, again in 30s: holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
+				"10:01:00 Progressing step 1 at 50%, again in 30s: holding step 1 (50%): the route does not carry the step's weights yet [rollout of revision v2 advanced to step 1 (50%)]",
+				"10:01:30 Progressing step 1 at 50%, again in 1m0s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
+				"10:02:30 Progressing step 1 at 50%, again in 1m0s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
+				"10:03:30 Progressing step 1 at 50%, again in 1m0s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
+				"10:04:30 Progressing step 1 at 50%, again in 1m0s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
+				"10:05:30 Progressing step 1 at 50%, again in 30s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
+				"10:06:00 Progressing step 2 at 100%, again in 30s: holding step 2 (100%): the route does not carry the step's weights yet [rollout of revision v2 advanced to step 2 (100%)]",
+				"10:06:30 Succeeded step 2 at 100%, again in 1m0s: revision v2 completed all 3 steps at 100% [rollout of revision v2 succeeded at 100%]",
+				"10:07:30 Succeeded step 2 at 100%, again in 1m0s: revision v2 completed all 3 steps at 100%",
+				"10:08:30 Succeeded step 2 at 100%, again in 1m0s: revision v2 completed all 3 steps at 100%",
+				"10:09:30 Succeeded step 2 at 100%, again in 1m0s: revision v2 completed all 3 steps at 100%",
+				"10:10:30 Succeeded step 2 at 100%, again in 1m0s: revision v2 completed all 3 steps at 100%",
+			},
+		},
+		"GatewayRefuses": {
+			reason: "A gateway that does not accept the route holds the rollout at step 0, saying which parent and why.",
+			cluster: &cluster{
+				accept:    func(time.Time) (string, string) { return "False", "NotAllowedByListeners" },
+				available: availableSince(start.Add(-time.Hour)),
+			},
+			runs: 5,
+			want: []string{
+				"10:00:00 Progressing step 0 at 10%, again in 30s: holding step 0 (10%): the route has not been created yet [rollout of revision v2 started at step 0 (10%)]",
+				"10:00:30 Progressing step 0 at 10%, again in 30s: holding step 0 (10%): istio-ingress/gateway has not accepted the route (NotAllowedByListeners)",
+				"10:01:00 Progressing step 0 at 10%, again in 30s: holding step 0 (10%): istio-ingress/gateway has not accepted the route (NotAllowedByListeners)",
+				"10:01:30 Progressing step 0 at 10%, again in 30s: holding step 0 (10%): istio-ingress/gateway has not accepted the route (NotAllowedByListeners)",
+				"10:02:00 Progressing step 0 at 10%, again in 30s: holding step 0 (10%): istio-ingress/gateway has not accepted the route (NotAllowedByListeners)",
+			},
+		},
+		"GateFails": {
+			reason: "The canary Deployment becomes unavailable at 10:02 during step 1: the step holds, and 2m later (failAfter) the rollout fails back to 0%.",
+			cluster: &cluster{accept: accepted, available: func(now time.Time) (string, time.Time) {
+				down := start.Add(2 * time.Minute)
+				if now.Before(down) {
+					return "True", start.Add(-time.Hour)
+				}
+				return "False", down
+			}},
+			runs: 12,
+			want: []string{
+				"10:00:00 Progressing step 0 at 10%, again in 30s: holding step 0 (10%): the route has not been created yet [rollout of revision v2 started at step 0 (10%)]",
+				"10:00:30 Progressing step 0 at 10%, again in 30s: holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
+				"10:01:00 Progressing step 1 at 50%, again in 30s: holding step 1 (50%): the route does not carry the step's weights yet [rollout of revision v2 advanced to step 1 (50%)]",
+				"10:01:30 Progressing step 1 at 50%, again in 1m0s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
+				"10:02:30 Progressing step 1 at 50%, again in 1m0s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
+				"10:03:30 Progressing step 1 at 50%, again in 1m0s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
+				"10:04:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s",
+				"10:05:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s",
+				"10:06:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s",
+				"10:07:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s",
+				"10:08:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s",
+				"10:09:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			now := start
+			var got []string
+			for range tc.runs {
+				f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return now })}
+				rsp, err := f.RunFunction(context.Background(), tc.cluster.request(t, now))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, describeRun(t, now, rsp))
+				assertXRDAccepts(t, tc.cluster.request(t, now), rsp)
+				assertWeights(t, rsp)
+				tc.cluster.apply(rsp)
+				now = now.Add(rsp.GetMeta().GetTtl().AsDuration())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nthe rollout run by run: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// describeRun says what one run decided, in a line.
+func describeRun(t *testing.T, now time.Time, rsp *fnv1.RunFunctionResponse) string {
+	t.Helper()
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			t.Fatalf("%s: unexpected Fatal: %s", now.Format(time.TimeOnly), r.GetMessage())
+		}
+	}
+	status, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+	r, _ := status["rollout"].(map[string]any)
+	var line strings.Builder
+	fmt.Fprintf(&line, "%s %s step %v at %v%%, again in %s: %s", now.Format(time.TimeOnly), r["phase"], r["step"], r["canaryWeight"],
+		rsp.GetMeta().GetTtl().AsDuration(), r["message"])
+	for _, res := range rsp.GetResults() {
+		line.WriteString(" [" + res.GetMessage() + "]")
+	}
+	return line.String()
+}
+
+// assertWeights checks that the composed route carries the weights the
+// status reports.
+func assertWeights(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+	t.Helper()
+	status, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+	r, _ := status["rollout"].(map[string]any)
+	route := rsp.GetDesired().GetResources()["route-httproute"].GetResource().AsMap()
+	want := [][]string{{
+		fmt.Sprintf("Service/podinfo-primary:9898=%v", r["primaryWeight"]),
+		fmt.Sprintf("Service/podinfo-canary:9898=%v", r["canaryWeight"]),
+	}}
+	if diff := cmp.Diff(want, routeWeights(route)); diff != "" {
+		t.Errorf("the composed route must carry the weights of status.rollout: -want, +got:\n%s", diff)
+	}
+}
+
+func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func deepCopyMap(m map[string]any) map[string]any {
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		panic(err)
+	}
+	return s.AsMap()
+}
+
+// hostileSpecs are the worst specs a request under the gRPC limit can carry:
+// each makes one part of the function work as hard as the bytes allow. The reference
+// says a run answers within 100 ms for anything the XRD does not admit;
+// BenchmarkHostileInputs measures it, TestHostileInputs checks that each is
+// a short Fatal.
+func hostileSpecs() map[string]map[string]any {
+	base := func() map[string]any {
+		return map[string]any{
+			"parentRefs": []any{map[string]any{"name": "gateway"}},
+			"port":       float64(80),
+			"primary":    map[string]any{"backendRef": map[string]any{"name": "podinfo"}},
+			"canary":     map[string]any{"backendRef": map[string]any{"name": "podinfo-canary"}},
+		}
+	}
+	many := func(n int, item func(i int) any) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = item(i)
+		}
+		return out
+	}
+	specs := map[string]map[string]any{}
+
+	s := base()
+	selector := map[string]any{}
+	for i := range 120_000 {
+		selector[fmt.Sprintf("Bad Key %d", i)] = "Bad Value"
+	}
+	s["primary"] = map[string]any{"service": map[string]any{"selector": selector}}
+	specs["SelectorLabels"] = s
+
+	s = base()
+	s["hostnames"] = many(150_000, func(i int) any { return fmt.Sprintf("Bad_Host_%d", i) })
+	specs["Hostnames"] = s
+
+	s = base()
+	s["parentRefs"] = many(100_000, func(i int) any { return map[string]any{"name": fmt.Sprintf("Bad Gateway %d", i)} })
+	specs["ParentRefs"] = s
+
+	s = base()
+	s["rules"] = many(30_000, func(int) any {
+		return map[string]any{"matches": []any{map[string]any{"path": map[string]any{"type": "Bogus", "value": "no slash"}}}}
+	})
+	specs["Rules"] = s
+
+	s = base()
+	s["rules"] = []any{map[string]any{"matches": many(40_000, func(int) any {
+		return map[string]any{"headers": []any{map[string]any{"name": "Bad Header", "value": "v"}}}
+	})}}
+	specs["Matches"] = s
+
+	s = base()
+	s["canary"] = map[string]any{"backendRef": map[string]any{"name": "c"}, "filters": many(30_000, func(int) any {
+		return map[string]any{"type": "RequestHeaderModifier", "requestHeaderModifier": map[string]any{"set": []any{map[string]any{"name": "Bad Name", "value": "v"}}}}
+	})}
+	specs["Filters"] = s
+
+	s = base()
+	s["traffic"] = map[string]any{"steps": many(80_000, func(int) any { return map[string]any{"weight": float64(101), "pause": "never"} })}
+	specs["Steps"] = s
+
+	s = base()
+	s["traffic"] = map[string]any{"weight": float64(10), "gates": many(40_000, func(int) any {
+		return map[string]any{"apiVersion": "a/b/c", "kind": "", "name": "Bad Name", "conditionType": strings.Repeat("C", 10)}
+	})}
+	specs["Gates"] = s
+
+	s = base()
+	s["routeName"] = strings.Repeat("x", 3<<20)
+	specs["HugeValue"] = s
+
+	s = base()
+	s["canary"] = map[string]any{"externalName": strings.Repeat("a.", 1<<20)}
+	specs["HugeExternalName"] = s
+	return specs
+}
+
+// hostileRequest is a request with a spec, under the gRPC limit.
+func hostileRequest(tb testing.TB, spec map[string]any) *fnv1.RunFunctionRequest {
+	tb.Helper()
+	xr, err := structpb.NewStruct(map[string]any{
+		"apiVersion": "platform.example.org/v1alpha1",
+		"kind":       "CanaryRoute",
+		"metadata":   map[string]any{"name": "podinfo", "namespace": "test"},
+		"spec":       spec,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	input, err := structpb.NewStruct(map[string]any{"apiVersion": "canaryroute.fn.crossplane.io/v1beta1", "kind": "Input"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req := &fnv1.RunFunctionRequest{Input: input, Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr}}}
+	if size := proto.Size(req); size > grpcLimit {
+		tb.Fatalf("the hostile request has %d bytes, more than the gRPC limit %d", size, grpcLimit)
+	}
+	return req
+}
+
+// TestHostileInputs checks that each hostile spec is a Fatal result of
+// bounded size: at most 20 errors, values cut.
+func TestHostileInputs(t *testing.T) {
+	f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
+	for name, spec := range hostileSpecs() {
+		t.Run(name, func(t *testing.T) {
+			rsp, err := f.RunFunction(context.Background(), hostileRequest(t, spec))
+			if err != nil {
+				t.Fatalf("RunFunction(...): unexpected error: %v", err)
+			}
+			results := rsp.GetResults()
+			if len(results) != 1 || results[0].GetSeverity() != fnv1.Severity_SEVERITY_FATAL {
+				t.Fatalf("want one Fatal result, got %v", results)
+			}
+			// 20 errors of a few hundred characters each, at most.
+			if n := len(results[0].GetMessage()); n > 16<<10 {
+				t.Errorf("the Fatal message has %d bytes: errors or values are not bounded", n)
+			}
+		})
+	}
+}
+
+// responseYAML is a RunFunctionResponse written in YAML, in the protobuf
+// JSON mapping.
+func responseYAML(t *testing.T, y string) *fnv1.RunFunctionResponse {
+	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsp := &fnv1.RunFunctionResponse{}
+	if err := protojson.Unmarshal(j, rsp); err != nil {
+		t.Fatalf("cannot read the expected response: %v", err)
+	}
+	return rsp
 }

@@ -31,7 +31,7 @@ import (
 	fnv1beta1 "github.com/crossplane/function-sdk-go/proto/v1beta1"
 )
 
-// loadRequests is how many requests TestServeLoad sends: the issue asks for
+// loadRequests is how many requests TestServeLoad sends: the load goal is
 // at least 20,000. That sends each of the ~40 distinct requests ~500 times,
 // interleaved differently on every connection, and makes a per-request leak
 // stand out: 20,000 retained responses of a few KB each are tens of MB
@@ -39,7 +39,7 @@ import (
 const loadRequests = 20_480
 
 // loadClients is how many clients send at once, each on its own connection:
-// the issue's 64, well beyond the handful of Crossplane replicas and
+// the goal's 64, well beyond the handful of Crossplane replicas and
 // reconcile workers that call one function.
 const loadClients = 64
 
@@ -79,6 +79,9 @@ type loadCase struct {
 // an in-process run gives, and after the load the goroutines and the heap
 // must be back at their baseline.
 func TestServeLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the load test sends 20,480 requests over gRPC: it runs without -short, and in CI under -race")
+	}
 	cases := loadCases(t)
 	schedule := loadSchedule(cases)
 
@@ -500,7 +503,7 @@ func invalidRequests(t *testing.T, examples map[string]*fnv1.RunFunctionRequest)
 		"invalid/gate-not-allowed": spec(progressive, func(s map[string]any) {
 			s["traffic"].(map[string]any)["gates"] = []any{map[string]any{"apiVersion": "v1", "kind": "Secret", "name": "db", "conditionType": "Ready"}}
 		}),
-		// A few thousand invalid labels (the issue's quadratic error
+		// A few thousand invalid labels (the quadratic error
 		// aggregation), in multi-byte characters so that a cap by bytes
 		// that cuts a rune in two would fail the response's encoding.
 		"invalid/huge-selector": spec(base, selector(2000, func(i int) (string, string) {

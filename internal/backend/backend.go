@@ -18,7 +18,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
-// Backend kinds with rules of their own (API.md's table). Any other
+// Backend kinds with rules of their own (docs/reference.md's table). Any other
 // group/kind is written as the user wrote it.
 var (
 	KindService       = schema.GroupKind{Group: "", Kind: "Service"}

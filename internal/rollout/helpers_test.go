@@ -22,7 +22,7 @@ func mt(d time.Duration) *metav1.Time { return &metav1.Time{Time: at(d)} }
 
 func i32(v int32) *int32 { return &v }
 
-// steps3 is API.md's example: 10% for 1m, 50% for 5m, then 100%.
+// steps3 is the reference's example: 10% for 1m, 50% for 5m, then 100%.
 func steps3() []xr.Step {
 	return []xr.Step{
 		{Weight: 10, Pause: time.Minute},
@@ -50,7 +50,7 @@ func routeRefused(why string) func(int32) (bool, string) {
 	return func(int32) (bool, string) { return false, why }
 }
 
-// gateDeployment is the gate of API.md's example with failAfter 5m.
+// gateDeployment is the gate of the reference's example with failAfter 5m.
 func gateDeployment(name string) xr.Gate {
 	return xr.Gate{APIVersion: "apps/v1", Kind: "Deployment", Name: name, ConditionType: "Available", FailAfter: 5 * time.Minute}
 }

@@ -43,7 +43,7 @@ func violations(in Input, d Decision) []string {
 			bad("phase %s unhealthy (%q)", s.Phase, d.Reason)
 		}
 	default:
-		bad("phase %q is none of API.md's", s.Phase)
+		bad("phase %q is none of the documented phases", s.Phase)
 	}
 	if d.Active != wantActive(in, d) {
 		bad("active %t in phase %s at %d%%", d.Active, s.Phase, w)

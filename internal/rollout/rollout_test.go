@@ -160,7 +160,7 @@ func TestDecideManual(t *testing.T) {
 			},
 		},
 		"PausedAtZeroIsNotActive": {
-			reason: "Pausing never changes who sees the canary: a manual route paused at 0% keeps A/B rules and mirroring off (API.md: active means weight > 0 or a step in progress).",
+			reason: "Pausing never changes who sees the canary: a manual route paused at 0% keeps A/B rules and mirroring off (the reference: active means weight > 0 or a step in progress).",
 			in: manualIn(func(in *Input) {
 				in.Traffic.Weight = i32(50)
 				in.Traffic.Paused = true

@@ -94,7 +94,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // checkInvariants fails the test when a CanaryRoute that Parse accepted
-// breaks a limit of API.md that later steps rely on.
+// breaks a limit of the reference that later steps rely on.
 func checkInvariants(t *testing.T, cr *CanaryRoute) {
 	t.Helper()
 	s := cr.Spec

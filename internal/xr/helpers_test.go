@@ -13,7 +13,7 @@ import (
 )
 
 // baseXR is a valid cluster-scoped CanaryRoute without a claim: the Flagger
-// scenario of API.md. Each case patches a fresh copy.
+// scenario of docs/reference.md. Each case patches a fresh copy.
 const baseXR = `
 apiVersion: platform.example.org/v1alpha1
 kind: XCanaryRoute

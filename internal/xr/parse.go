@@ -17,7 +17,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
-// Limits that API.md fixes beyond those of the Gateway API CRDs.
+// Limits that the CanaryRoute's reference (docs/reference.md) fixes beyond those of the Gateway API CRDs.
 const (
 	maxParentRefs = 32
 	maxHostnames  = 16
@@ -37,24 +37,25 @@ const (
 )
 
 // specLimits are the sizes of the spec fields the function reads, where
-// they are not package bounds' defaults.
+// they are not package bounds' defaults. The XRDs (hack/xrdgen/schema.yaml)
+// state the same limits: TestLimitsMatchTheXRDs holds them together.
 var specLimits = bounds.Limits{
-	"spec.namespace":                63,
-	"spec.routeName":                253,
-	"spec.parentRefs":               maxParentRefs,
-	"spec.hostnames":                maxHostnames,
-	"spec.rules":                    maxRules,
-	"spec.rules[*].filters":         16,
-	"spec.primary.filters":          16,
-	"spec.canary.filters":           16,
-	"spec.primary.service.selector": maxSelector,
-	"spec.canary.service.selector":  maxSelector,
-	"spec.primary.externalName":     254,
-	"spec.canary.externalName":      254,
-	"spec.canary.revision":          63,
-	"spec.traffic.steps":            maxSteps,
-	"spec.traffic.gates":            maxGates,
-	"conditionType":                 maxConditionType,
+	"spec.namespace":                      63,
+	"spec.routeName":                      253,
+	"spec.parentRefs":                     maxParentRefs,
+	"spec.hostnames":                      maxHostnames,
+	"spec.rules":                          maxRules,
+	"spec.rules[*].filters":               16,
+	"spec.primary.filters":                16,
+	"spec.canary.filters":                 16,
+	"spec.primary.service.selector":       maxSelector,
+	"spec.canary.service.selector":        maxSelector,
+	"spec.primary.externalName":           254,
+	"spec.canary.externalName":            254,
+	"spec.canary.revision":                63,
+	"spec.traffic.steps":                  maxSteps,
+	"spec.traffic.gates":                  maxGates,
+	"spec.traffic.gates[*].conditionType": maxConditionType,
 }
 
 // checkBounds checks the sizes of the spec fields the function reads, and

@@ -68,7 +68,7 @@ func parseCases(t testing.TB) map[string]parseCase {
 			}},
 		},
 		"EveryField": {
-			reason: "Every spec field of API.md and the status the function wrote decode into their typed fields: kind-specific fragments as HTTPRoute types, durations parsed, mirror percent and gate failAfter as written.",
+			reason: "Every spec field of the reference and the status the function wrote decode into their typed fields: kind-specific fragments as HTTPRoute types, durations parsed, mirror percent and gate failAfter as written.",
 			args: args{xr: xrWith(t,
 				set("spec.routeName", "podinfo-route"),
 				set("spec.rules", `
@@ -265,7 +265,7 @@ route: {kind: HTTPRoute, name: podinfo-route, namespace: test, parents: [{name: 
 }
 
 // TestParse pins the complete result of valid XRs: every field of spec and
-// status lands where the rest of the function reads it, with API.md's
+// status lands where the rest of the function reads it, with the reference's
 // defaults applied.
 func TestParse(t *testing.T) {
 	for name, tc := range parseCases(t) {
@@ -423,7 +423,7 @@ func scopeCases() map[string]scopeCase {
 }
 
 // TestParseScope pins where the route lives and what it is called, per XR
-// scope (API.md's table), and the proxy Service name limits.
+// scope (docs/reference.md's table), and the proxy Service name limits.
 func TestParseScope(t *testing.T) {
 	for name, tc := range scopeCases() {
 		t.Run(name, func(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 )
 
-// revisionPattern is API.md's pattern for canary.revision: it ends up in
+// revisionPattern is the reference's pattern for canary.revision: it ends up in
 // status and in the session cookie's hash, so it stays short and plain.
 var revisionPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,63}$`)
 

@@ -1001,7 +1001,7 @@ rollout: {phase: Stable, canaryWeight: 20, primaryWeight: 80, futureField: {a: 1
 	}
 }
 
-// TestParseSpec pins each rule of API.md's spec: the value that a valid
+// TestParseSpec pins each rule of the spec in docs/reference.md: the value that a valid
 // field yields, and the field path and reason of every invalid one.
 func TestParseSpec(t *testing.T) {
 	for name, tc := range specCases() {

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
@@ -138,6 +139,27 @@ func BenchmarkServeGRPC(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := client.RunFunction(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// grpcLimit is the function's default largest request (--max-recv-message-size).
+const grpcLimit = 4 << 20
+
+// BenchmarkHostileInputs measures a run on each hostile spec: the reference (docs/reference.md) wants
+// an answer within 100 ms for anything under the gRPC limit.
+func BenchmarkHostileInputs(b *testing.B) {
+	f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
+	for name, spec := range hostileSpecs() {
+		b.Run(name, func(b *testing.B) {
+			req := hostileRequest(b, spec)
+			b.SetBytes(int64(proto.Size(req)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.RunFunction(context.Background(), req); err != nil {
 					b.Fatal(err)
 				}
 			}

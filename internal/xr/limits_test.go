@@ -1,0 +1,87 @@
+package xr
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// TestLimitsMatchTheXRDs holds the limits the parser checks before decoding
+// and the limits the XRDs state (generated from hack/xrdgen/schema.yaml) to
+// one value each: a limit the XRD admits and the function refuses would make
+// a valid-looking CanaryRoute a Fatal, and the reverse would let the API
+// server store what no run can compose.
+func TestLimitsMatchTheXRDs(t *testing.T) {
+	for _, file := range []string{"canaryroute-namespaced.yaml", "canaryroute-cluster.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "example", "definitions", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var xrd struct {
+			Spec struct {
+				Versions []struct {
+					Schema struct {
+						OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
+					} `json:"schema"`
+				} `json:"versions"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(b, &xrd); err != nil {
+			t.Fatal(err)
+		}
+		root := xrd.Spec.Versions[0].Schema.OpenAPIV3Schema
+		for pattern, limit := range specLimits {
+			if file == "canaryroute-namespaced.yaml" && pattern == "spec.namespace" {
+				continue // Only cluster-scoped XRs name the route's namespace.
+			}
+			node, ok := schemaAt(root, pattern)
+			if !ok {
+				t.Errorf("%s: no schema for %s", file, pattern)
+				continue
+			}
+			got, which := xrdLimit(node)
+			if which == "" {
+				t.Errorf("%s: %s has no maxLength, maxItems or maxProperties; the function limits it to %d", file, pattern, limit)
+				continue
+			}
+			if got != limit {
+				t.Errorf("%s: %s has %s %d; the function limits it to %d", file, pattern, which, got, limit)
+			}
+		}
+	}
+}
+
+// schemaAt finds the schema of a bounds pattern (spec.rules[*].filters).
+func schemaAt(node map[string]any, pattern string) (map[string]any, bool) {
+	for _, part := range strings.Split(strings.ReplaceAll(pattern, "[*]", ".[*]"), ".") {
+		var next any
+		if part == "[*]" {
+			next = node["items"]
+			if next == nil {
+				next = node["additionalProperties"]
+			}
+		} else {
+			props, _ := node["properties"].(map[string]any)
+			next = props[part]
+		}
+		n, ok := next.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		node = n
+	}
+	return node, true
+}
+
+// xrdLimit is the size limit a schema states, and which keyword states it.
+func xrdLimit(node map[string]any) (int, string) {
+	for _, k := range []string{"maxLength", "maxItems", "maxProperties"} {
+		if v, ok := node[k].(float64); ok {
+			return int(v), k
+		}
+	}
+	return 0, ""
+}
