@@ -95,11 +95,14 @@ func setStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, rs x
 	}
 	// SetValue writes the typed status through its JSON, as encoding/json
 	// marshals it.
+	// Bounded: a status the API server refuses would never be written.
+	rs = rs.Bounded()
 	if err := dxr.Resource.SetValue("status.rollout", &rs); err != nil {
 		return err
 	}
 	if rts != nil {
-		if err := dxr.Resource.SetValue("status.route", rts); err != nil {
+		bounded := rts.Bounded()
+		if err := dxr.Resource.SetValue("status.route", &bounded); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,7 +121,7 @@ func genGates(src source) []GateObservation {
 			c := &metav1.Condition{
 				Type:   g.ConditionType,
 				Status: pick(src, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown, "Bogus"),
-				Reason: pick(src, "", "MinimumReplicasUnavailable"),
+				Reason: pick(src, "", "MinimumReplicasUnavailable", strings.Repeat("Long", 1250)),
 			}
 			if !chance(src, 4) {
 				c.LastTransitionTime = metav1.Time{Time: at(genSpan(src))}
@@ -141,7 +142,7 @@ func genRoute(src source, steps []xr.Step) func(int32) (bool, string) {
 	case 1:
 		return routeOK
 	case 2:
-		return routeRefused(holdGatewayNoGo)
+		return routeRefused(pick(src, holdGatewayNoGo, strings.Repeat("NotAllowedByListeners", 250)))
 	default:
 		if len(steps) > 0 && !chance(src, 4) {
 			return routeAt(pick(src, steps...).Weight)
@@ -150,13 +151,16 @@ func genRoute(src source, steps []xr.Step) func(int32) (bool, string) {
 	}
 }
 
-// genTime is a status time: missing, around t0, or the zero time.
+// genTime is a status time: missing, around t0, the zero time, or the last
+// second date-time admits.
 func genTime(src source) *metav1.Time {
-	switch src.IntN(6) {
+	switch src.IntN(7) {
 	case 0:
 		return nil
 	case 1:
 		return &metav1.Time{}
+	case 2:
+		return &metav1.Time{Time: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)}
 	default:
 		return mt(genSpan(src))
 	}
@@ -246,6 +250,7 @@ func genInput(src source) Input {
 		in.Traffic.Gates = append(in.Traffic.Gates, g.Gate)
 	}
 	in.RouteAtWeight = genRoute(src, in.Traffic.Steps)
+	in.RouteMissing = chance(src, 6)
 	if chance(src, 8) {
 		in.CanaryRefused = true
 		in.CanaryRefusedReason = pick(src, "namespace monitoring is not allowed", "")

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +55,25 @@ func violations(in Input, d Decision) []string {
 	}
 	if strings.Contains(d.Event, "\n") || strings.Contains(s.Message, "\n") {
 		bad("event %q or message %q is not one line", d.Event, s.Message)
+	}
+
+	// What the API server and the next run accept, and what the route
+	// carries.
+	if n := utf8.RuneCountInString(s.Message); n > xr.MaxStatusMessage || !utf8.ValidString(s.Message) {
+		bad("message of %d characters (valid UTF-8: %t), more than %d", n, utf8.ValidString(s.Message), xr.MaxStatusMessage)
+	}
+	for _, t := range []*metav1.Time{s.StepStartedAt, s.NextStepAt} {
+		if t != nil && (t.Year() < 1 || t.Year() > 9999) {
+			bad("time %s outside what date-time admits", t)
+		}
+	}
+	if s.StepStartedAt != nil && s.StepStartedAt.After(in.Now) {
+		bad("stepStartedAt %s after now %s", s.StepStartedAt, in.Now)
+	}
+	for _, m := range namedWeights.FindAllStringSubmatch(s.Message, -1) {
+		if m[1] != fmt.Sprint(w) && m[2] != fmt.Sprint(w) {
+			bad("message %q names a weight the route does not carry (%d%%)", s.Message, w)
+		}
 	}
 	if d.HoldPrevious && !isFrozen(in) {
 		bad("holds the previous composition without being paused")
@@ -142,6 +163,10 @@ func violations(in Input, d Decision) []string {
 	return v
 }
 
+// namedWeights finds the weights the engine's own phrases name: "step 1
+// (50%)" and "paused at 50%".
+var namedWeights = regexp.MustCompile(`step \d+ \((\d+)%\)|paused at (\d+)%`)
+
 // wantActive is when the canary-only rules (A/B, session, mirror) apply:
 // while the rollout is under way and the canary gets less than everything.
 func wantActive(in Input, d Decision) bool {
@@ -153,6 +178,9 @@ func wantActive(in Input, d Decision) bool {
 	case xr.PhaseStable:
 		return w > 0
 	case xr.PhasePaused:
+		if isFrozen(in) && in.RouteMissing && canaryChanged(in) {
+			return false // A canary nobody tested, composed at 0%.
+		}
 		return w > 0 || (in.Traffic.Progressive() && s.Step != nil)
 	case xr.PhaseProgressing:
 		return true
@@ -179,8 +207,9 @@ func isFrozen(in Input) bool {
 func frozenViolations(in Input, d Decision) []string {
 	var v []string
 	p, s := in.Previous, d.Status
+	changed := canaryChanged(in)
 	want := min(max(p.CanaryWeight, 0), 100)
-	if p.Phase == xr.PhaseFailed || p.Phase == xr.PhaseAborted {
+	if p.Phase == xr.PhaseFailed || p.Phase == xr.PhaseAborted || (changed && in.RouteMissing) {
 		want = 0
 	}
 	if d.CanaryWeight != want {
@@ -192,11 +221,17 @@ func frozenViolations(in Input, d Decision) []string {
 	if s.Revision != p.Revision {
 		v = append(v, fmt.Sprintf("revision %q while paused, the previous run had %q", s.Revision, p.Revision))
 	}
-	changed := p.Revision != in.Revision || (p.CanaryDigest != "" && in.CanaryDigest != "" && p.CanaryDigest != in.CanaryDigest)
-	if d.HoldPrevious != changed {
-		v = append(v, fmt.Sprintf("holds the previous composition: %t, the canary changed: %t", d.HoldPrevious, changed))
+	if d.HoldPrevious != (changed && !in.RouteMissing) {
+		v = append(v, fmt.Sprintf("holds the previous composition: %t, the canary changed: %t, the route is missing: %t", d.HoldPrevious, changed, in.RouteMissing))
 	}
 	return v
+}
+
+// canaryChanged reports whether a paused run sees another canary than the
+// previous run composed.
+func canaryChanged(in Input) bool {
+	p := in.Previous
+	return p.Revision != in.Revision || (p.CanaryDigest != "" && in.CanaryDigest != "" && p.CanaryDigest != in.CanaryDigest)
 }
 
 // roundTrip is what Crossplane keeps of a status between runs: its JSON.

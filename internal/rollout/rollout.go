@@ -14,11 +14,13 @@ package rollout
 
 import (
 	"fmt"
+	"regexp"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -88,6 +90,9 @@ type Input struct {
 	RouteAtWeight func(weight int32) (ok bool, hold string)
 	// Gates are the observed gate objects, one per traffic.gates entry.
 	Gates []GateObservation
+	// RouteMissing is set when the route does not exist (deleted, or of
+	// another kind): there is no composition to hold.
+	RouteMissing bool
 	// CanaryRefused is set when the policy refused the canary's backend.
 	CanaryRefused       bool
 	CanaryRefusedReason string
@@ -135,10 +140,17 @@ func Decide(in Input) Decision {
 	// Status times have second precision, so the engine works in seconds:
 	// a time read back from status compares equal to the one written.
 	in.Now = in.Now.Truncate(time.Second)
+	var d Decision
 	if in.Traffic.Progressive() {
-		return progressive(in)
+		d = progressive(in)
+	} else {
+		d = manual(in)
 	}
-	return manual(in)
+	// Whatever was observed, the next run and the API server accept the
+	// status: a status they refuse would never be written, and every later
+	// run would start from the last one that was.
+	d.Status = d.Status.Bounded()
+	return d
 }
 
 // manual is traffic.weight: the user moves traffic by hand.
@@ -221,6 +233,9 @@ func progressive(in Input) Decision {
 	why := restartOf(in)
 
 	cur := xr.RolloutStatus{Revision: in.Revision, CanaryDigest: in.CanaryDigest, Phase: xr.PhaseProgressing}
+	// A step that started in the future (by this clock) starts now: this run
+	// moves its start, so it does not also move the rollout on.
+	startMoved := why == noRestart && prev.StepStartedAt != nil && prev.StepStartedAt.After(in.Now)
 	if why == noRestart {
 		// A step beyond the list (steps removed, or a status written by
 		// hand) is kept within it; relocate below finds the right one.
@@ -239,7 +254,7 @@ func progressive(in Input) Decision {
 		// A failed revision stays failed, aborted or paused or not: only a
 		// new revision (or a changed canary) retries, so aborting and
 		// clearing abort cannot restart it.
-		return terminal(cur, xr.PhaseFailed, failedReason(prev.Reason), prev.Message)
+		return terminal(cur, xr.PhaseFailed, failedReason(prev.Reason), failedMessage(in, prev))
 	case in.Traffic.Abort:
 		return terminal(cur, xr.PhaseAborted, ReasonAborted, "aborted: all traffic goes to the primary; clear abort to restart from step 0")
 	case in.Traffic.Paused && prev != nil:
@@ -260,7 +275,7 @@ func progressive(in Input) Decision {
 		}
 	case why != noRestart:
 		cur.Reason = restartReason[why]
-		return advance(in, cur, restartEvent(in, why))
+		return advance(in, cur, restartEvent(in, why), true)
 	}
 
 	// A Succeeded rollout stays Succeeded while the last step has its
@@ -277,7 +292,7 @@ func progressive(in Input) Decision {
 		cur.Step = ptr.To(i)
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
 		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonStepsChanged
-		return advance(in, cur, fmt.Sprintf("steps of revision %s changed: the rollout continues at step %d (%d%%)", in.Revision, i, steps[i].Weight))
+		return advance(in, cur, fmt.Sprintf("steps of revision %s changed: the rollout continues at step %d (%d%%)", in.Revision, i, steps[i].Weight), true)
 	}
 
 	step := steps[*cur.Step]
@@ -287,10 +302,10 @@ func progressive(in Input) Decision {
 		// observation time.
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
 		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonResumed
-		return advance(in, cur, fmt.Sprintf("rollout resumed at step %d (%d%%)", *cur.Step, step.Weight))
+		return advance(in, cur, fmt.Sprintf("rollout resumed at step %d (%d%%)", *cur.Step, step.Weight), true)
 	default:
 		cur.Phase = xr.PhaseProgressing
-		return advance(in, cur, "")
+		return advance(in, cur, "", startMoved)
 	}
 }
 
@@ -353,7 +368,7 @@ func frozen(in Input, why restart) Decision {
 		if cur.StepStartedAt.IsZero() {
 			cur.StepStartedAt = nil
 		} else {
-			cur.StepStartedAt = &metav1.Time{Time: cur.StepStartedAt.Truncate(time.Second)}
+			cur.StepStartedAt = stepStartedAt(cur.StepStartedAt, in.Now)
 		}
 	}
 	w := clampPercent(prev.CanaryWeight)
@@ -373,6 +388,25 @@ func frozen(in Input, why restart) Decision {
 		cur.CanaryDigest = in.CanaryDigest
 	}
 	note := pendingNote(in, why)
+	if changed && in.RouteMissing {
+		// Nothing composed can be held: the new canary, which nobody has
+		// tested, is composed at 0% and without canary-only rules until
+		// paused is cleared.
+		d.CanaryWeight, d.HoldPrevious = 0, false
+		if prev.Phase == xr.PhaseAborted || prev.Phase == xr.PhaseFailed {
+			cur.Reason = failedReason(prev.Reason)
+			if prev.Phase == xr.PhaseAborted {
+				cur.Reason = ReasonAborted
+			}
+			cur.Message = fmt.Sprintf("%s at 0%% while paused%s", prev.Phase, note)
+			d.Healthy, d.Reason = false, cur.Reason
+		} else {
+			cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
+			cur.Message = "paused with the canary at 0%: the route was not observed, so nothing composed can be held" + note
+		}
+		d.Status = withWeights(cur, 0)
+		return d
+	}
 	switch prev.Phase {
 	case xr.PhaseAborted, xr.PhaseFailed:
 		// Nothing goes to the canary, and nothing will until paused is
@@ -401,6 +435,27 @@ func frozen(in Input, why restart) Decision {
 	d.Status = withWeights(cur, w)
 	return d
 }
+
+// failedMessage is the message of a revision that failed on an earlier
+// run, which says why: a message that names another weight than the 0% the
+// route carries (written by an older release, or by hand) is replaced.
+func failedMessage(in Input, prev *xr.RolloutStatus) string {
+	for _, m := range stepWeightPattern.FindAllStringSubmatch(prev.Message, -1) {
+		if m[1] != "0" {
+			return fmt.Sprintf("the rollout of revision %s failed (%s): all traffic goes to the primary until a new revision",
+				in.Revision, failedReason(prev.Reason))
+		}
+	}
+	return prev.Message
+}
+
+// stepWeightPattern finds the weights that the engine's messages name, as
+// in "step 1 (50%)"; the values a message quotes from elsewhere do not count.
+var stepWeightPattern = regexp.MustCompile(`step \d+ \((\d+)%\)`)
+
+// quote cuts a value that the status quotes from elsewhere (a gate object,
+// the gateway) to a bounded length.
+func quote(s string) string { return fielderr.Cut(s, xr.MaxStatusValue) }
 
 // failedReason is the reason of a Failed phase read back from status: a
 // status without one failed on a gate.
@@ -433,15 +488,19 @@ func stepStartedAt(prev *metav1.Time, now time.Time) *metav1.Time {
 	// reads back as missing. A hand-written one is truncated to seconds like
 	// now, since writing it loses the fraction: either way the next run
 	// computes the same status.
-	if prev == nil || prev.IsZero() {
+	// One in the future (written by hand, or by a replica whose clock runs
+	// ahead) counts as now: a pause never runs from a time nobody reached.
+	if prev == nil || prev.IsZero() || prev.After(now) {
 		return &metav1.Time{Time: now}
 	}
 	return &metav1.Time{Time: prev.Truncate(time.Second)}
 }
 
 // advance holds the current step or moves past it. A run moves at most one
-// step: the gateway must accept each step's weights before the next.
-func advance(in Input, cur xr.RolloutStatus, event string) Decision {
+// step: the gateway must accept each step's weights before the next. moved
+// says this run already moved the rollout (started, resumed or relocated
+// the step, or moved its start), and event says so to the user.
+func advance(in Input, cur xr.RolloutStatus, event string, moved bool) Decision {
 	steps := in.Traffic.Steps
 	i := *cur.Step
 
@@ -455,10 +514,10 @@ func advance(in Input, cur xr.RolloutStatus, event string) Decision {
 			return withEvent(terminal(cur, xr.PhaseFailed, ReasonProgressDeadlineExceeded, msg), event)
 		}
 	}
-	if hold == "" && event != "" {
-		// A run that starts or resumes the step (event set) has moved the
-		// rollout already, so it holds the step even when nothing else does:
-		// the route has not carried this step's weights yet.
+	if hold == "" && moved {
+		// A run that starts or resumes the step has moved the rollout
+		// already, so it holds the step even when nothing else does: the
+		// route has not carried this step's weights yet.
 		hold, requeue = holdDue, MinRequeue
 	}
 	if hold != "" {
@@ -526,8 +585,9 @@ func pastDeadline(in Input, cur xr.RolloutStatus, hold string) (bool, string) {
 	if in.Now.Sub(due) <= deadline {
 		return false, ""
 	}
-	return true, fmt.Sprintf("step %d (%d%%) was held for longer than the progress deadline %s after its pause ended at %s: %s",
-		i, step.Weight, deadline, due.UTC().Format(time.RFC3339), hold)
+	// The rollout fails to 0%: the message names the step, not its weight.
+	return true, fmt.Sprintf("step %d was held for longer than the progress deadline %s after its pause ended at %s: %s",
+		i, deadline, due.UTC().Format(time.RFC3339), hold)
 }
 
 // untilDeadline shortens a hold's requeue so that the run after the
@@ -588,7 +648,7 @@ func failedGate(in Input, cur xr.RolloutStatus) (bool, string) {
 		}
 		if in.Now.Sub(counted) > g.Gate.FailAfter {
 			return true, fmt.Sprintf("gate %d failed: %s %s has had %s False since %s (%s), longer than %s",
-				i, g.Gate.Kind, g.Gate.Name, g.Gate.ConditionType, since.UTC().Format(time.RFC3339), c.Reason, g.Gate.FailAfter)
+				i, quote(g.Gate.Kind), quote(g.Gate.Name), quote(g.Gate.ConditionType), since.UTC().Format(time.RFC3339), quote(c.Reason), g.Gate.FailAfter)
 		}
 	}
 	return false, ""
@@ -599,12 +659,12 @@ func heldGate(in Input) string {
 	for i, g := range in.Gates {
 		switch {
 		case !g.Found:
-			return fmt.Sprintf("gate %d: %s %s not found", i, g.Gate.Kind, g.Gate.Name)
+			return fmt.Sprintf("gate %d: %s %s not found", i, quote(g.Gate.Kind), quote(g.Gate.Name))
 		case g.Condition == nil:
-			return fmt.Sprintf("gate %d: %s %s has no %s condition", i, g.Gate.Kind, g.Gate.Name, g.Gate.ConditionType)
+			return fmt.Sprintf("gate %d: %s %s has no %s condition", i, quote(g.Gate.Kind), quote(g.Gate.Name), quote(g.Gate.ConditionType))
 		case g.Condition.Status != metav1.ConditionTrue:
-			return fmt.Sprintf("gate %d: %s %s has %s %s (%s)", i, g.Gate.Kind, g.Gate.Name,
-				g.Gate.ConditionType, g.Condition.Status, g.Condition.Reason)
+			return fmt.Sprintf("gate %d: %s %s has %s %s (%s)", i, quote(g.Gate.Kind), quote(g.Gate.Name),
+				quote(g.Gate.ConditionType), quote(string(g.Condition.Status)), quote(g.Condition.Reason))
 		}
 	}
 	return ""

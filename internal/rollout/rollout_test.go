@@ -699,6 +699,64 @@ func TestDecideProgressive(t *testing.T) {
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
+		"NewRevisionWhilePausedWithoutRoute": {
+			reason: "Paused, with a new revision, and the route not observed (deleted, or of another kind): there is nothing composed to hold, so the new, untested canary is composed at 0% with no canary-only rules, never at the frozen weight; the restart still waits for paused to be cleared.",
+			in: progIn(func(in *Input) {
+				in.Traffic.Paused = true
+				in.RouteMissing = true
+				in.Previous = with(progressing(1, -time.Hour), func(s *xr.RolloutStatus) { s.Revision = "v1" })
+			}),
+			want: Decision{
+				CanaryWeight: 0,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour),
+					CanaryWeight: 0, PrimaryWeight: 100,
+					Message: "paused with the canary at 0%: the route was not observed, so nothing composed can be held; revision v2 starts at step 0 when paused is cleared",
+				},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"FutureStepStartedAtCountsAsNow": {
+			reason: "A stepStartedAt in the future (a status written by hand, or far ahead of this replica's clock) counts as now: the step's pause runs from now, and nextStepAt stays a time the API server admits.",
+			in: progIn(func(in *Input) {
+				in.Previous = with(progressing(1, 0), func(s *xr.RolloutStatus) {
+					s.StepStartedAt = &metav1.Time{Time: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)}
+				})
+				in.Now = at(6 * time.Minute)
+				in.RouteAtWeight = routeAt(50)
+			}),
+			want: holdingAt(1, 6*time.Minute, "pause until 2026-12-02T10:11:00Z", MaxRequeue, ""),
+		},
+		"LongGateReasonIsCut": {
+			reason: "A gate's reason is quoted in the message at most 256 characters long: the status stays within what the XRD admits, whatever the gate object says.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(1, 0), at(6*time.Minute)
+				in.RouteAtWeight = routeAt(50)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, strings.Repeat("x", 5000), tp(at(5*time.Minute)))}
+			}),
+			want: holdingAt(1, 0, "gate 0: Deployment podinfo-canary has Available False ("+strings.Repeat("x", 256)+"...(5000 characters))", HoldRequeue, ""),
+		},
+		"LongHoldIsBounded": {
+			reason: "Whatever holds the step, the message is at most 1,024 characters: the next run, and the API server, accept the status.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(1, 0), at(6*time.Minute)
+				in.RouteAtWeight = routeRefused(strings.Repeat("y", 5000))
+			}),
+			want: with2(holdingAt(1, 0, "", HoldRequeue, ""), func(d *Decision) {
+				d.Status.Message = string([]rune("holding step 1 (50%): " + strings.Repeat("y", 5000))[:xr.MaxStatusMessage-1]) + "…"
+			}),
+		},
+		"FailedMessageNamingAWeightIsReplaced": {
+			reason: "A Failed rollout sends nothing to the canary: a message carried from an earlier run that names another weight (written by an older release, or by hand) is replaced by one that says what the route carries.",
+			in: progIn(func(in *Input) {
+				in.Previous = with(progressing(0, 0), func(s *xr.RolloutStatus) {
+					s.Phase, s.Reason, s.CanaryWeight, s.PrimaryWeight = xr.PhaseFailed, ReasonProgressDeadlineExceeded, 0, 100
+					s.Message = "step 0 (10%) was held for longer than the progress deadline"
+				})
+				in.Now = at(10 * time.Minute)
+			}),
+			want: ended(xr.PhaseFailed, 0, 0, "the rollout of revision v2 failed (ProgressDeadlineExceeded): all traffic goes to the primary until a new revision", ReasonProgressDeadlineExceeded),
+		},
 		"FirstRunPaused": {
 			reason: "With nothing composed before there is nothing to freeze: the first run is Paused at step 0, with the start event.",
 			in:     progIn(func(in *Input) { in.Traffic.Paused = true }),
@@ -973,7 +1031,7 @@ func TestDecideProgressive(t *testing.T) {
 				in.RouteAtWeight = routeRefused(holdGatewayNoGo)
 			}),
 			want: ended(xr.PhaseFailed, 0, 0,
-				"step 0 (10%) was held for longer than the progress deadline 2m0s after its pause ended at 2026-12-02T10:01:00Z: "+holdGatewayNoGo,
+				"step 0 was held for longer than the progress deadline 2m0s after its pause ended at 2026-12-02T10:01:00Z: "+holdGatewayNoGo,
 				ReasonProgressDeadlineExceeded),
 		},
 		"ProgressDeadlineExceededByMissingGate": {
@@ -985,7 +1043,7 @@ func TestDecideProgressive(t *testing.T) {
 				in.Gates = []GateObservation{{Gate: deploy}}
 			}),
 			want: ended(xr.PhaseFailed, 0, 0,
-				"step 0 (10%) was held for longer than the progress deadline 1m0s after its pause ended at 2026-12-02T10:01:00Z: gate 0: Deployment podinfo-canary not found",
+				"step 0 was held for longer than the progress deadline 1m0s after its pause ended at 2026-12-02T10:01:00Z: gate 0: Deployment podinfo-canary not found",
 				ReasonProgressDeadlineExceeded),
 		},
 		"ProgressDeadlineIgnoresPause": {
@@ -1091,7 +1149,7 @@ func TestDecideProgressive(t *testing.T) {
 			want: holdingAt(0, 0, holdNotObserved, HoldRequeue, evStarted),
 		},
 		"ClockSkewNeverAdvances": {
-			reason: "A clock behind stepStartedAt (another replica's clock was ahead) never advances, even with everything else satisfied and a step without pause: it waits until the step's start.",
+			reason: "A clock behind stepStartedAt (another replica's clock was ahead, or a status written by hand) counts the step as started now, and that run does not advance, even with everything else satisfied and a step without pause: the next run, which agrees with the start, does.",
 			in: progIn(func(in *Input) {
 				in.Traffic.Steps = []xr.Step{{Weight: 10}, {Weight: 100}}
 				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0), CanaryWeight: 10, PrimaryWeight: 90}
@@ -1101,20 +1159,20 @@ func TestDecideProgressive(t *testing.T) {
 			want: Decision{
 				CanaryWeight: 10, Active: true,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0),
-					CanaryWeight: 10, PrimaryWeight: 90, Message: "holding step 0 (10%): pause until 2026-12-02T10:00:00Z",
+					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(-2 * time.Minute), NextStepAt: mt(-2 * time.Minute),
+					CanaryWeight: 10, PrimaryWeight: 90, Message: "holding step 0 (10%): " + holdDue,
 				},
-				Requeue: MaxRequeue, Healthy: true,
+				Requeue: MinRequeue, Healthy: true,
 			},
 		},
 		"ClockSkewDoesNotFailGates": {
-			reason: "A clock far behind the gate's transition never counts the gate as failed.",
+			reason: "A clock far behind the gate's transition never counts the gate as failed: the step starts now by that clock, and the gate counts from its own transition, later still.",
 			in: progIn(func(in *Input) {
 				in.Previous, in.Now = progressing(0, 0), at(-time.Hour)
 				in.RouteAtWeight = routeAt(10)
 				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(0)))}
 			}),
-			want: holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", MaxRequeue, ""),
+			want: holdingAt(0, -time.Hour, "pause until 2026-12-02T09:01:00Z", MaxRequeue, ""),
 		},
 	}
 	for name, tc := range cases {

@@ -5,8 +5,24 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Limits of the status the function writes, which the XRDs state too: a
+// status the API server refuses would never be written, and the XR would
+// keep its last one.
+const (
+	// MaxStatusMessage is the most characters of status.rollout.message.
+	MaxStatusMessage = 1024
+	// MaxStatusValue is the most characters of a value the status quotes
+	// from elsewhere (a gate's or a gateway's reason).
+	MaxStatusValue = 256
 )
 
 // parseStatus reads the status the function wrote on an earlier run. The
@@ -77,4 +93,59 @@ func decodeValue(path *field.Path, v, into any) field.ErrorList {
 		return field.ErrorList{decodeError(path, b, err)}
 	}
 	return nil
+}
+
+// Times a status may hold: what the date-time format admits, four-digit
+// years.
+var (
+	minStatusTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxStatusTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
+// Bounded is the status as the API server admits it, whatever the run
+// observed: the message cut to MaxStatusMessage characters, the times within
+// the years date-time admits.
+func (s RolloutStatus) Bounded() RolloutStatus {
+	s.Message = CutRunes(s.Message, MaxStatusMessage)
+	s.StepStartedAt = clampTime(s.StepStartedAt)
+	s.NextStepAt = clampTime(s.NextStepAt)
+	return s
+}
+
+// Bounded is the route status as the API server admits it: each parent's
+// reason, which the gateway wrote, cut to MaxStatusValue characters.
+func (s RouteStatus) Bounded() RouteStatus {
+	parents := make([]ParentStatus, 0, len(s.Parents))
+	for _, p := range s.Parents {
+		p.Reason = CutRunes(p.Reason, MaxStatusValue)
+		parents = append(parents, p)
+	}
+	if s.Parents != nil {
+		s.Parents = parents
+	}
+	return s
+}
+
+// CutRunes cuts s to at most n characters, the last of them an ellipsis
+// when it cuts; invalid UTF-8 is replaced, as the API server would refuse
+// it.
+func CutRunes(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+func clampTime(t *metav1.Time) *metav1.Time {
+	switch {
+	case t == nil:
+		return nil
+	case t.Time.Before(minStatusTime):
+		return &metav1.Time{Time: minStatusTime}
+	case t.Time.After(maxStatusTime):
+		return &metav1.Time{Time: maxStatusTime}
+	default:
+		return t
+	}
 }
