@@ -589,7 +589,7 @@ desired:
           reason: Manual
           canaryWeight: 20
           primaryWeight: 80
-          canaryDigest: 098b289f787e740b
+          canaryDigest: v2-0c9b3348d78394dd
           canaryBackends: [{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 3456}]
         route:
           kind: HTTPRoute

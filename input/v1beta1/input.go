@@ -109,6 +109,17 @@ type Input struct {
 	// +optional
 	AllowExternalNames bool `json:"allowExternalNames,omitempty"`
 
+	// DeniedExternalNames are DNS suffixes that no externalName side and no
+	// Istio Hostname backend may name, beside the names always refused
+	// (cluster-local names, the localhost family, cloud metadata and
+	// Docker host aliases). An entry such as corp.internal refuses
+	// corp.internal and every name below it; a leading "*." or "." is
+	// allowed and means the same.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	DeniedExternalNames []string `json:"deniedExternalNames,omitempty"`
+
 	// DefaultParentRefs are the parents (usually the platform's shared
 	// Gateway) of every route whose CanaryRoute names none.
 	// +optional

@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -240,7 +242,12 @@ func (b Backend) ID() xr.BackendID {
 // Digest is a short, stable digest of a side: what the backend is (its
 // source, resolved) and its filters. A change of it is a different canary,
 // which a progressive rollout must not send its current weight to.
-// spec.port is left out for proxy Services: it moves both sides alike.
+//
+// It compares meaning, not spelling: Gateway API's defaults are applied
+// before hashing (group "", kind Service, the route's namespace, the port
+// that spec.port gives), so writing a default out never restarts a
+// rollout. spec.port is left out for proxy Services: it moves both sides
+// alike.
 func Digest(side xr.Side, b Backend) string {
 	type digested struct {
 		Service      *xr.ServiceSource            `json:"service,omitempty"`
@@ -251,12 +258,31 @@ func Digest(side xr.Side, b Backend) string {
 		GRPCFilters  []gwv1.GRPCRouteFilter       `json:"grpcFilters,omitempty"`
 	}
 	d := digested{Service: side.Service, ExternalName: side.ExternalName, HTTPFilters: side.HTTPFilters, GRPCFilters: side.GRPCFilters}
+	if s := side.Service; s != nil && s.TargetPort != nil && b.Ref.Port != nil &&
+		s.TargetPort.Type == intstr.Int && s.TargetPort.IntVal == *b.Ref.Port {
+		// A targetPort written out as spec.port is the default one.
+		svc := *s
+		svc.TargetPort = nil
+		d.Service = &svc
+	}
 	if b.FromBackendRef {
-		d.BackendRef, d.Namespace = &b.Ref, b.Namespace
+		gk := b.GroupKind()
+		ref := *b.Ref.DeepCopy()
+		ref.Group, ref.Kind, ref.Namespace = ptr.To(gwv1.Group(gk.Group)), ptr.To(gwv1.Kind(gk.Kind)), nil
+		d.BackendRef, d.Namespace = &ref, b.Namespace
 	}
 	// Marshalling typed values cannot fail; maps come out sorted, so the
 	// bytes are stable.
 	data, _ := json.Marshal(d) //nolint:errchkjson // See above.
 	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:8])
+	return digestVersion + hex.EncodeToString(sum[:8])
 }
+
+// digestVersion starts every digest of this release: a digest without it
+// was hashed from the spelling, by an older release, and is adopted rather
+// than compared (see IsLegacyDigest).
+const digestVersion = "v2-"
+
+// IsLegacyDigest reports whether a digest was written by a release before
+// digests were versioned.
+func IsLegacyDigest(d string) bool { return d != "" && !strings.HasPrefix(d, digestVersion) }

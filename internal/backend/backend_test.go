@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -463,6 +464,103 @@ func TestGroupKindOf(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, GroupKindOf(tc.ref)); diff != "" {
 				t.Errorf("%s\nGroupKindOf(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestDigest(t *testing.T) {
+	withTargetPort := func(s xr.Side, p int32) xr.Side {
+		svc := *s.Service
+		svc.TargetPort = ptr.To(intstr.FromInt32(p))
+		s.Service = &svc
+		return s
+	}
+	withFilter := func(s xr.Side, name string) xr.Side {
+		s.HTTPFilters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier,
+			RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName(name), Value: "1"}}}}}
+		return s
+	}
+	cases := map[string]struct {
+		reason string
+		a, b   xr.Side
+		same   bool
+	}{
+		"GroupAndKindSpelledOut": {
+			reason: "group \"\" and kind Service written out are Gateway API's defaults: the same backend, the same digest.",
+			a:      ref("-", "", "canary", "", 0), b: ref("", "Service", "canary", "", 0), same: true,
+		},
+		"NamespaceSpelledOut": {
+			reason: "The route's own namespace written out is the namespace left out.",
+			a:      ref("-", "", "canary", "", 0), b: ref("-", "", "canary", "test", 0), same: true,
+		},
+		"PortFromSpec": {
+			reason: "A Service backend's port defaults to spec.port: written out, it is the same port.",
+			a:      ref("-", "", "canary", "", 0), b: ref("-", "", "canary", "", 9898), same: true,
+		},
+		"TargetPortSpelledOut": {
+			reason: "A proxy Service's targetPort defaults to spec.port: written out, the same pods and port.",
+			a:      service(), b: withTargetPort(service(), 9898), same: true,
+		},
+		"OtherTargetPort": {
+			reason: "Another targetPort reaches other containers: another canary.",
+			a:      service(), b: withTargetPort(service(), 8080),
+		},
+		"OtherName": {
+			reason: "Another object is another canary.",
+			a:      ref("-", "", "canary", "", 0), b: ref("-", "", "canary-v3", "", 0),
+		},
+		"OtherNamespace": {
+			reason: "The same name in another namespace is another object.",
+			a:      ref("-", "", "canary", "", 0), b: ref("-", "", "canary", "monitoring", 0),
+		},
+		"OtherKind": {
+			reason: "A ServiceImport of the same name is another backend.",
+			a:      ref("-", "", "canary", "", 0), b: ref("multicluster.x-k8s.io", "ServiceImport", "canary", "", 0),
+		},
+		"OtherFilter": {
+			reason: "The canary's filters are part of what is tested.",
+			a:      withFilter(ref("-", "", "canary", "", 0), "X-A"), b: withFilter(ref("-", "", "canary", "", 0), "X-B"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			digest := func(s xr.Side) string {
+				cr := route(service(), s, 9898)
+				b, errs := Resolve(cr, xr.RoleCanary)
+				if len(errs) > 0 {
+					t.Fatalf("Resolve(...): %v", errs)
+				}
+				return Digest(cr.Spec.Canary, b)
+			}
+			a, b := digest(tc.a), digest(tc.b)
+			if (a == b) != tc.same {
+				t.Errorf("%s\nDigest(a) = %s, Digest(b) = %s: same %t, want %t", tc.reason, a, b, a == b, tc.same)
+			}
+			if again := digest(tc.a); again != a {
+				t.Errorf("%s\nDigest is not stable: %s, then %s", tc.reason, a, again)
+			}
+			if IsLegacyDigest(a) {
+				t.Errorf("%s\nDigest(a) = %s reads as a digest of an older release", tc.reason, a)
+			}
+		})
+	}
+}
+
+func TestIsLegacyDigest(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		digest string
+		want   bool
+	}{
+		"Legacy":  {reason: "16 hex digits without a version are what releases before digest versions wrote.", digest: "098b289f787e740b", want: true},
+		"Current": {reason: "A versioned digest is current.", digest: "v2-098b289f787e740b", want: false},
+		"Empty":   {reason: "No digest is none, not a legacy one.", digest: "", want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := IsLegacyDigest(tc.digest); got != tc.want {
+				t.Errorf("%s\nIsLegacyDigest(%q) = %t, want %t", tc.reason, tc.digest, got, tc.want)
 			}
 		})
 	}

@@ -98,6 +98,12 @@ func CheckPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", string(s.role), "externalName"),
 				"the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"))
 		}
+		if s.side.ExternalName != "" {
+			errs = append(errs, deniedName(field.NewPath("spec", string(s.role), "externalName"), s.side.ExternalName, pol)...)
+		}
+		if ref := s.side.BackendRef; ref != nil && backend.GroupKindOf(*ref) == backend.KindIstioHostname {
+			errs = append(errs, deniedName(field.NewPath("spec", string(s.role), "backendRef", "name"), string(ref.Name), pol)...)
+		}
 	}
 	// A refused canary is held at weight 0, but a primary cannot be: in the
 	// route's own namespace no gateway would refuse a primary of a kind the
@@ -125,8 +131,21 @@ func checkMirrors(cr *xr.CanaryRoute, pol *policy.Policy, mirrors []backend.Mirr
 		if reason := grant.RefusalReason(m.Backend, cr.RouteNamespace, pol); reason != "" {
 			errs = append(errs, field.Forbidden(m.Path, "the mirror's backend "+DescribeRef(m.Backend.Ref)+" is refused: "+reason))
 		}
+		if m.Backend.GroupKind() == backend.KindIstioHostname {
+			errs = append(errs, deniedName(m.Path.Child("name"), string(m.Backend.Ref.Name), pol)...)
+		}
 	}
 	return errs
+}
+
+// deniedName refuses a host name that the Input's deniedExternalNames
+// covers.
+func deniedName(path *field.Path, host string, pol *policy.Policy) field.ErrorList {
+	d := pol.DeniedExternalName(host)
+	if d == "" {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(path, "host "+fielderr.Quote(host)+" is covered by "+fielderr.Quote(d)+" in the function Input's deniedExternalNames")}
 }
 
 // routeParams are the route's shape; the weights come from the decision.
@@ -169,6 +188,19 @@ func (p *Plan) RouteKey() Key { return RouteKey(p.CR.Spec.Kind) }
 
 // CanaryDigest is the digest of the canary side as the spec has it now.
 func (p *Plan) CanaryDigest() string { return backend.Digest(p.CR.Spec.Canary, p.Canary) }
+
+// Previous is status.rollout as the previous run left it, for the rollout
+// engine: a canary digest of an older release (hashed from the spelling) is
+// adopted rather than compared, so an upgrade restarts no rollout.
+func (p *Plan) Previous() *xr.RolloutStatus {
+	prev := p.CR.Status.Rollout
+	if prev == nil || !backend.IsLegacyDigest(prev.CanaryDigest) {
+		return prev
+	}
+	adopted := *prev
+	adopted.CanaryDigest = ""
+	return &adopted
+}
 
 // CanaryRefusal is why the policy refused the canary, or "".
 func (p *Plan) CanaryRefusal() string {

@@ -8,19 +8,19 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-	sigsjson "sigs.k8s.io/json"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
+	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
@@ -37,6 +37,7 @@ type Policy struct {
 	routeNamespaces    namespaces
 	kinds              map[schema.GroupKind]bool // nil: every kind
 	gateKinds          map[schema.GroupVersionKind]bool
+	deniedNames        []string
 	AllowExternalNames bool
 	DefaultParentRefs  []gwv1.ParentReference
 	GrantVersion       v1beta1.ReferenceGrantVersion
@@ -72,12 +73,10 @@ func Parse(input map[string]any) (*Policy, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, errDecode)
 	}
-	strict, err := sigsjson.UnmarshalStrict(b, in)
-	if err != nil {
-		return nil, errors.Wrap(err, errDecode)
-	}
-	if len(strict) > 0 {
-		return nil, errors.Wrap(kerrors.NewAggregate(strict), errDecode)
+	// Strictly, and bounded: every unknown field is named, at most 20 of
+	// them in the message.
+	if errs := decode.Strict(nil, b, in); len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), errDecode)
 	}
 	return New(in)
 }
@@ -145,6 +144,14 @@ func New(in *v1beta1.Input) (*Policy, error) {
 	}
 	if len(in.AllowedGateKinds) == 0 {
 		p.gateKinds[DefaultGateKind] = true
+	}
+
+	for i, n := range in.DeniedExternalNames {
+		suffix := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSuffix(strings.ToLower(n), "."), "*"), ".")
+		for _, msg := range validation.IsDNS1123Subdomain(suffix) {
+			errs = append(errs, field.Invalid(field.NewPath("deniedExternalNames").Index(i), n, msg))
+		}
+		p.deniedNames = append(p.deniedNames, suffix)
 	}
 
 	errs = append(errs, admission.ParentReferences(field.NewPath("defaultParentRefs"), in.DefaultParentRefs)...)
@@ -238,6 +245,18 @@ func (p *Policy) AllowsRouteNamespace(ns string) bool {
 // AllowsKind reports whether a backendRef side may reference the kind.
 func (p *Policy) AllowsKind(gk schema.GroupKind) bool {
 	return p.kinds == nil || p.kinds[gk]
+}
+
+// DeniedExternalName returns the deniedExternalNames entry that refuses an
+// external host name (the name itself or a name above it), or "".
+func (p *Policy) DeniedExternalName(host string) string {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	for _, d := range p.deniedNames {
+		if host == d || strings.HasSuffix(host, "."+d) {
+			return d
+		}
+	}
+	return ""
 }
 
 // AllowsGate reports whether a rollout gate may read objects of the kind.

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,6 +32,8 @@ type view struct {
 	// GateKinds allowed among apps/v1 Deployment, apps/v1 StatefulSet,
 	// argoproj.io/v1alpha1 Rollout, apps/v1beta1 Deployment.
 	GateKinds []string
+	// DeniedNames are the external names denied among probeNames.
+	DeniedNames []string
 }
 
 var (
@@ -40,6 +44,7 @@ var (
 		{Group: "inference.networking.k8s.io", Kind: "InferencePool"},
 		{Group: "example.com", Kind: "Proxy"},
 	}
+	probeNames = []string{"corp.internal", "api.corp.internal.", "xcorp.internal", "evil.example", "a.evil.example", "example.com"}
 	probeGates = []schema.GroupVersionKind{
 		{Group: "apps", Version: "v1", Kind: "Deployment"},
 		{Group: "apps", Version: "v1", Kind: "StatefulSet"},
@@ -62,6 +67,12 @@ func viewOf(p *Policy) *view {
 		RouteNamespaces:    []string{},
 		Kinds:              []string{},
 		GateKinds:          []string{},
+		DeniedNames:        []string{},
+	}
+	for _, n := range probeNames {
+		if p.DeniedExternalName(n) != "" {
+			v.DeniedNames = append(v.DeniedNames, n)
+		}
 	}
 	for _, ns := range probeNamespaces {
 		if p.AllowsNamespace(ns) {
@@ -110,6 +121,9 @@ func TestNew(t *testing.T) {
 		}
 		if v.GateKinds == nil {
 			v.GateKinds = deployment
+		}
+		if v.DeniedNames == nil {
+			v.DeniedNames = []string{}
 		}
 		return &v
 	}
@@ -267,6 +281,16 @@ func TestNew(t *testing.T) {
 				xrtest.NotSupported("tcpRouteVersion", "v2"),
 			}},
 		},
+		"DeniedExternalNames": {
+			reason: "Each deniedExternalNames entry refuses its name and every name below it, trailing dot or not; a leading *. or . means the same; a name that merely ends with the same letters is another name.",
+			in:     &v1beta1.Input{DeniedExternalNames: []string{"corp.internal", "*.evil.example"}},
+			want:   want{policy: defaults(view{DeniedNames: []string{"corp.internal", "api.corp.internal.", "evil.example", "a.evil.example"}})},
+		},
+		"DeniedExternalNameInvalid": {
+			reason: "A deniedExternalNames entry that is no DNS name could never match: refused, not silently useless.",
+			in:     &v1beta1.Input{DeniedExternalNames: []string{"Not A Name"}},
+			want:   want{errs: []xrtest.FieldErr{xrtest.Invalid("deniedExternalNames[0]", "RFC 1123 subdomain")}},
+		},
 		"EveryError": {
 			reason: "Every invalid field is named at once.",
 			in: &v1beta1.Input{
@@ -313,7 +337,7 @@ func TestParse(t *testing.T) {
 		"UnknownField": {
 			reason: "A misspelt field is an error naming it, and its message is the same on every run.",
 			input:  map[string]any{"allowedBackendNamespace": []any{"monitoring"}},
-			want:   `cannot decode the Input: unknown field "allowedBackendNamespace"`,
+			want:   "cannot decode the Input: allowedBackendNamespace: Invalid value: unknown field",
 		},
 		"WrongKind": {
 			reason: "Another function's input pasted into this step is refused, not read as an empty Input.",
@@ -331,10 +355,27 @@ func TestParse(t *testing.T) {
 			}()},
 			want: "allowedBackendNamespaces: Too many: 10000: must have at most 64 items",
 		},
+		"ManyUnknownFieldsAreBounded": {
+			reason: "An Input with many bad entries is a Fatal of at most 20 errors, then how many more: the message ends up in an event and a condition.",
+			input: func() map[string]any {
+				in := map[string]any{}
+				for i := range 100 {
+					in[fmt.Sprintf("unknown%03d", i)] = true
+				}
+				return in
+			}(),
+			want: func() string {
+				errs := make([]string, 0, 20)
+				for i := range 20 {
+					errs = append(errs, fmt.Sprintf("unknown%03d: Invalid value: unknown field", i))
+				}
+				return "cannot decode the Input: [" + strings.Join(errs, ", ") + "] (and 80 more errors)"
+			}(),
+		},
 		"WrongType": {
 			reason: "A value of the wrong type is an error naming the field.",
 			input:  map[string]any{"allowExternalNames": "yes"},
-			want:   "cannot decode the Input: json: cannot unmarshal string into Go struct field Input.allowExternalNames of type bool",
+			want:   "cannot decode the Input: allowExternalNames: Invalid value: must be a boolean, not string",
 		},
 	}
 	for name, tc := range cases {

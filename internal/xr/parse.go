@@ -14,6 +14,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
+	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
@@ -355,7 +356,7 @@ func decodeFragment(path *field.Path, raw json.RawMessage, into any) field.Error
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	return decodeStrict(path, raw, into)
+	return decode.Strict(path, raw, into)
 }
 
 // decodeAndCheck decodes a fragment and, once it decoded, checks it with the

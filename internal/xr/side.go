@@ -148,6 +148,10 @@ func ExternalName(path *field.Path, host string) field.ErrorList {
 		return field.ErrorList{field.Invalid(path, host,
 			"must not name the local host (localhost, *.localhost, localhost.localdomain): it would reach the gateway's own loopback")}
 	}
+	if alias := HostAlias(lower); alias != "" {
+		return field.ErrorList{field.Invalid(path, host,
+			fmt.Sprintf("must not name a metadata or host endpoint (%s): it would reach the node's credentials or the machine the gateway runs on", alias))}
+	}
 	// A name of one label never leaves the cluster: resolvers try it with
 	// the pod's search domains first (<name>.<namespace>.svc.cluster.local),
 	// so it would name a Service of the gateway's namespace.
@@ -156,6 +160,29 @@ func ExternalName(path *field.Path, host string) field.ErrorList {
 			"must be a fully qualified DNS name such as api.example.com: a single label resolves to a cluster-local Service through the search domains")}
 	}
 	return nil
+}
+
+// hostAliases are the well-known names of a machine's own metadata and host
+// services: a cloud's instance metadata (which hands out the node's
+// credentials), Docker's names for the host, and the API server's short
+// name.
+var hostAliases = []string{
+	"metadata.google.internal", "metadata",
+	"instance-data.ec2.internal", "instance-data",
+	"host.docker.internal", "gateway.docker.internal",
+	"kubernetes",
+}
+
+// HostAlias returns the well-known metadata or host name that a lowercase
+// name is, or is below; "" for none.
+func HostAlias(name string) string {
+	name = strings.TrimSuffix(name, ".")
+	for _, a := range hostAliases {
+		if name == a || strings.HasSuffix(name, "."+a) {
+			return a
+		}
+	}
+	return ""
 }
 
 // numericLastLabel reports whether a name ends in a label of digits (or a

@@ -505,6 +505,26 @@ func specCases() map[string]specCase {
 			args:   args{patches: []patch{set("spec.primary", `{externalName: localhost.localdomain}`)}},
 			want:   want{errs: []fieldErr{invalid("spec.primary.externalName", "local host")}},
 		},
+		"ExternalNameGCPMetadata": {
+			reason: "A cloud's metadata endpoint hands out the node's credentials: it is never a backend.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: metadata.google.internal}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "metadata")}},
+		},
+		"ExternalNameEC2Metadata": {
+			reason: "EC2's metadata host name, fully qualified, is refused like any spelling of it.",
+			args:   args{patches: []patch{set("spec.primary", `{externalName: instance-data.ec2.internal.}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.primary.externalName", "metadata")}},
+		},
+		"ExternalNameDockerHost": {
+			reason: "host.docker.internal and gateway.docker.internal name the machine the gateway runs on.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: host.docker.internal}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "metadata")}},
+		},
+		"ExternalNameDockerGateway": {
+			reason: "gateway.docker.internal is the Docker host too.",
+			args:   args{patches: []patch{set("spec.canary", `{externalName: gateway.docker.internal}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.canary.externalName", "metadata")}},
+		},
 		"ExternalNameSearchDomainAccepted": {
 			reason: "A two-label name such as kubernetes.default is accepted: the proxy Service writes it fully qualified, so it never resolves through the search domains (see internal/proxy).",
 			args:   args{patches: []patch{set("spec.canary", `{externalName: kubernetes.default}`)}, pick: pickCanary},

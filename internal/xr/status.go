@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 )
 
 // Limits of the status the function writes, which the XRDs state too: a
@@ -90,7 +92,7 @@ func decodeValue(path *field.Path, v, into any) field.ErrorList {
 		return field.ErrorList{field.Invalid(path, field.OmitValueType{}, err.Error())}
 	}
 	if err := json.Unmarshal(b, into); err != nil {
-		return field.ErrorList{decodeError(path, b, err)}
+		return field.ErrorList{decode.Error(path, b, err)}
 	}
 	return nil
 }

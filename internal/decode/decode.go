@@ -1,0 +1,176 @@
+// Package decode decodes JSON into typed values strictly, with errors that
+// name the offending field in the terms of the object the user wrote
+// (spec.traffic.steps[1].weight, allowedGateKinds[0].kind), not in the
+// decoder's: a typo or a value of the wrong type is found without reading
+// the whole object back.
+package decode
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// Strict decodes JSON into a typed value, rejecting unknown and
+// duplicate fields. Each error names the offending field below path (such as
+// spec.traffic.steps[1].weight), so that the user finds the typo or the
+// value of the wrong type without reading the whole object back.
+func Strict(path *field.Path, data []byte, into any) field.ErrorList {
+	strict, err := sigsjson.UnmarshalStrict(data, into)
+	if err != nil {
+		return field.ErrorList{Error(path, data, err)}
+	}
+	errs := make(field.ErrorList, 0, len(strict))
+	for _, e := range strict {
+		var fe sigsjson.FieldError
+		if !errors.As(e, &fe) {
+			errs = append(errs, field.Invalid(path, field.OmitValueType{}, e.Error()))
+			continue
+		}
+		what, _, _ := strings.Cut(e.Error(), " \"") // "unknown field" or "duplicate field"
+		errs = append(errs, field.Invalid(AppendJSONPath(path, fe.FieldPath()), field.OmitValueType{}, what))
+	}
+	return errs
+}
+
+// Error turns a decoding error into one that names the field whose
+// value has the wrong type, and says which type it needs in JSON terms.
+func Error(path *field.Path, data []byte, err error) *field.Error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return field.Invalid(path, field.OmitValueType{}, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	// The decoder names the field without list indexes (nothing at all for
+	// an element of a top-level list); the offset of the error finds the
+	// element too, when it agrees. The decoder's field path stops at a map;
+	// the value's own path goes on with the map key.
+	at := AppendJSONPath(path, te.Field)
+	if p, names, ok := jsonPathAt(data, te.Offset); ok && (names == te.Field || strings.HasPrefix(names, te.Field+".") || te.Field == "") {
+		at = AppendJSONPath(path, p)
+	}
+	return field.Invalid(at, field.OmitValueType{}, fmt.Sprintf("must be %s, not %s", jsonKind(te.Type), te.Value))
+}
+
+// jsonKind names the JSON kind of value that a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a different type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	default:
+		return "of type " + t.String()
+	}
+}
+
+// AppendJSONPath appends a decoder's field path ("steps[0].pause",
+// "[1].path.type") to path.
+func AppendJSONPath(path *field.Path, jsonPath string) *field.Path {
+	for jsonPath != "" {
+		if strings.HasPrefix(jsonPath, "[") {
+			end := strings.IndexByte(jsonPath, ']')
+			if i, err := strconv.Atoi(jsonPath[1:max(end, 1)]); end > 0 && err == nil {
+				path = path.Index(i)
+				jsonPath = strings.TrimPrefix(jsonPath[end+1:], ".")
+				continue
+			}
+		}
+		end := strings.IndexAny(jsonPath[1:], ".[") + 1
+		if end == 0 {
+			end = len(jsonPath)
+		}
+		path = path.Child(jsonPath[:end])
+		jsonPath = strings.TrimPrefix(jsonPath[end:], ".")
+	}
+	return path
+}
+
+// jsonPathAt returns the path of the JSON value that ends at or after
+// offset (how the decoder reports where a type error is), with list indexes
+// ("steps[1].weight"), and the same path without indexes ("steps.weight"),
+// as the decoder names the field.
+func jsonPathAt(data []byte, offset int64) (string, string, bool) {
+	type frame struct {
+		list      bool
+		index     int
+		key       string
+		expectKey bool
+	}
+	var stack []frame
+	next := func() { // A value ended: advance the container.
+		if n := len(stack); n > 0 {
+			if stack[n-1].list {
+				stack[n-1].index++
+			} else {
+				stack[n-1].expectKey = true
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", "", false
+		}
+		n := len(stack)
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:n-1]
+			next()
+			continue
+		}
+		if n > 0 && !stack[n-1].list && stack[n-1].expectKey {
+			stack[n-1].key, _ = tok.(string)
+			stack[n-1].expectKey = false
+			continue
+		}
+		if dec.InputOffset() >= offset {
+			var full, names strings.Builder
+			for _, f := range stack {
+				if f.list {
+					fmt.Fprintf(&full, "[%d]", f.index)
+					continue
+				}
+				if names.Len() > 0 {
+					names.WriteByte('.')
+				}
+				names.WriteString(f.key)
+				if full.Len() > 0 {
+					full.WriteByte('.')
+				}
+				full.WriteString(f.key)
+			}
+			return full.String(), names.String(), true
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{expectKey: true})
+		case json.Delim('['):
+			stack = append(stack, frame{list: true})
+		default:
+			next()
+		}
+	}
+}
