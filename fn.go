@@ -92,6 +92,12 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err != nil {
 		return nil, errors.Wrap(err, errXR)
 	}
+	required, err := request.GetRequiredResources(req)
+	if err != nil {
+		return nil, errors.Wrap(err, errRequest)
+	}
+	self := ownership.Ref{APIVersion: oxr.Resource.GetAPIVersion(), Kind: oxr.Resource.GetKind(), Name: oxr.Resource.GetName()}
+	cr.ClaimProven = cr.Scope == xr.ScopeClaim && claimProven(required, cr, self)
 	plan, err := compose.New(cr, pol)
 	if err != nil {
 		return nil, err
@@ -115,10 +121,6 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 
 	// Refuse to compose over an object that this XR did not compose, and
 	// read the gates' objects.
-	required, err := request.GetRequiredResources(req)
-	if err != nil {
-		return nil, errors.Wrap(err, errRequest)
-	}
 	targets := plan.Targets()
 	owner := ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())}
 	if err := ownership.Check(owner, targets, existing(required)); err != nil {

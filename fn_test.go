@@ -324,6 +324,40 @@ status:
 			},
 		},
 
+		// A claim reference is proven, not believed.
+		"ForgedClaimRefRefused": {
+			reason: "A cluster-scoped XR whose hand-written claimRef names kube-system, with no such claim referencing it, is a cluster-scoped XR like any: its namespace must be in allowedRouteNamespaces, or a Fatal names spec.claimRef.",
+			args: args{xr: claimedXR("kube-system"), input: allowMonitoring, required: map[string][]string{
+				"claim": {},
+			}},
+			want: view{
+				Results: []string{`FATAL: CanaryRoute not allowed by the function's Input: spec.claimRef: Forbidden: no CanaryRouteClaim kube-system/podinfo references this CanaryRoute, so its namespace "kube-system" must be in the function Input's allowedRouteNamespaces, as for any cluster-scoped CanaryRoute`},
+				TTL:     time.Minute,
+			},
+		},
+		"ClaimOfAnotherXRRefused": {
+			reason: "A claim that exists but is bound to another XR proves nothing for this one.",
+			args: args{xr: claimedXR("kube-system"), input: allowMonitoring, required: map[string][]string{
+				"claim": {claimObject("kube-system", "podinfo-other")},
+			}},
+			want: view{
+				Results: []string{`FATAL: CanaryRoute not allowed by the function's Input: spec.claimRef: Forbidden: no CanaryRouteClaim kube-system/podinfo references this CanaryRoute, so its namespace "kube-system" must be in the function Input's allowedRouteNamespaces, as for any cluster-scoped CanaryRoute`},
+				TTL:     time.Minute,
+			},
+		},
+		"ProvenClaimRoutesInItsNamespace": {
+			reason: "A claim that Crossplane bound to this XR (its resourceRef names the XR) lets the route live in the claim's namespace without allowedRouteNamespaces; the claim is required back on every run.",
+			args: args{xr: claimedXR("team-a"), input: emptyInput, required: map[string][]string{
+				"claim": {claimObject("team-a", "podinfo-x7k2p")},
+			}},
+			want: claimedView(),
+		},
+		"ClaimNotFetchedYet": {
+			reason: "On the first call Crossplane has fetched nothing: the run asks for the claim, and its answer is never applied (the requirement sends Crossplane back for a second call), so it proceeds as if proven.",
+			args:   args{xr: claimedXR("team-a"), input: emptyInput},
+			want:   claimedView(),
+		},
+
 		// Route namespaces.
 		"RouteNamespaceNotAllowed": {
 			reason: "A cluster-scoped CanaryRoute may only route in a namespace of allowedRouteNamespaces (default none): a Fatal names spec.namespace.",
@@ -704,6 +738,52 @@ func assertXRDAccepts(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunF
 	xrds := crdschema.XRDs(t, "example/definitions/canaryroute-namespaced.yaml", "example/definitions/canaryroute-cluster.yaml")
 	if errs := xrds.Validate(xr); len(errs) > 0 {
 		t.Errorf("the XRD rejects the XR with the status the function desires: %v", errs)
+	}
+}
+
+// claimedXR is a cluster-scoped CanaryRoute podinfo-x7k2p whose claimRef
+// names the claim podinfo in a namespace.
+func claimedXR(namespace string) string {
+	return `
+apiVersion: platform.example.org/v1alpha1
+kind: XCanaryRoute
+metadata: {name: podinfo-x7k2p}
+spec:
+  claimRef: {apiVersion: platform.example.org/v1alpha1, kind: CanaryRouteClaim, name: podinfo, namespace: ` + namespace + `}
+  parentRefs: [{name: gateway, namespace: istio-ingress}]
+  port: 9898
+  primary: {backendRef: {name: podinfo}}
+  canary: {backendRef: {name: podinfo-canary}}
+  traffic: {weight: 10}
+`
+}
+
+// claimObject is the claim podinfo in a namespace, bound to an XR.
+func claimObject(namespace, xrName string) string {
+	return `{apiVersion: platform.example.org/v1alpha1, kind: CanaryRouteClaim, metadata: {name: podinfo, namespace: ` + namespace +
+		`}, spec: {resourceRef: {apiVersion: platform.example.org/v1alpha1, kind: XCanaryRoute, name: ` + xrName + `}}}`
+}
+
+// claimedView is what a run of claimedXR("team-a") gives.
+func claimedView() view {
+	return view{
+		Conditions: []string{
+			"RouteAccepted=False Pending: the route has not been created yet",
+			"ReferenceGrantsReady=True Ready: no backend in another namespace needs a ReferenceGrant",
+			"RolloutHealthy=True Stable: Stable: canary 10%, primary 90%",
+		},
+		Resources: []string{"route-httproute"},
+		Ready:     map[string]string{"route-httproute": "READY_FALSE"},
+		Weights:   [][]string{{"Service/podinfo:9898=90", "Service/podinfo-canary:9898=10"}},
+		Rollout: map[string]any{
+			"phase": "Stable", "reason": "Manual", "canaryWeight": float64(10), "primaryWeight": float64(90), "canaryDigest": "set",
+			"canaryBackends": []any{map[string]any{"group": "", "kind": "Service", "namespace": "team-a", "name": "podinfo-canary", "port": float64(9898)}},
+		},
+		TTL: time.Minute,
+		Requirements: []string{
+			"claim: platform.example.org/v1alpha1 CanaryRouteClaim team-a/podinfo",
+			"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute team-a/podinfo",
+		},
 	}
 }
 

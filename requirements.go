@@ -11,8 +11,13 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
+
+// requirementClaim asks Crossplane for the claim that a cluster-scoped XR
+// says it is bound to.
+const requirementClaim = "claim"
 
 // prefixExisting starts the name of the requirement that asks Crossplane
 // for an object the run is about to compose.
@@ -40,6 +45,14 @@ func require(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, targets []compos
 			Namespace:  ptr.To(cr.RouteNamespace),
 		}
 	}
+	if c := cr.Claim; c != nil && c.APIVersion != "" && c.Kind != "" && c.Name != "" {
+		rsp.Requirements.Resources[requirementClaim] = &fnv1.ResourceSelector{
+			ApiVersion: c.APIVersion,
+			Kind:       c.Kind,
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: c.Name},
+			Namespace:  ptr.To(c.Namespace),
+		}
+	}
 	for _, t := range targets {
 		rsp.Requirements.Resources[prefixExisting+string(t.Key)] = &fnv1.ResourceSelector{
 			ApiVersion: t.APIVersion,
@@ -48,6 +61,28 @@ func require(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, targets []compos
 			Namespace:  ptr.To(t.Namespace),
 		}
 	}
+}
+
+// claimProven reports whether the claim a cluster-scoped XR says it is bound
+// to exists and references the XR. On the first call of a reconcile
+// Crossplane has fetched nothing yet: that call's response is never applied,
+// since the requirement it makes sends Crossplane back for the claim and a
+// second call, so it proceeds as if proven.
+func claimProven(required map[string][]resource.Required, cr *xr.CanaryRoute, self ownership.Ref) bool {
+	c := cr.Claim
+	items, answered := required[requirementClaim]
+	if c == nil || c.APIVersion == "" || c.Kind == "" || c.Name == "" {
+		return false
+	}
+	if !answered {
+		return true
+	}
+	for _, r := range items {
+		if r.Resource.GetAPIVersion() == c.APIVersion && r.Resource.GetKind() == c.Kind && ownership.ClaimProven(r.Resource, c.Name, c.Namespace, self) {
+			return true
+		}
+	}
+	return false
 }
 
 // existing returns the objects Crossplane fetched for a target.

@@ -90,6 +90,17 @@ func CheckPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "namespace"),
 			"namespace "+fielderr.Quote(cr.RouteNamespace)+" is not in the function Input's allowedRouteNamespaces"))
 	}
+	// A claim reference is proven, not believed: whoever may write a
+	// cluster-scoped XR may write a claimRef naming any namespace.
+	if cr.Scope == xr.ScopeClaim && !cr.ClaimProven && !pol.AllowsRouteNamespace(cr.RouteNamespace) {
+		kind, name := "claim", cr.RouteNamespace
+		if c := cr.Claim; c != nil {
+			kind, name = fielderr.Cut(c.Kind, fielderr.MaxValue), cr.RouteNamespace+"/"+fielderr.Cut(c.Name, fielderr.MaxValue)
+		}
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "claimRef"),
+			"no "+kind+" "+name+" references this CanaryRoute, so its namespace "+fielderr.Quote(cr.RouteNamespace)+
+				" must be in the function Input's allowedRouteNamespaces, as for any cluster-scoped CanaryRoute"))
+	}
 	for _, s := range []struct {
 		role xr.Role
 		side xr.Side

@@ -13,6 +13,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
 const (
@@ -50,7 +51,13 @@ func Check(xr Composite, targets []compose.Target, existing func(compose.Key) []
 	if len(problems) == 0 {
 		return nil
 	}
-	return errors.Wrap(errors.New(strings.Join(problems, "; ")), errTakeover)
+	// Bounded like every Fatal: a route with many grants names at most
+	// fielderr.MaxErrors objects, then how many more.
+	msg := strings.Join(problems[:min(len(problems), fielderr.MaxErrors)], "; ")
+	if more := len(problems) - fielderr.MaxErrors; more > 0 {
+		msg += fmt.Sprintf(" (and %d more objects)", more)
+	}
+	return errors.Wrap(errors.New(msg), errTakeover)
 }
 
 // OwnedBy reports whether an object's metadata says the XR composed it:

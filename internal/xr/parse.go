@@ -110,6 +110,9 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 	cr := &CanaryRoute{Name: u.GetName()}
 	cr.Scope, cr.RouteNamespace, errs = routeNamespace(u, spec, raw.Namespace)
 	cr.RouteName = routeName(u, spec, raw.RouteName)
+	if cr.Scope == ScopeClaim {
+		cr.Claim = claimRef(spec)
+	}
 
 	s, specErrs := parseSpec(specPath, raw, defaultParentRefs)
 	cr.Spec = s
@@ -170,6 +173,13 @@ func namespaceName(path *field.Path, ns string) field.ErrorList {
 		errs = append(errs, field.Invalid(path, ns, msg))
 	}
 	return errs
+}
+
+// claimRef reads spec.claimRef, which Crossplane writes, leniently.
+func claimRef(spec map[string]any) *ClaimRef {
+	ref, _ := spec["claimRef"].(map[string]any)
+	str := func(k string) string { v, _ := ref[k].(string); return v }
+	return &ClaimRef{APIVersion: str("apiVersion"), Kind: str("kind"), Name: str("name"), Namespace: str("namespace")}
 }
 
 // routeName is spec.routeName, else the claim's name, else the XR's name.

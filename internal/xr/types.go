@@ -79,9 +79,22 @@ type CanaryRoute struct {
 	RouteNamespace string
 	// RouteName is the name of the composed route.
 	RouteName string
+	// Claim is spec.claimRef of a claimed XR (ScopeClaim): the claim it
+	// says it is bound to. A claim reference is proven, not believed: the
+	// caller sets ClaimProven once it found that claim referencing this XR.
+	Claim       *ClaimRef
+	ClaimProven bool
 
 	Spec   Spec
 	Status Status
+}
+
+// ClaimRef is the claim a cluster-scoped XR says it is bound to.
+type ClaimRef struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
 }
 
 // Spec is the CanaryRoute's spec.
