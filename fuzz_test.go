@@ -26,22 +26,29 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
-// FuzzRunFunction feeds arbitrary specs (and status) to the function. Bad
-// input must be a Fatal result, never a panic or a gRPC error; good input
-// must compose routes and grants that the Gateway API CRDs accept; and the
-// same request must always give the same response.
+// FuzzRunFunction feeds arbitrary specs, Inputs and status.rollout to the
+// function. Bad input must be a Fatal result, never a panic or a gRPC error;
+// good input must compose routes and grants that the Gateway API CRDs accept
+// and a status that the XRD admits; the same request must always give the
+// same response; and a run's status and composed objects, fed back as the
+// next run's observed state (the gateway accepting the route), must never
+// make that run Fatal or its status inadmissible.
 func FuzzRunFunction(f *testing.F) {
 	for _, seed := range exampleSpecs(f) {
-		f.Add(seed, allowMonitoring)
+		f.Add(seed, allowMonitoring, "")
 	}
-	f.Add(`{"primary":{},"canary":{}}`, emptyInput)
-	f.Add(`{"kind":"TLSRoute","primary":{"backendRef":{"name":"a"}},"canary":{"backendRef":{"name":"b"}},"port":1,"parentRefs":[{"name":"g"}]}`, emptyInput)
-	f.Add(`{"traffic":{"steps":[{"weight":50}]},"canary":{"revision":"v1","service":{"selector":{"a":"b"}}},"primary":{"backendRef":{"name":"x","port":80}},"port":80,"parentRefs":[{"name":"g"}]}`, emptyInput)
+	f.Add(`{"primary":{},"canary":{}}`, emptyInput, "")
+	f.Add(`{"kind":"TLSRoute","primary":{"backendRef":{"name":"a"}},"canary":{"backendRef":{"name":"b"}},"port":1,"parentRefs":[{"name":"g"}]}`, emptyInput, "")
+	f.Add(`{"traffic":{"steps":[{"weight":50}]},"canary":{"revision":"v1","service":{"selector":{"a":"b"}}},"primary":{"backendRef":{"name":"x","port":80}},"port":80,"parentRefs":[{"name":"g"}]}`, emptyInput,
+		`{"phase":"Progressing","revision":"v1","step":0,"stepStartedAt":"9999-12-31T23:59:59Z","canaryWeight":50,"primaryWeight":50}`)
+	f.Add(`{"traffic":{"steps":[{"weight":10},{"weight":100}],"gates":[{"apiVersion":"apps/v1","kind":"Deployment","name":"d","conditionType":"Available"}]},"canary":{"revision":"v2","backendRef":{"name":"c"}},"primary":{"backendRef":{"name":"p"}},"port":80,"parentRefs":[{"name":"g"}]}`, emptyInput,
+		`{"phase":"Failed","reason":"ProgressDeadlineExceeded","revision":"v2","step":0,"canaryWeight":0,"primaryWeight":100,"message":"step 0 (10%) held"}`)
 
 	standard := crdschema.GatewayAPI(f, crdschema.Standard)
 	experimental := crdschema.GatewayAPI(f, crdschema.Experimental)
+	xrds := crdschema.XRDs(f, "example/definitions/canaryroute-namespaced.yaml")
 
-	f.Fuzz(func(t *testing.T, spec, input string) {
+	f.Fuzz(func(t *testing.T, spec, input, status string) {
 		var specObj any
 		if err := json.Unmarshal([]byte(spec), &specObj); err != nil {
 			t.Skip()
@@ -55,6 +62,13 @@ func FuzzRunFunction(f *testing.F) {
 			"kind":       "CanaryRoute",
 			"metadata":   map[string]any{"name": "fuzz", "namespace": "test"},
 			"spec":       specObj,
+		}
+		if status != "" {
+			var rolloutObj any
+			if err := json.Unmarshal([]byte(status), &rolloutObj); err != nil {
+				t.Skip()
+			}
+			xr["status"] = map[string]any{"rollout": rolloutObj}
 		}
 		req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{}}}
 		var err error
@@ -75,31 +89,126 @@ func FuzzRunFunction(f *testing.F) {
 			t.Fatalf("RunFunction is not deterministic for %s", spec)
 		}
 
-		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-				if len(rsp.GetDesired().GetResources()) > 0 {
-					t.Fatalf("a Fatal result must come with nothing new to apply, got %d resources", len(rsp.GetDesired().GetResources()))
-				}
-				return
+		if isFatal(rsp) {
+			if len(rsp.GetDesired().GetResources()) > 0 {
+				t.Fatalf("a Fatal result must come with nothing new to apply, got %d resources", len(rsp.GetDesired().GetResources()))
 			}
+			return
 		}
+		checkComposed(t, spec, rsp, standard, experimental)
+		checkStatus(t, spec, rsp, xrds)
+
+		// The next run sees what this one wrote: its status, and its objects
+		// applied, the gateway accepting the route.
+		next := proto.Clone(req).(*fnv1.RunFunctionRequest)
+		xr["status"] = rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+		if next.Observed.Composite.Resource, err = structpb.NewStruct(xr); err != nil {
+			t.Fatalf("the run's status cannot be fed back: %v", err)
+		}
+		next.Observed.Resources = map[string]*fnv1.Resource{}
 		for name, r := range rsp.GetDesired().GetResources() {
-			obj := r.GetResource().AsMap()
-			if k := compose.Key(name); !k.IsRoute() && !k.IsGrant() {
-				continue
-			}
-			schemas := []*crdschema.Set{standard, experimental}
-			if strings.HasSuffix(obj["apiVersion"].(string), "v1alpha2") {
-				schemas = schemas[1:]
-			}
-			for _, s := range schemas {
-				if errs := s.Validate(obj); len(errs) > 0 {
-					b, _ := yaml.Marshal(obj)
-					t.Fatalf("the function accepted spec %s but the Gateway API CRDs reject %s:\n%v\n%s", spec, name, errs, b)
-				}
+			next.Observed.Resources[name] = &fnv1.Resource{Resource: acceptedByGateway(r.GetResource())}
+		}
+		rsp2, err := f.RunFunction(context.Background(), next)
+		if err != nil {
+			t.Fatalf("RunFunction returned a gRPC error on the next run for %s: %v", spec, err)
+		}
+		if isFatal(rsp2) {
+			t.Fatalf("the next run refuses what the run before wrote, for spec %s: %v", spec, rsp2.GetResults())
+		}
+		checkComposed(t, spec, rsp2, standard, experimental)
+		checkStatus(t, spec, rsp2, xrds)
+	})
+}
+
+func isFatal(rsp *fnv1.RunFunctionResponse) bool {
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return true
+		}
+	}
+	return false
+}
+
+// checkComposed validates every composed route and grant against the
+// Gateway API CRDs of both channels (v1alpha2 routes are experimental
+// only).
+func checkComposed(t *testing.T, spec string, rsp *fnv1.RunFunctionResponse, standard, experimental *crdschema.Set) {
+	t.Helper()
+	for name, r := range rsp.GetDesired().GetResources() {
+		obj := r.GetResource().AsMap()
+		if k := compose.Key(name); !k.IsRoute() && !k.IsGrant() {
+			continue
+		}
+		schemas := []*crdschema.Set{standard, experimental}
+		if strings.HasSuffix(obj["apiVersion"].(string), "v1alpha2") {
+			schemas = schemas[1:]
+		}
+		for _, s := range schemas {
+			if errs := s.Validate(obj); len(errs) > 0 {
+				b, _ := yaml.Marshal(obj)
+				t.Fatalf("the function accepted spec %s but the Gateway API CRDs reject %s:\n%v\n%s", spec, name, errs, b)
 			}
 		}
-	})
+	}
+}
+
+// statusProbeSpec is a valid spec: the XRD's rules on the spec are not the
+// point of checkStatus, which validates the status the function wrote.
+var statusProbeSpec = map[string]any{
+	"parentRefs": []any{map[string]any{"name": "gateway"}},
+	"port":       int64(80),
+	"primary":    map[string]any{"backendRef": map[string]any{"name": "p"}},
+	"canary":     map[string]any{"backendRef": map[string]any{"name": "c"}},
+}
+
+// checkStatus validates the status the function wrote against the XRD, as
+// the API server does on the status update.
+func checkStatus(t *testing.T, spec string, rsp *fnv1.RunFunctionResponse, xrds *crdschema.Set) {
+	t.Helper()
+	status, ok := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+	if !ok {
+		return
+	}
+	obj := map[string]any{
+		"apiVersion": "platform.example.org/v1alpha1",
+		"kind":       "CanaryRoute",
+		"metadata":   map[string]any{"name": "fuzz", "namespace": "test"},
+		"spec":       statusProbeSpec,
+		"status":     status,
+	}
+	if errs := xrds.Validate(obj); len(errs) > 0 {
+		b, _ := yaml.Marshal(status)
+		t.Fatalf("for spec %s the function wrote a status the XRD refuses:\n%v\n%s", spec, errs, b)
+	}
+}
+
+// acceptedByGateway is a composed object as the cluster returns it once
+// applied: a route gets generation 1 and every parent's Accepted and
+// ResolvedRefs True for it, as a gateway that accepts everything would
+// write.
+func acceptedByGateway(s *structpb.Struct) *structpb.Struct {
+	obj := s.AsMap()
+	meta, _ := obj["metadata"].(map[string]any)
+	spec, _ := obj["spec"].(map[string]any)
+	parents, isRoute := spec["parentRefs"].([]any)
+	if !isRoute {
+		return s
+	}
+	meta["generation"] = int64(1)
+	reports := make([]any, 0, len(parents))
+	for _, p := range parents {
+		cond := func(typ string) map[string]any {
+			return map[string]any{"type": typ, "status": "True", "reason": typ, "observedGeneration": int64(1), "lastTransitionTime": "2026-12-02T10:00:00Z", "message": ""}
+		}
+		reports = append(reports, map[string]any{"parentRef": p, "controllerName": "example.com/gateway", "conditions": []any{cond("Accepted"), cond("ResolvedRefs")}})
+	}
+	obj["status"] = map[string]any{"parents": reports}
+	out, err := structpb.NewStruct(obj)
+	if err != nil {
+		return s
+	}
+	return out
 }
 
 // exampleSpecs returns the spec of every example XR, as JSON.
@@ -151,6 +260,7 @@ func FuzzAbortRescue(f *testing.F) {
 	spec := xr["spec"].(map[string]any)
 	spec["canary"] = map[string]any{"externalName": "canary.example.net"}
 	spec["traffic"] = map[string]any{"weight": 20, "abort": true}
+	xrds := crdschema.XRDs(f, "example/definitions/canaryroute-cluster.yaml")
 
 	f.Fuzz(func(t *testing.T, route, rollout string) {
 		// JSON, not YAML: the YAML decoder's cost on large mutated inputs
@@ -216,6 +326,33 @@ func FuzzAbortRescue(f *testing.F) {
 					t.Fatalf("the rescued route still sends weight %d to the canary %+v", ptr.Deref(ref.Weight, 1), ref)
 				}
 			}
+		}
+		status := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+		probe := map[string]any{"apiVersion": "platform.example.org/v1alpha1", "kind": "XCanaryRoute", "metadata": map[string]any{"name": "podinfo"},
+			"spec": map[string]any{"namespace": "test", "parentRefs": []any{map[string]any{"name": "gateway"}}, "port": int64(80),
+				"primary": map[string]any{"backendRef": map[string]any{"name": "p"}}, "canary": map[string]any{"backendRef": map[string]any{"name": "c"}}},
+			"status": status}
+		if errs := xrds.Validate(probe); len(errs) > 0 {
+			t.Fatalf("the rescue wrote a status the XRD refuses: %v", errs)
+		}
+
+		// The next run sees the rescued route and status: the abort holds,
+		// with the same route.
+		obj["status"] = status
+		next := proto.Clone(req).(*fnv1.RunFunctionRequest)
+		if next.Observed.Composite.Resource, err = structpb.NewStruct(obj); err != nil {
+			t.Fatalf("the rescue's status cannot be fed back: %v", err)
+		}
+		next.Observed.Resources = rsp.GetDesired().GetResources()
+		rsp2, err := fn.RunFunction(context.Background(), next)
+		if err != nil {
+			t.Fatalf("RunFunction returned a gRPC error on the next run: %v", err)
+		}
+		if isFatal(rsp2) {
+			t.Fatalf("the next run does not hold the abort: %v", rsp2.GetResults())
+		}
+		if !proto.Equal(rsp.GetDesired().GetResources()["route-httproute"].GetResource(), rsp2.GetDesired().GetResources()["route-httproute"].GetResource()) {
+			t.Fatal("the next run rescues another route than the run before")
 		}
 	})
 }
