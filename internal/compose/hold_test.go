@@ -1,0 +1,322 @@
+package compose
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+)
+
+// Objects as the API server returns them: with what it, Crossplane and
+// other controllers added beside what the function wrote.
+const (
+	observedService = `
+apiVersion: v1
+kind: Service
+metadata:
+  name: podinfo-primary
+  namespace: test
+  uid: 6a1c7e0e-1b2f-4c55-9a7e-0c1d2e3f4a5b
+  resourceVersion: "42"
+  generation: 1
+  labels: {crossplane.io/composite: podinfo}
+  annotations: {crossplane.io/composition-resource-name: service-primary}
+  ownerReferences: [{apiVersion: platform.example.org/v1alpha1, kind: XCanaryRoute, name: podinfo, uid: 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0, controller: true}]
+spec:
+  type: ClusterIP
+  clusterIP: 10.0.0.7
+  clusterIPs: [10.0.0.7]
+  ipFamilies: [IPv4]
+  ipFamilyPolicy: SingleStack
+  internalTrafficPolicy: Cluster
+  sessionAffinity: None
+  selector: {app: podinfo}
+  ports: [{name: http, port: 9898, targetPort: 9898, protocol: TCP, appProtocol: http, nodePort: 30080}]
+status: {loadBalancer: {}}
+`
+	observedExternalName = `
+apiVersion: v1
+kind: Service
+metadata: {name: podinfo-canary, namespace: test, labels: {crossplane.io/composite: podinfo}}
+spec: {type: ExternalName, externalName: canary.example.net., sessionAffinity: None, ports: [{name: http, port: 9898, protocol: TCP}]}
+`
+	observedGrantV1Beta1 = `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: httproute.podinfo.test, namespace: monitoring, uid: 9b8a7c6d-0000-4000-8000-000000000001, resourceVersion: "7", labels: {crossplane.io/composite: podinfo}}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: test}]
+  to: [{group: "", kind: Service, name: canary-proxy}]
+`
+	observedGrantV1 = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: httproute.podinfo.test, namespace: monitoring, labels: {crossplane.io/composite: podinfo}}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: test}]
+  to: [{group: "", kind: Service, name: canary-proxy}]
+`
+	observedHTTPRoute = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: podinfo, namespace: test, generation: 3, labels: {crossplane.io/composite: podinfo}, annotations: {a: b}}
+spec:
+  parentRefs: [{name: gateway, namespace: istio-ingress}]
+  rules:
+    - backendRefs:
+        - {name: podinfo-primary, port: 9898, weight: 80}
+        - {name: canary-proxy, namespace: monitoring, port: 3456, weight: 20}
+status:
+  parents:
+    - parentRef: {name: gateway, namespace: istio-ingress}
+      controllerName: example.com/gateway
+      conditions: [{type: Accepted, status: "True", reason: Accepted, observedGeneration: 3, lastTransitionTime: "2026-12-02T10:00:00Z", message: ""}]
+`
+	observedTLSRoute = `
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TLSRoute
+metadata: {name: podinfo, namespace: test, uid: 9b8a7c6d-0000-4000-8000-000000000002}
+spec:
+  parentRefs: [{name: gateway, namespace: istio-ingress}]
+  hostnames: [www.example.com]
+  rules: [{backendRefs: [{name: podinfo-primary, port: 9898, weight: 100}]}]
+status: {parents: []}
+`
+)
+
+var (
+	composedService = &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: "podinfo-primary", Namespace: "test"},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: map[string]string{"app": "podinfo"},
+			Ports: []corev1.ServicePort{{
+				Name: "http", Protocol: corev1.ProtocolTCP, Port: 9898, TargetPort: intstr.FromInt32(9898), AppProtocol: ptr.To("http"),
+			}},
+		},
+	}
+	composedExternalName = &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: "podinfo-canary", Namespace: "test"},
+		Spec: corev1.ServiceSpec{
+			Type:         corev1.ServiceTypeExternalName,
+			ExternalName: "canary.example.net.",
+			Ports:        []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 9898}},
+		},
+	}
+	grantSpec = gwv1.ReferenceGrantSpec{
+		From: []gwv1.ReferenceGrantFrom{{Group: gwv1.GroupName, Kind: "HTTPRoute", Namespace: "test"}},
+		To:   []gwv1.ReferenceGrantTo{{Group: "", Kind: "Service", Name: ptr.To[gwv1.ObjectName]("canary-proxy")}},
+	}
+	composedGrantV1Beta1 = &gwv1beta1.ReferenceGrant{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1beta1", Kind: "ReferenceGrant"},
+		ObjectMeta: metav1.ObjectMeta{Name: "httproute.podinfo.test", Namespace: "monitoring"},
+		Spec:       grantSpec,
+	}
+	composedGrantV1 = &gwv1.ReferenceGrant{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "ReferenceGrant"},
+		ObjectMeta: metav1.ObjectMeta{Name: "httproute.podinfo.test", Namespace: "monitoring"},
+		Spec:       grantSpec,
+	}
+	composedHTTPRoute = &gwv1.HTTPRoute{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "HTTPRoute"},
+		ObjectMeta: metav1.ObjectMeta{Name: "podinfo", Namespace: "test"},
+		Spec: gwv1.HTTPRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gateway", Namespace: ptr.To[gwv1.Namespace]("istio-ingress")}}},
+			Rules: []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{
+				{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: "podinfo-primary", Port: ptr.To[gwv1.PortNumber](9898)}, Weight: ptr.To[int32](80)}},
+				{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: "canary-proxy", Namespace: ptr.To[gwv1.Namespace]("monitoring"), Port: ptr.To[gwv1.PortNumber](3456)}, Weight: ptr.To[int32](20)}},
+			}}},
+		},
+	}
+	composedTLSRoute = &gwv1alpha2.TLSRoute{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1alpha2", Kind: "TLSRoute"},
+		ObjectMeta: metav1.ObjectMeta{Name: "podinfo", Namespace: "test"},
+		Spec: gwv1alpha2.TLSRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gateway", Namespace: ptr.To[gwv1.Namespace]("istio-ingress")}}},
+			Hostnames:       []gwv1.Hostname{"www.example.com"},
+			Rules: []gwv1alpha2.TLSRouteRule{{BackendRefs: []gwv1.BackendRef{
+				{BackendObjectReference: gwv1.BackendObjectReference{Name: "podinfo-primary", Port: ptr.To[gwv1.PortNumber](9898)}, Weight: ptr.To[int32](100)},
+			}}},
+		},
+	}
+)
+
+func TestDecodeAsComposed(t *testing.T) {
+	type want struct {
+		obj runtime.Object
+		err bool
+	}
+	cases := map[string]struct {
+		reason   string
+		observed string
+		want     want
+	}{
+		"Service": {
+			reason:   "An observed ClusterIP Service comes back with its identity and the spec fields the proxy writes only: no cluster IPs, IP families, session affinity or node ports, no status, labels, annotations, owner references, uid or resourceVersion, so that applying it again claims nothing the function never wrote.",
+			observed: observedService,
+			want:     want{obj: composedService},
+		},
+		"ExternalNameService": {
+			reason:   "An ExternalName Service keeps its type, externalName and ports.",
+			observed: observedExternalName,
+			want:     want{obj: composedExternalName},
+		},
+		"GrantV1Beta1": {
+			reason:   "A v1beta1 ReferenceGrant stays a v1beta1 ReferenceGrant: re-emitting it at v1 would ask the API server for a version an older cluster does not serve.",
+			observed: observedGrantV1Beta1,
+			want:     want{obj: composedGrantV1Beta1},
+		},
+		"GrantV1": {
+			reason:   "A v1 ReferenceGrant comes back as v1, with identity and spec.",
+			observed: observedGrantV1,
+			want:     want{obj: composedGrantV1},
+		},
+		"HTTPRoute": {
+			reason:   "A route is decoded by package route: identity and spec, no status, labels, annotations or generation.",
+			observed: observedHTTPRoute,
+			want:     want{obj: composedHTTPRoute},
+		},
+		"TLSRouteV1Alpha2": {
+			reason:   "A route keeps the version it was observed at.",
+			observed: observedTLSRoute,
+			want:     want{obj: composedTLSRoute},
+		},
+		"UnknownKind": {
+			reason:   "An object of a kind the function never composes is an error, not a guess.",
+			observed: `{apiVersion: apps/v1, kind: Deployment, metadata: {name: podinfo, namespace: test}}`,
+			want:     want{err: true},
+		},
+		"ServiceAtAnotherVersion": {
+			reason:   "A Service is core v1 only.",
+			observed: `{apiVersion: v2, kind: Service, metadata: {name: podinfo, namespace: test}}`,
+			want:     want{err: true},
+		},
+		"BadAPIVersion": {
+			reason:   "An apiVersion that does not parse is an error.",
+			observed: `{apiVersion: a/b/c, kind: Service, metadata: {name: podinfo, namespace: test}}`,
+			want:     want{err: true},
+		},
+		"MalformedService": {
+			reason:   "A Service whose spec is not a Service's is an error, never a panic.",
+			observed: `{apiVersion: v1, kind: Service, metadata: {name: podinfo, namespace: test}, spec: {ports: http}}`,
+			want:     want{err: true},
+		},
+		"MalformedGrant": {
+			reason:   "A grant whose spec is not a grant's is an error.",
+			observed: `{apiVersion: gateway.networking.k8s.io/v1beta1, kind: ReferenceGrant, metadata: {name: g, namespace: monitoring}, spec: {from: 3}}`,
+			want:     want{err: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj, err := Decode(object(t, tc.observed))
+			var got want
+			if err != nil {
+				got.err = true
+			} else {
+				got.obj = AsComposed(obj)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nAsComposed(Decode(...)): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestDecodeKeepsTheObservedType(t *testing.T) {
+	// AsComposed must be handed the typed object, at its version: the
+	// decoded Service is a *corev1.Service with what the API server added.
+	obj, err := Decode(object(t, observedService))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		t.Fatalf("Decode(Service): got %T, want *corev1.Service", obj)
+	}
+	if diff := cmp.Diff("10.0.0.7", svc.Spec.ClusterIP); diff != "" {
+		t.Errorf("Decode(Service) reads the whole object, AsComposed drops what the function does not write: -want, +got:\n%s", diff)
+	}
+}
+
+func TestAsComposedOtherObjects(t *testing.T) {
+	// An object of no kind the function composes is returned as it is.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: map[string]string{"a": "b"}}}
+	if got := AsComposed(cm); got != runtime.Object(cm) {
+		t.Errorf("AsComposed(ConfigMap): got %v, want the same object", got)
+	}
+}
+
+func TestHold(t *testing.T) {
+	type args struct {
+		observed   map[Key]string
+		routeReady bool
+	}
+	type want struct {
+		objects []Object
+		err     bool
+	}
+	all := map[Key]string{
+		"service-primary":           observedService,
+		"service-canary":            observedExternalName,
+		"route-httproute":           observedHTTPRoute,
+		"referencegrant-monitoring": observedGrantV1Beta1,
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"RouteNotReady": {
+			reason: "A hold re-emits every object as composed, sorted by key; the route with the readiness given, the Services and grants ready since they exist.",
+			args:   args{observed: all, routeReady: false},
+			want: want{objects: []Object{
+				{Key: "referencegrant-monitoring", Object: composedGrantV1Beta1, Ready: true},
+				{Key: "route-httproute", Object: composedHTTPRoute, Ready: false},
+				{Key: "service-canary", Object: composedExternalName, Ready: true},
+				{Key: "service-primary", Object: composedService, Ready: true},
+			}},
+		},
+		"RouteReady": {
+			reason: "A ready route is re-emitted ready.",
+			args:   args{observed: map[Key]string{"route-tlsroute": observedTLSRoute, "service-primary": observedService}, routeReady: true},
+			want: want{objects: []Object{
+				{Key: "route-tlsroute", Object: composedTLSRoute, Ready: true},
+				{Key: "service-primary", Object: composedService, Ready: true},
+			}},
+		},
+		"Nothing": {
+			reason: "Nothing observed, nothing held.",
+			args:   args{observed: map[Key]string{}},
+			want:   want{objects: []Object{}},
+		},
+		"UndecodableObject": {
+			reason: "An object that does not decode fails the hold: re-emitting a guess could rewrite it.",
+			args:   args{observed: map[Key]string{"service-primary": observedService, "route-httproute": `{apiVersion: apps/v1, kind: Deployment, metadata: {name: x}}`}},
+			want:   want{err: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			observed := make(map[Key]map[string]any, len(tc.args.observed))
+			for k, y := range tc.args.observed {
+				observed[k] = object(t, y)
+			}
+			objects, err := Hold(observed, tc.args.routeReady)
+			got := want{objects: objects, err: err != nil}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nHold(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

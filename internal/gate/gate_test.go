@@ -1,0 +1,238 @@
+package gate
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// fromYAML decodes YAML into the JSON types that Crossplane hands the
+// function.
+func fromYAML(t *testing.T, s string) map[string]any {
+	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(s))
+	if err != nil {
+		t.Fatalf("bad test YAML %q: %v", s, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		t.Fatalf("bad test YAML %q: %v", s, err)
+	}
+	return m
+}
+
+var (
+	available = xr.Gate{APIVersion: "apps/v1", Kind: "Deployment", Name: "podinfo", ConditionType: "Available", FailAfter: 5 * time.Minute}
+	healthy   = xr.Gate{APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout", Name: "podinfo", ConditionType: "Healthy", FailAfter: time.Minute}
+)
+
+const availableDeployment = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: podinfo, namespace: test}
+status:
+  conditions:
+    - {type: Progressing, status: "True", reason: NewReplicaSetAvailable}
+    - {type: Available, status: "True", reason: MinimumReplicasAvailable, message: Deployment has minimum availability., lastTransitionTime: "2026-12-02T10:00:00Z"}
+`
+
+func TestObserve(t *testing.T) {
+	type args struct {
+		gates   []xr.Gate
+		fetched map[int][]string
+	}
+	at := metav1.NewTime(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	availableTrue := &metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "Deployment has minimum availability.", LastTransitionTime: at}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   []rollout.GateObservation
+	}{
+		"NoGates": {
+			reason: "Without gates there is nothing to observe.",
+			args:   args{},
+			want:   nil,
+		},
+		"NothingFetched": {
+			reason: "On the first call Crossplane has fetched nothing: the gate is not found, which holds the rollout.",
+			args:   args{gates: []xr.Gate{available}},
+			want:   []rollout.GateObservation{{Gate: available}},
+		},
+		"Found": {
+			reason: "The gate's object, found by name, namespace and kind, with its condition read.",
+			args:   args{gates: []xr.Gate{available}, fetched: map[int][]string{0: {availableDeployment}}},
+			want:   []rollout.GateObservation{{Gate: available, Found: true, Condition: availableTrue}},
+		},
+		"FoundWithoutCondition": {
+			reason: "An object found without the gate's condition is found, with no condition.",
+			args: args{gates: []xr.Gate{available}, fetched: map[int][]string{0: {
+				`{apiVersion: apps/v1, kind: Deployment, metadata: {name: podinfo, namespace: test}, status: {conditions: [{type: Progressing, status: "True"}]}}`,
+			}}},
+			want: []rollout.GateObservation{{Gate: available, Found: true}},
+		},
+		"FoundWithoutStatus": {
+			reason: "An object without a status is found, with no condition.",
+			args:   args{gates: []xr.Gate{available}, fetched: map[int][]string{0: {`{apiVersion: apps/v1, kind: Deployment, metadata: {name: podinfo, namespace: test}}`}}},
+			want:   []rollout.GateObservation{{Gate: available, Found: true}},
+		},
+		"WrongKind": {
+			reason: "An object of another kind of the same name (a StatefulSet) is not the gate's object.",
+			args: args{gates: []xr.Gate{available}, fetched: map[int][]string{0: {
+				`{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: podinfo, namespace: test}, status: {conditions: [{type: Available, status: "True"}]}}`,
+			}}},
+			want: []rollout.GateObservation{{Gate: available}},
+		},
+		"WrongVersion": {
+			reason: "The gate names a version too: apps/v1beta1 is not apps/v1.",
+			args: args{gates: []xr.Gate{available}, fetched: map[int][]string{0: {
+				`{apiVersion: apps/v1beta1, kind: Deployment, metadata: {name: podinfo, namespace: test}, status: {conditions: [{type: Available, status: "True"}]}}`,
+			}}},
+			want: []rollout.GateObservation{{Gate: available}},
+		},
+		"WrongNamespace": {
+			reason: "A gate reads objects in the route's namespace only: one of the same name elsewhere is ignored.",
+			args: args{gates: []xr.Gate{available}, fetched: map[int][]string{0: {
+				`{apiVersion: apps/v1, kind: Deployment, metadata: {name: podinfo, namespace: other}, status: {conditions: [{type: Available, status: "True"}]}}`,
+			}}},
+			want: []rollout.GateObservation{{Gate: available}},
+		},
+		"WrongName": {
+			reason: "An object of another name is ignored.",
+			args: args{gates: []xr.Gate{available}, fetched: map[int][]string{0: {
+				`{apiVersion: apps/v1, kind: Deployment, metadata: {name: checkout, namespace: test}, status: {conditions: [{type: Available, status: "True"}]}}`,
+			}}},
+			want: []rollout.GateObservation{{Gate: available}},
+		},
+		"FoundBesideOthers": {
+			reason: "Among several fetched objects the gate's own is found.",
+			args: args{gates: []xr.Gate{available}, fetched: map[int][]string{0: {
+				`{apiVersion: apps/v1, kind: Deployment, metadata: {name: podinfo, namespace: other}}`,
+				availableDeployment,
+			}}},
+			want: []rollout.GateObservation{{Gate: available, Found: true, Condition: availableTrue}},
+		},
+		"EachGateItsObjects": {
+			reason: "Each gate reads the objects fetched for it (fetched(i) for gate i), in the order of the gates.",
+			args: args{gates: []xr.Gate{available, healthy}, fetched: map[int][]string{
+				0: {`{apiVersion: argoproj.io/v1alpha1, kind: Rollout, metadata: {name: podinfo, namespace: test}, status: {conditions: [{type: Healthy, status: "False", reason: Degraded}]}}`},
+				1: {`{apiVersion: argoproj.io/v1alpha1, kind: Rollout, metadata: {name: podinfo, namespace: test}, status: {conditions: [{type: Healthy, status: "False", reason: Degraded}]}}`},
+			}},
+			want: []rollout.GateObservation{
+				{Gate: available},
+				{Gate: healthy, Found: true, Condition: &metav1.Condition{Type: "Healthy", Status: metav1.ConditionFalse, Reason: "Degraded"}},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			fetched := func(i int) []*unstructured.Unstructured {
+				out := make([]*unstructured.Unstructured, 0, len(tc.args.fetched[i]))
+				for _, y := range tc.args.fetched[i] {
+					out = append(out, &unstructured.Unstructured{Object: fromYAML(t, y)})
+				}
+				return out
+			}
+			got := Observe(tc.args.gates, "test", fetched)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestCondition(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	cases := map[string]struct {
+		reason string
+		obj    map[string]any
+		want   *metav1.Condition
+	}{
+		"Nil": {
+			reason: "No object, no condition.",
+			obj:    nil,
+		},
+		"NoStatus": {
+			reason: "No status, no condition.",
+			obj:    map[string]any{"kind": "Deployment"},
+		},
+		"StatusNotAnObject": {
+			reason: "A status that is not an object counts as none.",
+			obj:    map[string]any{"status": "Ready"},
+		},
+		"ConditionsNotAList": {
+			reason: "Conditions that are not a list count as none.",
+			obj:    map[string]any{"status": map[string]any{"conditions": map[string]any{"type": "Available", "status": "True"}}},
+		},
+		"ConditionsNotAnyList": {
+			reason: "A typed list that JSON never yields counts as none, never a panic.",
+			obj:    map[string]any{"status": map[string]any{"conditions": []map[string]any{{"type": "Available", "status": "True"}}}},
+		},
+		"Read": {
+			reason: "A well-formed condition is read whole.",
+			obj: map[string]any{"status": map[string]any{"conditions": []any{
+				map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "ok", "lastTransitionTime": "2026-12-02T10:00:00Z"},
+			}}},
+			want: &metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "ok", LastTransitionTime: at},
+		},
+		"Absent": {
+			reason: "Other conditions only: the gate's is absent.",
+			obj:    map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": "Progressing", "status": "True"}}}},
+		},
+		"MalformedEntriesSkipped": {
+			reason: "Entries that are not objects (a string, a number, null, a list) and entries whose type is not a string are skipped; the gate's condition after them is read.",
+			obj: map[string]any{"status": map[string]any{"conditions": []any{
+				"Available",
+				3.0,
+				nil,
+				[]any{"Available"},
+				map[string]any{"type": 7.0, "status": "False"},
+				map[string]any{"type": []any{"Available"}, "status": "False"},
+				map[string]any{"type": "Available", "status": "True"},
+			}}},
+			want: &metav1.Condition{Type: "Available", Status: metav1.ConditionTrue},
+		},
+		"OnlyMalformedEntries": {
+			reason: "Malformed entries alone count as no condition.",
+			obj:    map[string]any{"status": map[string]any{"conditions": []any{"Available", nil, map[string]any{"status": "True"}}}},
+		},
+		"StatusNotAString": {
+			reason: "A status that is not a string (a boolean) is no status: neither True nor False, so the gate holds.",
+			obj:    map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": true, "reason": 5.0, "message": map[string]any{}}}}},
+			want:   &metav1.Condition{Type: "Available"},
+		},
+		"BadTransitionTime": {
+			reason: "A lastTransitionTime that does not parse is the zero time.",
+			obj:    map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": "False", "lastTransitionTime": "yesterday"}}}},
+			want:   &metav1.Condition{Type: "Available", Status: metav1.ConditionFalse},
+		},
+		"TransitionTimeNotAString": {
+			reason: "A lastTransitionTime that is not a string is the zero time.",
+			obj:    map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": "False", "lastTransitionTime": 1764669600.0}}}},
+			want:   &metav1.Condition{Type: "Available", Status: metav1.ConditionFalse},
+		},
+		"FirstOfDuplicates": {
+			reason: "Of two conditions of the type, the first is read.",
+			obj: map[string]any{"status": map[string]any{"conditions": []any{
+				map[string]any{"type": "Available", "status": "False", "reason": "First"},
+				map[string]any{"type": "Available", "status": "True", "reason": "Second"},
+			}}},
+			want: &metav1.Condition{Type: "Available", Status: metav1.ConditionFalse, Reason: "First"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Condition(tc.obj, "Available")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nCondition(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
