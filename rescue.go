@@ -1,14 +1,22 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
@@ -16,6 +24,12 @@ import (
 )
 
 const (
+	// reasonAbortNotApplied: the abort was asked for, but the canary could
+	// not be told apart from the primary, so nothing was changed.
+	reasonAbortNotApplied = "AbortNotApplied"
+
+	msgCannotTellApartFmt = "spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names %s, which carries the primary's traffic. Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand"
+
 	msgRescuedAbort = "aborted: all traffic goes to the primary. The CanaryRoute cannot be composed, so the route is kept as last composed, with its canary at 0% and its canary-only rules removed, until the spec is fixed"
 	msgRescueFmt    = "spec.traffic.abort is set: the canary is held at 0%% in the last composed route, although the CanaryRoute cannot be composed: %s"
 )
@@ -49,23 +63,36 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 	if err != nil {
 		return nil, false
 	}
-	objects, routes := []compose.Object(nil), 0
+	decoded := map[compose.Key]runtime.Object{}
+	routeNamespace := ""
 	for k, o := range ours(observed) {
 		obj, err := compose.Decode(o)
 		if err != nil {
 			return nil, false
 		}
-		obj = compose.AsComposed(obj)
+		decoded[k] = compose.AsComposed(obj)
+		if m, ok := obj.(metav1.Object); ok && k.IsRoute() {
+			routeNamespace = m.GetNamespace()
+		}
+	}
+
+	// Only canary backends that are not the primary's are zeroed: the
+	// record is status, which is not proof.
+	canary, refused := route.TrustedCanary(prev.CanaryBackends, primaryBackends(oxr, decoded, routeNamespace))
+	if len(canary) == 0 {
+		return cannotTellApart(req, cause, describeBackends(refused)), true
+	}
+	objects, routes := make([]compose.Object, 0, len(decoded)), 0
+	for k, obj := range decoded {
 		ready := true // Services and grants are ready once they exist.
 		if k.IsRoute() {
-			ns := ""
-			if m, ok := obj.(metav1.Object); ok {
-				ns = m.GetNamespace()
+			if route.RecordsEveryBackend(obj, canary, routeNamespace) {
+				return cannotTellApart(req, cause, "every backend of a rule"), true
 			}
-			if !route.ZeroCanary(obj, prev.CanaryBackends, ns) {
+			if !route.ZeroCanary(obj, canary, routeNamespace) {
 				return nil, false
 			}
-			obs, err := route.ObserveAsComposed(o, ns)
+			obs, err := route.ObserveAsComposed(observed[resource.Name(k)].Resource.Object, routeNamespace)
 			ready = err == nil && obs.AllReady()
 			routes++
 		}
@@ -76,6 +103,7 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 	}
 
 	status := prev
+	status.CanaryBackends = canary
 	status.Phase, status.Reason, status.NextStepAt = xr.PhaseAborted, rollout.ReasonAborted, nil
 	status.CanaryWeight, status.PrimaryWeight = 0, 100
 	status.Message = msgRescuedAbort
@@ -87,6 +115,49 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 	resendConditions(rsp, req, conditionRolloutHealthy)
 	response.ConditionFalse(rsp, conditionRolloutHealthy, rollout.ReasonAborted).WithMessage(msgRescuedAbort).TargetCompositeAndClaim()
 	return rsp, true
+}
+
+// cannotTellApart answers an abort whose recorded canary backends name the
+// primary: the Fatal stands (Crossplane applies nothing, so nothing changes),
+// and a Warning and RolloutHealthy say why the abort was not applied.
+func cannotTellApart(req *fnv1.RunFunctionRequest, cause error, what string) *fnv1.RunFunctionResponse {
+	msg := fmt.Sprintf(msgCannotTellApartFmt, what)
+	rsp := response.To(req, response.DefaultTTL)
+	response.Warning(rsp, errors.New(msg)).WithReason(reasonAbortNotApplied).TargetCompositeAndClaim()
+	response.Fatal(rsp, cause)
+	resendConditions(rsp, req, conditionRolloutHealthy)
+	response.ConditionFalse(rsp, conditionRolloutHealthy, reasonAbortNotApplied).WithMessage(msg).TargetCompositeAndClaim()
+	return rsp
+}
+
+// primaryBackends are the primary's backends as far as they can be known
+// from a CanaryRoute that cannot be composed: the proxy Service composed
+// for it (service-primary), and the backendRef of spec.primary with Gateway
+// API's defaults applied, when it decodes.
+func primaryBackends(oxr *resource.Composite, decoded map[compose.Key]runtime.Object, routeNamespace string) []xr.BackendID {
+	var out []xr.BackendID
+	if svc, ok := decoded[compose.KeyServicePrimary].(metav1.Object); ok {
+		out = append(out, xr.BackendID{Kind: "Service", Namespace: svc.GetNamespace(), Name: svc.GetName()})
+	}
+	var ref gwv1.BackendObjectReference
+	if oxr.Resource.GetValueInto("spec.primary.backendRef", &ref) == nil && ref.Name != "" {
+		gk := backend.GroupKindOf(ref)
+		ns := routeNamespace
+		if ref.Namespace != nil && *ref.Namespace != "" {
+			ns = string(*ref.Namespace)
+		}
+		out = append(out, xr.BackendID{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: string(ref.Name)})
+	}
+	return out
+}
+
+// describeBackends names backends as kind namespace/name, for messages.
+func describeBackends(ids []xr.BackendID) string {
+	names := make([]string, 0, len(ids))
+	for _, id := range ids {
+		names = append(names, backend.KindString(schema.GroupKind{Group: id.Group, Kind: id.Kind})+" "+id.Namespace+"/"+id.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // lenientRollout reads status.rollout as well as it can, from a status that

@@ -110,6 +110,52 @@ results:
     message: "CanaryRoute not allowed by the function's Input: spec.canary.externalName: Forbidden: the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"
 `,
 		},
+		"CanaryBackendsNamingThePrimaryAsObserved": {
+			reason: "A status.rollout.canaryBackends that names the primary's proxy Service (as Crossplane observes it under service-primary) is not trusted: the rescue cannot tell the canary apart, so it composes nothing new (the Fatal stands, Crossplane applies nothing) and says so in a Warning, rather than zeroing the primary.",
+			args: args{
+				xr: abortedFlagger + forgedCanaryBackends(`{group: "", kind: Service, namespace: test, name: podinfo-primary, port: 9898}`),
+				observed: map[string]string{
+					"route-httproute": ownRoute("crossplane.io/composite: podinfo", 80, 20),
+					"service-primary": observedPrimary,
+				},
+			},
+			want: abortNotApplied("Service test/podinfo-primary", externalNameRefused),
+		},
+		"CanaryBackendsNamingThePrimaryOfTheSpec": {
+			reason: "A primary backendRef resolved from the spec (defaults applied: core group, kind Service, the route's namespace) is never taken for the canary either.",
+			args: args{
+				xr: strings.Replace(abortedFlagger, "    service:\n      selector: {app: podinfo}", "    backendRef: {name: podinfo-stable, port: 9898}", 1) +
+					forgedCanaryBackends(`{group: "", kind: Service, namespace: test, name: podinfo-stable}`),
+				observed: map[string]string{"route-httproute": strings.Replace(ownRoute("crossplane.io/composite: podinfo", 80, 20),
+					"{group: \"\", kind: Service, name: podinfo-primary, port: 9898, weight: 80}", "{name: podinfo-stable, port: 9898, weight: 80}", 1)},
+			},
+			want: abortNotApplied("Service test/podinfo-stable", externalNameRefused),
+		},
+		"EveryBackendOfAWeightedRuleRecorded": {
+			reason: "canaryBackends that name every backend of a weighted rule (which always holds the primary) cannot be told from the primary, even when neither the spec nor a proxy Service says which one the primary is.",
+			args: args{
+				xr: strings.Replace(abortedFlagger, "    service:\n      selector: {app: podinfo}", "    service: {}", 1) +
+					forgedCanaryBackends(`{group: "", kind: Service, namespace: test, name: podinfo-primary}`, `{group: "", kind: Service, namespace: monitoring, name: canary-proxy}`),
+				observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 80, 20)},
+			},
+			want: abortNotApplied("every backend of a rule", "invalid CanaryRoute: spec.primary.service.selector: Required value: a proxy Service selects the pods it sends traffic to"),
+		},
+		"OddBackendsNeverPanic": {
+			reason: "An observed route with backends of odd shapes (null, a string) does not decode into an HTTPRoute: the rescue gives up without a panic, and the Fatal stands.",
+			args: args{
+				xr:       abortedFlagger + recordedCanary,
+				observed: map[string]string{"route-httproute": `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test}, spec: {rules: [{backendRefs: [null, "canary-proxy", {name: canary-proxy, namespace: monitoring, weight: 20}]}]}}`},
+			},
+			want: `
+meta: {ttl: 60s}
+results:
+  - severity: SEVERITY_FATAL
+    target: TARGET_COMPOSITE
+    message: "CanaryRoute not allowed by the function's Input: spec.canary.externalName: Forbidden: the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"
+conditions:
+  - {type: ReferenceGrantsReady, status: STATUS_CONDITION_TRUE, reason: Ready, message: composed, target: TARGET_COMPOSITE_AND_CLAIM}
+`,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -125,4 +171,41 @@ results:
 			assertXRDAccepts(t, req, rsp)
 		})
 	}
+}
+
+// externalNameRefused is why abortedFlagger cannot be composed.
+const externalNameRefused = "CanaryRoute not allowed by the function's Input: spec.canary.externalName: Forbidden: the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"
+
+// forgedCanaryBackends is a status whose canaryBackends name the given
+// backends (YAML flow objects).
+func forgedCanaryBackends(backends ...string) string {
+	return `
+status:
+  rollout:
+    phase: Stable
+    canaryWeight: 20
+    primaryWeight: 80
+    canaryBackends: [` + strings.Join(backends, ", ") + `]
+`
+}
+
+// abortNotApplied is the answer to an abort whose recorded canary backends
+// name the primary: the Fatal stands, a Warning says why the abort was not
+// applied, and RolloutHealthy says so too.
+func abortNotApplied(what, cause string) string {
+	msg := "spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names " + what +
+		", which carries the primary's traffic. Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand"
+	return `
+meta: {ttl: 60s}
+results:
+  - severity: SEVERITY_WARNING
+    reason: AbortNotApplied
+    target: TARGET_COMPOSITE_AND_CLAIM
+    message: "` + msg + `"
+  - severity: SEVERITY_FATAL
+    target: TARGET_COMPOSITE
+    message: "` + cause + `"
+conditions:
+  - {type: RolloutHealthy, status: STATUS_CONDITION_FALSE, reason: AbortNotApplied, message: "` + msg + `", target: TARGET_COMPOSITE_AND_CLAIM}
+`
 }

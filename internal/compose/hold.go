@@ -29,9 +29,9 @@ func Decode(obj map[string]any) (runtime.Object, error) {
 	switch gvk := gv.WithKind(kind); gvk {
 	case corev1.SchemeGroupVersion.WithKind("Service"):
 		into = &corev1.Service{}
-	case gwv1.SchemeGroupVersion.WithKind("ReferenceGrant"):
+	case kindOf(gwv1.GroupVersion, "ReferenceGrant"):
 		into = &gwv1.ReferenceGrant{}
-	case gwv1beta1.SchemeGroupVersion.WithKind("ReferenceGrant"):
+	case kindOf(gwv1beta1.GroupVersion, "ReferenceGrant"):
 		into = &gwv1beta1.ReferenceGrant{}
 	default:
 		return route.Decode(obj)
@@ -91,4 +91,9 @@ func Hold(observed map[Key]map[string]any, routeReady bool) ([]Object, error) {
 		out = append(out, Object{Key: k, Object: AsComposed(obj), Ready: ready})
 	}
 	return out, nil
+}
+
+// kindOf is a kind of a Gateway API group version.
+func kindOf(gv metav1.GroupVersion, kind string) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: kind}
 }

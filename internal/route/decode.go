@@ -22,17 +22,17 @@ func Decode(obj map[string]any) (runtime.Object, error) {
 	}
 	var into runtime.Object
 	switch gv.WithKind(kind) {
-	case gwv1.SchemeGroupVersion.WithKind("HTTPRoute"):
+	case kindOf(gwv1.GroupVersion, "HTTPRoute"):
 		into = &gwv1.HTTPRoute{}
-	case gwv1.SchemeGroupVersion.WithKind("GRPCRoute"):
+	case kindOf(gwv1.GroupVersion, "GRPCRoute"):
 		into = &gwv1.GRPCRoute{}
-	case gwv1.SchemeGroupVersion.WithKind("TLSRoute"):
+	case kindOf(gwv1.GroupVersion, "TLSRoute"):
 		into = &gwv1.TLSRoute{}
-	case gwv1.SchemeGroupVersion.WithKind("TCPRoute"):
+	case kindOf(gwv1.GroupVersion, "TCPRoute"):
 		into = &gwv1.TCPRoute{}
-	case gwv1alpha2.SchemeGroupVersion.WithKind("TLSRoute"):
+	case kindOf(gwv1alpha2.GroupVersion, "TLSRoute"):
 		into = &gwv1alpha2.TLSRoute{}
-	case gwv1alpha2.SchemeGroupVersion.WithKind("TCPRoute"):
+	case kindOf(gwv1alpha2.GroupVersion, "TCPRoute"):
 		into = &gwv1alpha2.TCPRoute{}
 	default:
 		return nil, fmt.Errorf("cannot read the observed object: %q %q is not a kind the function composes", apiVersion, kind)
@@ -66,4 +66,9 @@ func AsComposed(obj runtime.Object) runtime.Object {
 	default:
 		return obj
 	}
+}
+
+// kindOf is a kind of a Gateway API group version.
+func kindOf(gv metav1.GroupVersion, kind string) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: kind}
 }

@@ -134,3 +134,89 @@ func sameBackend(recorded, ref xr.BackendID) bool {
 	}
 	return recorded.Port == nil || (ref.Port != nil && *ref.Port == *recorded.Port)
 }
+
+// TrustedCanary is the recorded canary backends that the abort may zero:
+// those that name none of the primary's backends (the same object, on any
+// port). status.rollout.canaryBackends can be written by anyone who may
+// write the XR's status; an entry naming the primary would send the primary
+// to 0% and leave the canary at its weight. It returns the entries kept and
+// the entries refused.
+func TrustedCanary(recorded, primaries []xr.BackendID) (trusted, refused []xr.BackendID) {
+	for _, c := range recorded {
+		if slices.ContainsFunc(primaries, func(p xr.BackendID) bool {
+			return p.Group == c.Group && p.Kind == c.Kind && p.Namespace == c.Namespace && p.Name == c.Name
+		}) {
+			refused = append(refused, c)
+			continue
+		}
+		trusted = append(trusted, c)
+	}
+	return trusted, refused
+}
+
+// RecordsEveryBackend reports whether some rule of the route has more than
+// one backend and every one of them is a recorded canary: a weighted rule
+// always holds the primary, so such a record names the primary too.
+func RecordsEveryBackend(obj runtime.Object, canary []xr.BackendID, routeNamespace string) bool {
+	isCanary := func(ref gwv1.BackendObjectReference) bool {
+		id := identify(ref, routeNamespace)
+		return slices.ContainsFunc(canary, func(c xr.BackendID) bool { return sameBackend(c, id) })
+	}
+	every := func(refs []gwv1.BackendObjectReference) bool {
+		return len(refs) > 1 && !slices.ContainsFunc(refs, func(r gwv1.BackendObjectReference) bool { return !isCanary(r) })
+	}
+	for _, refs := range ruleBackends(obj) {
+		if every(refs) {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleBackends lists the backends of each rule of a route of any kind.
+func ruleBackends(obj runtime.Object) [][]gwv1.BackendObjectReference {
+	var out [][]gwv1.BackendObjectReference
+	add := func(refs []gwv1.BackendObjectReference) { out = append(out, refs) }
+	plain := func(refs []gwv1.BackendRef) []gwv1.BackendObjectReference {
+		o := make([]gwv1.BackendObjectReference, 0, len(refs))
+		for _, r := range refs {
+			o = append(o, r.BackendObjectReference)
+		}
+		return o
+	}
+	switch r := obj.(type) {
+	case *gwv1.HTTPRoute:
+		for _, rule := range r.Spec.Rules {
+			refs := make([]gwv1.BackendObjectReference, 0, len(rule.BackendRefs))
+			for _, b := range rule.BackendRefs {
+				refs = append(refs, b.BackendObjectReference)
+			}
+			add(refs)
+		}
+	case *gwv1.GRPCRoute:
+		for _, rule := range r.Spec.Rules {
+			refs := make([]gwv1.BackendObjectReference, 0, len(rule.BackendRefs))
+			for _, b := range rule.BackendRefs {
+				refs = append(refs, b.BackendObjectReference)
+			}
+			add(refs)
+		}
+	case *gwv1.TLSRoute:
+		for _, rule := range r.Spec.Rules {
+			add(plain(rule.BackendRefs))
+		}
+	case *gwv1.TCPRoute:
+		for _, rule := range r.Spec.Rules {
+			add(plain(rule.BackendRefs))
+		}
+	case *gwv1alpha2.TLSRoute:
+		for _, rule := range r.Spec.Rules {
+			add(plain(rule.BackendRefs))
+		}
+	case *gwv1alpha2.TCPRoute:
+		for _, rule := range r.Spec.Rules {
+			add(plain(rule.BackendRefs))
+		}
+	}
+	return out
+}
