@@ -152,21 +152,28 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	}
 
 	// What the previous run composed stays as it was while a paused rollout
-	// waits to restart with a new canary.
-	status := decision.Status
-	status.CanaryBackends = plan.CanaryBackends()
+	// waits to restart with a new canary, but for what the Input no longer
+	// allows.
 	var objects []compose.Object
-	if decision.HoldPrevious && obs.Exists {
-		if objects, err = compose.Hold(ours(observed), obs.AllReady()); err != nil {
+	canaryBackends := plan.CanaryBackends()
+	if decision.HoldPrevious {
+		held, err := plan.Held(ours(observed), obs)
+		if err != nil {
 			return nil, errors.Wrap(err, errSetDesired)
 		}
-		status.CanaryBackends = nil
+		objects = held.Objects
+		if len(held.Zeroed) > 0 {
+			decision = rollout.WithCanaryAtZero(decision, "the function's Input no longer allows "+describeBackends(held.Zeroed))
+		}
+		canaryBackends = nil
 		if cr.Status.Rollout != nil {
-			status.CanaryBackends = cr.Status.Rollout.CanaryBackends
+			canaryBackends = cr.Status.Rollout.CanaryBackends
 		}
 	} else {
 		objects = plan.Desired(built, obs, func(k compose.Key) bool { _, ok := observed[resource.Name(k)]; return ok })
 	}
+	status := decision.Status
+	status.CanaryBackends = canaryBackends
 
 	rsp := newResponse(req, decision.Requeue)
 	require(rsp, cr, targets)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -497,6 +498,118 @@ status:
 			},
 		},
 
+		"PausedHoldReopensNothing": {
+			reason: "A paused rollout holding its previous route for a new revision re-emits neither the grant nor the weight of a canary whose namespace the Input has since revoked: the grant is not composed (Crossplane deletes it), the old canary goes to 0% with its A/B rule and mirror, and the status says what the route carries.",
+			args: args{
+				input: allowTest,
+				xr: strings.Replace(flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    backendRef: {name: canary-v3, port: 3456}\n    revision: v3"),
+					"    weight: 20", "    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]\n    paused: true", 1) + pausedAtStep1,
+				observed: map[string]string{
+					"route-httproute":           ownRoute("crossplane.io/composite: podinfo", 50, 50),
+					"referencegrant-monitoring": `{apiVersion: gateway.networking.k8s.io/v1beta1, kind: ReferenceGrant, metadata: {name: httproute.podinfo.test, namespace: monitoring}, spec: {from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: test}], to: [{group: "", kind: Service, name: canary-proxy}]}}`,
+				},
+			},
+			want: view{
+				Conditions: []string{
+					"RouteAccepted=False Pending: istio-ingress/gateway has not accepted the route (Pending): the parent has not reported on the route yet",
+					"ReferenceGrantsReady=True Ready: no backend in another namespace needs a ReferenceGrant",
+					"RolloutHealthy=True Paused: paused with the canary at 0%: the function's Input no longer allows Service monitoring/canary-proxy",
+				},
+				Resources: []string{"route-httproute"},
+				Ready:     map[string]string{"route-httproute": "READY_FALSE"},
+				Weights:   [][]string{{"Service/podinfo-primary:9898=50", "Service/monitoring/canary-proxy:3456=0"}},
+				Rollout: map[string]any{
+					"phase": "Paused", "reason": "Paused", "revision": "v2", "step": float64(1), "stepStartedAt": "2026-12-02T10:00:00Z",
+					"canaryWeight": float64(0), "primaryWeight": float64(100), "canaryBackends": canaryProxyBackends,
+					"message": "paused with the canary at 0%: the function's Input no longer allows Service monitoring/canary-proxy",
+				},
+				TTL: time.Minute,
+				Requirements: []string{
+					"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo",
+					"existing-service-primary: v1 Service test/podinfo-primary",
+				},
+			},
+		},
+		"PausedNewRevisionWithoutRoute": {
+			reason: "Paused with a new revision on a new backend while the route is not observed (deleted, or spec.kind changed in the same edit): nothing composed can be held, so the new, untested canary is composed at 0% without canary-only rules, never at the frozen weight.",
+			args: args{
+				input: allowMonitoring,
+				xr: strings.Replace(flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    backendRef: {name: canary-v3, namespace: monitoring, port: 3456}\n    revision: v3"),
+					"    weight: 20", "    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]\n    paused: true\n    matches: [{headers: [{name: X-Beta, value: 'yes'}]}]", 1) + pausedAtStep1,
+			},
+			want: view{
+				Conditions: []string{
+					"RouteAccepted=False Pending: the route has not been created yet",
+					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
+					"RolloutHealthy=True Paused: paused with the canary at 0%: the route was not observed, so nothing composed can be held; revision v3 starts at step 0 when paused is cleared",
+				},
+				Resources: []string{"referencegrant-monitoring", "route-httproute", "service-primary"},
+				Ready:     map[string]string{"referencegrant-monitoring": "READY_FALSE", "route-httproute": "READY_FALSE", "service-primary": "READY_FALSE"},
+				Weights:   [][]string{{"Service/podinfo-primary:9898=100", "Service/monitoring/canary-v3:3456=0"}},
+				Grants:    map[string][]string{"monitoring": {"from HTTPRoute test", "to Service canary-v3"}},
+				Rollout: map[string]any{
+					"phase": "Paused", "reason": "Paused", "revision": "v2", "step": float64(1), "stepStartedAt": "2026-12-02T10:00:00Z",
+					"canaryWeight": float64(0), "primaryWeight": float64(100),
+					"canaryBackends": []any{map[string]any{"group": "", "kind": "Service", "namespace": "monitoring", "name": "canary-v3", "port": float64(3456)}},
+					"message":        "paused with the canary at 0%: the route was not observed, so nothing composed can be held; revision v3 starts at step 0 when paused is cleared",
+				},
+				TTL: time.Minute,
+				Requirements: []string{
+					"existing-referencegrant-monitoring: gateway.networking.k8s.io/v1beta1 ReferenceGrant monitoring/httproute.podinfo.test",
+					"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo",
+					"existing-service-primary: v1 Service test/podinfo-primary",
+				},
+			},
+		},
+		"HeldRouteReadyOnceItExists": {
+			reason: "A held route honours requireAcceptedRoute: false like any other: ready once it exists.",
+			args: args{
+				input: allowMonitoring,
+				xr: strings.Replace(flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    backendRef: {name: canary-v3, namespace: monitoring, port: 3456}\n    revision: v3"),
+					"    weight: 20", "    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]\n    paused: true\n    requireAcceptedRoute: false", 1) + pausedAtStep1,
+				observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)},
+			},
+			want: view{
+				Conditions: []string{
+					"RouteAccepted=False Pending: istio-ingress/gateway has not accepted the route (Pending): the parent has not reported on the route yet",
+					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
+					"RolloutHealthy=True Paused: paused at step 1 (50%); revision v3 starts at step 0 when paused is cleared",
+				},
+				Resources: []string{"route-httproute"},
+				Ready:     map[string]string{"route-httproute": "READY_TRUE"},
+				Weights:   [][]string{{"Service/monitoring/canary-proxy:3456=1"}, {"Service/podinfo-primary:9898=50", "Service/monitoring/canary-proxy:3456=50"}},
+				Rollout: map[string]any{
+					"phase": "Paused", "reason": "Paused", "revision": "v2", "step": float64(1), "stepStartedAt": "2026-12-02T10:00:00Z",
+					"canaryWeight": float64(50), "primaryWeight": float64(50), "canaryBackends": canaryProxyBackends,
+					"message": "paused at step 1 (50%); revision v3 starts at step 0 when paused is cleared",
+				},
+				TTL: time.Minute,
+				Requirements: []string{
+					"existing-referencegrant-monitoring: gateway.networking.k8s.io/v1beta1 ReferenceGrant monitoring/httproute.podinfo.test",
+					"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo",
+					"existing-service-primary: v1 Service test/podinfo-primary",
+				},
+			},
+		},
+		"DeniedExternalName": {
+			reason: "An ExternalName under one of the Input's deniedExternalNames is a Fatal naming the field, even where ExternalNames are allowed.",
+			args: args{input: allowMonitoring + "allowExternalNames: true\ndeniedExternalNames: [corp.internal]\n",
+				xr: flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    externalName: billing.corp.internal")},
+			want: view{
+				Results: []string{`FATAL: CanaryRoute not allowed by the function's Input: spec.canary.externalName: Forbidden: host "billing.corp.internal" is covered by "corp.internal" in the function Input's deniedExternalNames`},
+				TTL:     time.Minute,
+			},
+		},
+		"MetadataHostnameRefused": {
+			reason: "An Istio Hostname backend naming a cloud's metadata endpoint is refused like a cluster-local one.",
+			args: args{input: allowMonitoring,
+				xr: flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    backendRef: {group: networking.istio.io, kind: Hostname, name: metadata.google.internal, port: 80}")},
+			want: view{
+				Results: []string{`FATAL: invalid CanaryRoute: spec.canary.backendRef.name: Invalid value: "metadata.google.internal": must not name a metadata or host endpoint (metadata.google.internal): it would reach the node's credentials or the machine the gateway runs on`},
+				TTL:     time.Minute,
+			},
+		},
+
 		// Canary-only rules end with the rollout.
 		"NoCompanionAtHundred": {
 			reason: "At 100% (manual) there are no A/B or session rules and no mirror: the canary would only get duplicated load.",
@@ -986,6 +1099,21 @@ spec:
 `, labels, primary, canary)
 }
 
+// pausedAtStep1 is the status of the Flagger scenario's rollout of
+// revision v2, paused at step 1 (50%), its canary the proxy in monitoring.
+const pausedAtStep1 = `
+status:
+  rollout:
+    phase: Paused
+    reason: Paused
+    revision: v2
+    step: 1
+    stepStartedAt: "2026-12-02T10:00:00Z"
+    canaryWeight: 50
+    primaryWeight: 50
+    canaryBackends: [{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 3456}]
+`
+
 const recordedCanary = `
 status:
   rollout:
@@ -1392,4 +1520,63 @@ func responseYAML(t *testing.T, y string) *fnv1.RunFunctionResponse {
 		t.Fatalf("cannot read the expected response: %v", err)
 	}
 	return rsp
+}
+
+// TestCanaryDigestComparesMeaning runs a rollout at step 1, then the same
+// CanaryRoute with its canary respelled (defaults written out), and one whose
+// status holds a digest of an older release: neither restarts the rollout.
+func TestCanaryDigestComparesMeaning(t *testing.T) {
+	progressive := strings.Replace(flaggerXR, "    weight: 20", "    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 1h}, {weight: 100}]", 1)
+	progressive = strings.Replace(progressive, "    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}",
+		"    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}\n    revision: v2", 1)
+	respelled := strings.Replace(progressive, "{name: canary-proxy, namespace: monitoring, port: 3456}",
+		"{group: '', kind: Service, name: canary-proxy, namespace: monitoring, port: 3456}", 1)
+	f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
+	run := func(t *testing.T, xrYAML string, status map[string]any) map[string]any {
+		t.Helper()
+		req := testRequest(t, xrYAML, allowMonitoring, map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)})
+		if status != nil {
+			obj := req.GetObserved().GetComposite().GetResource().AsMap()
+			obj["status"] = map[string]any{"rollout": status}
+			req.Observed.Composite.Resource = mustStruct(t, obj)
+		}
+		rsp, err := f.RunFunction(context.Background(), req)
+		if err != nil || isFatal(rsp) {
+			t.Fatalf("RunFunction(...): %v %v", err, rsp.GetResults())
+		}
+		rollout, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["rollout"].(map[string]any)
+		return rollout
+	}
+	atStep1 := map[string]any{"phase": "Progressing", "reason": "StepAdvanced", "revision": "v2", "step": float64(1),
+		"stepStartedAt": "2026-12-02T10:00:00Z", "canaryWeight": float64(50), "primaryWeight": float64(50)}
+	first := run(t, progressive, atStep1)
+	digest, _ := first["canaryDigest"].(string)
+	if digest == "" || first["step"] != float64(1) {
+		t.Fatalf("the first run should stay at step 1 with a digest: %v", first)
+	}
+	cases := map[string]struct {
+		reason string
+		xr     string
+		digest string
+	}{
+		"Respelled": {
+			reason: "Writing the canary's default group and kind out is the same canary: no restart, the same digest.",
+			xr:     respelled, digest: digest,
+		},
+		"LegacyDigest": {
+			reason: "A digest written by an older release (hashed from the spelling) is adopted, not compared: an upgrade restarts no rollout.",
+			xr:     progressive, digest: "098b289f787e740b",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			status := maps.Clone(atStep1)
+			status["canaryDigest"] = tc.digest
+			got := run(t, tc.xr, status)
+			if got["step"] != float64(1) || got["reason"] == "CanaryChanged" || got["canaryDigest"] != digest {
+				t.Errorf("%s\nthe rollout restarted or changed its digest: step %v, reason %v, digest %v (want step 1, digest %s)",
+					tc.reason, got["step"], got["reason"], got["canaryDigest"], digest)
+			}
+		})
+	}
 }

@@ -3,16 +3,22 @@ package compose
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 // Decode reads an observed object of a kind the function composes (a
@@ -96,4 +102,104 @@ func Hold(observed map[Key]map[string]any, routeReady bool) ([]Object, error) {
 // kindOf is a kind of a Gateway API group version.
 func kindOf(gv metav1.GroupVersion, kind string) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: kind}
+}
+
+// Held is what a hold composes.
+type Held struct {
+	Objects []Object
+	// Zeroed are the backends that carried traffic in the previous
+	// composition and that the current Input refuses: the hold sends them
+	// nothing.
+	Zeroed []xr.BackendID
+}
+
+// Held is what a hold composes under the current Input: the objects the
+// previous run composed, as observed (see Hold), but never a grant, or a
+// backend reference, that the Input no longer allows. A ReferenceGrant in a
+// namespace the Input no longer allows is not re-emitted (so Crossplane
+// deletes it), nor a grant's entry of a kind it no longer allows; in the
+// route, a backend the Input refuses goes to weight 0 and a mirror to it is
+// removed, as an abort would. The primary the spec names stays, as it would
+// in any run: without its grant, the gateway itself refuses it. The route's
+// readiness honours requireAcceptedRoute.
+func (p *Plan) Held(observed map[Key]map[string]any, obs route.Observation) (Held, error) {
+	objects, err := Hold(observed, RouteReady(p.CR, obs))
+	if err != nil {
+		return Held{}, err
+	}
+	var held Held
+	for _, o := range objects {
+		switch obj := o.Object.(type) {
+		case *gwv1.ReferenceGrant:
+			if obj.Spec.To = p.allowedGrantTargets(obj.Namespace, obj.Spec.To); len(obj.Spec.To) == 0 {
+				continue
+			}
+		case *gwv1beta1.ReferenceGrant:
+			if obj.Spec.To = p.allowedGrantTargets(obj.Namespace, obj.Spec.To); len(obj.Spec.To) == 0 {
+				continue
+			}
+		default:
+			if o.Key.IsRoute() {
+				zeroed, err := p.zeroRefused(obj, observed)
+				if err != nil {
+					return Held{}, err
+				}
+				held.Zeroed = append(held.Zeroed, zeroed...)
+			}
+		}
+		held.Objects = append(held.Objects, o)
+	}
+	return held, nil
+}
+
+// allowedGrantTargets are the entries of a held grant that the Input still
+// allows: none in a namespace it no longer allows.
+func (p *Plan) allowedGrantTargets(namespace string, to []gwv1.ReferenceGrantTo) []gwv1.ReferenceGrantTo {
+	if !p.Policy.AllowsNamespace(namespace) {
+		return nil
+	}
+	return slices.DeleteFunc(to, func(t gwv1.ReferenceGrantTo) bool {
+		return !p.Policy.AllowsKind(schema.GroupKind{Group: string(t.Group), Kind: string(t.Kind)})
+	})
+}
+
+// zeroRefused sends nothing to the backends of a held route that the Input
+// refuses, but for the spec's primary; it returns those that carried
+// traffic.
+func (p *Plan) zeroRefused(obj runtime.Object, observed map[Key]map[string]any) ([]xr.BackendID, error) {
+	ns := p.CR.RouteNamespace
+	if m, ok := obj.(metav1.Object); ok {
+		ns = m.GetNamespace()
+	}
+	// The proxy Services the function composed are its own, whatever the
+	// Input says of backendRef kinds.
+	proxies := map[string]bool{}
+	for _, k := range []Key{KeyServicePrimary, KeyServiceCanary} {
+		if o, ok := observed[k]; ok {
+			if name, _, _ := unstructured.NestedString(o, "metadata", "name"); name != "" {
+				proxies[name] = true
+			}
+		}
+	}
+	primary := p.Primary.ID()
+	var refused, zeroed []xr.BackendID
+	for _, r := range route.References(obj, ns) {
+		id := r.ID
+		if id.Group == primary.Group && id.Kind == primary.Kind && id.Namespace == primary.Namespace && id.Name == primary.Name {
+			continue
+		}
+		b := backend.Backend{Ref: gwv1.BackendObjectReference{Group: ptr.To(gwv1.Group(id.Group)), Kind: ptr.To(gwv1.Kind(id.Kind)), Name: gwv1.ObjectName(id.Name)},
+			Namespace: id.Namespace, FromBackendRef: !(id.Group == "" && id.Kind == "Service" && id.Namespace == ns && proxies[id.Name])}
+		if grant.RefusalReason(b, ns, p.Policy) == "" {
+			continue
+		}
+		refused = append(refused, id)
+		if !r.Mirror && r.Weight > 0 && !slices.ContainsFunc(zeroed, func(z xr.BackendID) bool { return reflect.DeepEqual(z, id) }) {
+			zeroed = append(zeroed, id)
+		}
+	}
+	if len(refused) > 0 && !route.ZeroCanary(obj, refused, ns) {
+		return nil, fmt.Errorf("cannot hold the previous route: the function's Input allows none of its backends but the primary, and the route has no rule for it")
+	}
+	return zeroed, nil
 }

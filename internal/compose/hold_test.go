@@ -13,6 +13,8 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 // Objects as the API server returns them: with what it, Crossplane and
@@ -316,6 +318,121 @@ func TestHold(t *testing.T) {
 			got := want{objects: objects, err: err != nil}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nHold(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestHeld pins what a hold re-emits under the current Input: never a grant
+// or a backend reference the Input no longer allows.
+func TestHeld(t *testing.T) {
+	// The previous composition: the Flagger route at 50/50 with a mirror to
+	// an audit Service in monitoring, and the grant in monitoring naming the
+	// canary proxy, the audit Service and a ServiceImport.
+	previousRoute := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: podinfo, namespace: test, generation: 3}
+spec:
+  parentRefs: [{name: gateway, namespace: istio-ingress}]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /}}]
+      filters:
+        - type: RequestMirror
+          requestMirror: {backendRef: {name: audit, namespace: monitoring, port: 80}}
+      backendRefs:
+        - {group: "", kind: Service, name: podinfo-primary, port: 9898, weight: 50}
+        - {group: "", kind: Service, name: canary-proxy, namespace: monitoring, port: 3456, weight: 50}
+`
+	previousGrant := `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: httproute.podinfo.test, namespace: monitoring}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: test}]
+  to:
+    - {group: "", kind: Service, name: audit}
+    - {group: "", kind: Service, name: canary-proxy}
+    - {group: multicluster.x-k8s.io, kind: ServiceImport, name: canary-proxy}
+`
+	recorded := set("status.rollout", `{phase: Paused, revision: v1, step: 1, canaryWeight: 50, primaryWeight: 50, canaryBackends: [{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 3456}]}`)
+	routeOf := func(t *testing.T, held Held) *gwv1.HTTPRoute {
+		t.Helper()
+		for _, o := range held.Objects {
+			if r, ok := o.Object.(*gwv1.HTTPRoute); ok {
+				return r
+			}
+		}
+		t.Fatal("no route held")
+		return nil
+	}
+	type want struct {
+		keys    []Key
+		weights []int32
+		mirrors int
+		grantTo int
+		zeroed  []xr.BackendID
+		ready   bool
+	}
+	cases := map[string]struct {
+		reason  string
+		input   string
+		patches []patch
+		status  string
+		want    want
+	}{
+		"AllowedHeldUnchanged": {
+			reason: "Under an Input that still allows everything, the hold re-emits the previous composition as it is.",
+			input:  allowMonitoring,
+			want:   want{keys: []Key{"referencegrant-monitoring", "route-httproute", "service-primary"}, weights: []int32{50, 50}, mirrors: 1, grantTo: 3},
+		},
+		"RevokedNamespace": {
+			reason: "With monitoring revoked, the grant there is not re-emitted (so Crossplane deletes it), the recorded canary in monitoring goes to 0% and the mirror to monitoring is removed: a hold never re-opens what the policy closed.",
+			input:  "allowedRouteNamespaces: [test]",
+			want: want{keys: []Key{"route-httproute", "service-primary"}, weights: []int32{50, 0}, mirrors: 0,
+				zeroed: []xr.BackendID{{Kind: "Service", Namespace: "monitoring", Name: "canary-proxy", Port: ptr.To[int32](3456)}}},
+		},
+		"RevokedKind": {
+			reason: "A grant entry of a kind the Input no longer allows is dropped; the grant keeps the entries it still allows.",
+			input:  allowMonitoring + "allowedBackendKinds: [{group: '', kind: Service}]\n",
+			want:   want{keys: []Key{"referencegrant-monitoring", "route-httproute", "service-primary"}, weights: []int32{50, 50}, mirrors: 1, grantTo: 2},
+		},
+		"ReadyOnceItExists": {
+			reason:  "A held route honours requireAcceptedRoute: false like any other: ready once it exists, accepted or not.",
+			input:   allowMonitoring,
+			patches: []patch{set("spec.traffic", `{weight: 20, requireAcceptedRoute: false}`)},
+			want:    want{keys: []Key{"referencegrant-monitoring", "route-httproute", "service-primary"}, weights: []int32{50, 50}, mirrors: 1, grantTo: 3, ready: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := plan(t, tc.input, append([]patch{recorded}, tc.patches...)...)
+			observed := map[Key]map[string]any{
+				"route-httproute":           object(t, previousRoute),
+				"referencegrant-monitoring": object(t, previousGrant),
+				"service-primary":           object(t, observedService),
+			}
+			held, err := p.Held(observed, observe(t, p, previousRoute))
+			if err != nil {
+				t.Fatalf("%s\nHeld(...): %v", tc.reason, err)
+			}
+			got := want{zeroed: held.Zeroed}
+			for _, o := range held.Objects {
+				got.keys = append(got.keys, o.Key)
+				switch obj := o.Object.(type) {
+				case *gwv1.HTTPRoute:
+					got.ready = o.Ready
+					for _, b := range obj.Spec.Rules[0].BackendRefs {
+						got.weights = append(got.weights, ptr.Deref(b.Weight, 1))
+					}
+					got.mirrors = len(obj.Spec.Rules[0].Filters)
+				case *gwv1beta1.ReferenceGrant:
+					got.grantTo = len(obj.Spec.To)
+				}
+			}
+			_ = routeOf(t, held)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nHeld(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -436,6 +436,17 @@ func frozen(in Input, why restart) Decision {
 	return d
 }
 
+// WithCanaryAtZero is a decision whose composition sends nothing to the
+// canary after all: a hold whose previous canary the Input now refuses. The
+// status says what the route carries, and why.
+func WithCanaryAtZero(d Decision, why string) Decision {
+	d.CanaryWeight, d.Active = 0, false
+	d.Status = withWeights(d.Status, 0)
+	d.Status.Message = "paused with the canary at 0%: " + why
+	d.Status = d.Status.Bounded()
+	return d
+}
+
 // failedMessage is the message of a revision that failed on an earlier
 // run, which says why: a message that names another weight than the 0% the
 // route carries (written by an older release, or by hand) is replaced.

@@ -201,21 +201,93 @@ func ruleBackends(obj runtime.Object) [][]gwv1.BackendObjectReference {
 			}
 			add(refs)
 		}
+	default:
+		for _, refs := range ruleBackendRefs(obj) {
+			add(plain(refs))
+		}
+	}
+	return out
+}
+
+// A Reference is a backend that a route names: a weighted backend of a
+// rule, or the target of a RequestMirror filter.
+type Reference struct {
+	ID     xr.BackendID
+	Weight int32
+	Mirror bool
+}
+
+// References lists the backends a route names, with Gateway API's defaults
+// applied, in the order the route names them.
+func References(obj runtime.Object, routeNamespace string) []Reference {
+	var out []Reference
+	weighted := func(r gwv1.BackendRef) {
+		out = append(out, Reference{ID: identify(r.BackendObjectReference, routeNamespace), Weight: ptr.Deref(r.Weight, 1)})
+	}
+	mirror := func(r gwv1.BackendObjectReference) {
+		out = append(out, Reference{ID: identify(r, routeNamespace), Mirror: true})
+	}
+	httpMirrors := func(fs []gwv1.HTTPRouteFilter) {
+		for _, f := range fs {
+			if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
+				mirror(f.RequestMirror.BackendRef)
+			}
+		}
+	}
+	grpcMirrors := func(fs []gwv1.GRPCRouteFilter) {
+		for _, f := range fs {
+			if f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil {
+				mirror(f.RequestMirror.BackendRef)
+			}
+		}
+	}
+	switch r := obj.(type) {
+	case *gwv1.HTTPRoute:
+		for _, rule := range r.Spec.Rules {
+			httpMirrors(rule.Filters)
+			for _, b := range rule.BackendRefs {
+				weighted(b.BackendRef)
+				httpMirrors(b.Filters)
+			}
+		}
+	case *gwv1.GRPCRoute:
+		for _, rule := range r.Spec.Rules {
+			grpcMirrors(rule.Filters)
+			for _, b := range rule.BackendRefs {
+				weighted(b.BackendRef)
+				grpcMirrors(b.Filters)
+			}
+		}
+	default:
+		for _, refs := range ruleBackendRefs(obj) {
+			for _, b := range refs {
+				weighted(b)
+			}
+		}
+	}
+	return out
+}
+
+// ruleBackendRefs lists the backendRefs of each rule of a TLSRoute or a
+// TCPRoute, of either version.
+func ruleBackendRefs(obj runtime.Object) [][]gwv1.BackendRef {
+	var out [][]gwv1.BackendRef
+	switch r := obj.(type) {
 	case *gwv1.TLSRoute:
 		for _, rule := range r.Spec.Rules {
-			add(plain(rule.BackendRefs))
+			out = append(out, rule.BackendRefs)
 		}
 	case *gwv1.TCPRoute:
 		for _, rule := range r.Spec.Rules {
-			add(plain(rule.BackendRefs))
+			out = append(out, rule.BackendRefs)
 		}
 	case *gwv1alpha2.TLSRoute:
 		for _, rule := range r.Spec.Rules {
-			add(plain(rule.BackendRefs))
+			out = append(out, rule.BackendRefs)
 		}
 	case *gwv1alpha2.TCPRoute:
 		for _, rule := range r.Spec.Rules {
-			add(plain(rule.BackendRefs))
+			out = append(out, rule.BackendRefs)
 		}
 	}
 	return out
