@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -15,6 +16,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/gate"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
@@ -53,6 +55,20 @@ type Function struct {
 
 	log   logging.Logger
 	clock Clock
+	// exprs compiles the CEL expressions of gates and analysis, and keeps
+	// them across runs; nil uses a compiler shared by every Function.
+	exprs *expr.Compiler
+}
+
+// sharedCompiler is the expression compiler of Functions without one.
+var sharedCompiler = sync.OnceValues(func() (*expr.Compiler, error) { return expr.NewCompiler(0) })
+
+// compiler is the Function's expression compiler.
+func (f *Function) compiler() (*expr.Compiler, error) {
+	if f.exprs != nil {
+		return f.exprs, nil
+	}
+	return sharedCompiler()
 }
 
 // RunFunction runs the Function: compose, or, for bad input, answer with a
@@ -98,7 +114,11 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	}
 	self := ownership.Ref{APIVersion: oxr.Resource.GetAPIVersion(), Kind: oxr.Resource.GetKind(), Name: oxr.Resource.GetName()}
 	cr.ClaimProven = cr.Scope == xr.ScopeClaim && claimProven(required, cr, self)
-	plan, err := compose.New(cr, pol)
+	compiler, err := f.compiler()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := compose.New(cr, pol, compiler)
 	if err != nil {
 		return nil, err
 	}
@@ -126,16 +146,18 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err := ownership.Check(owner, targets, existing(required)); err != nil {
 		return nil, err
 	}
-	gates := gate.Observe(cr.Spec.Traffic.Gates, cr.RouteNamespace, gateObjects(required))
+	gates := gate.Observe(ctx, cr.Spec.Traffic.Gates, cr.RouteNamespace, gateObjects(required), plan.Program)
+	analysis := gate.ObserveAnalysis(ctx, cr.Spec.Traffic, cr.RouteName, analysisObjects(observed), plan.Program)
 
 	decision := rollout.Decide(rollout.Input{
 		Traffic:             cr.Spec.Traffic,
 		Revision:            cr.Spec.Canary.Revision,
 		CanaryDigest:        plan.CanaryDigest(),
 		Previous:            plan.Previous(),
-		RouteAtWeight:       plan.RouteAtWeight(obs),
+		RouteAtStep:         plan.RouteAtStep(obs),
 		RouteMissing:        !obs.Exists,
 		Gates:               gates,
+		Analysis:            analysis,
 		CanaryRefused:       plan.Grants.CanaryRefused(),
 		CanaryRefusedReason: plan.CanaryRefusal(),
 		Now:                 f.clock.Now(),
@@ -143,10 +165,21 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 
 	// The route is built and checked even when the previous composition is
 	// held: a spec that cannot be composed is a Fatal either way.
-	built, errs := plan.BuildRoute(decision.CanaryWeight, decision.Active)
+	built, errs := plan.BuildRoute(decision.CanaryWeight, decision.Active, decision.Status.Step)
 	if len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
 	}
+	// The current step's analysis objects, which depend on the decision:
+	// never composed over an object another owner manages either.
+	var analysisObjs []compose.Object
+	if step := decision.Status.Step; step != nil && len(decision.Analysis) > 0 {
+		analysisObjs = plan.AnalysisObjects(*step, decision.Analysis, decision.Status.Retry)
+	}
+	analysisTargets := plan.AnalysisTargets(analysisObjs)
+	if err := ownership.Check(owner, analysisTargets, existing(required)); err != nil {
+		return nil, err
+	}
+	targets = append(targets, analysisTargets...)
 	if err := ctx.Err(); err != nil {
 		return nil, errors.Wrap(err, errDeadline)
 	}
@@ -172,6 +205,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	} else {
 		objects = plan.Desired(built, obs, func(k compose.Key) bool { _, ok := observed[resource.Name(k)]; return ok })
 	}
+	objects = append(objects, analysisObjs...)
 	status := decision.Status
 	status.CanaryBackends = canaryBackends
 
@@ -183,10 +217,14 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err := setStatus(rsp, req, status, ptr.To(compose.RouteStatus(cr, obs))); err != nil {
 		return nil, errors.Wrap(err, errSetStatus)
 	}
-	setConditions(rsp, cr, obs, plan.Grants, decision)
-	if decision.Event != "" {
-		response.Normal(rsp, decision.Event).TargetCompositeAndClaim()
-		log.Info(decision.Event)
+	setConditions(rsp, req, cr, obs, plan.Grants, decision)
+	for _, e := range decision.Events {
+		if e.Warning {
+			response.Warning(rsp, errors.New(e.Message)).WithReason(e.Reason).TargetCompositeAndClaim()
+		} else {
+			response.Normal(rsp, e.Message).WithReason(e.Reason).TargetCompositeAndClaim()
+		}
+		log.Info(e.Message, "reason", e.Reason)
 	}
 	log.Debug("Composed route", "kind", cr.Spec.Kind, "canaryWeight", decision.CanaryWeight, "phase", decision.Status.Phase)
 	return rsp, nil

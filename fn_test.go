@@ -138,7 +138,10 @@ func TestRunFunction(t *testing.T) {
 			reason: "Without the canary's namespace in allowedBackendNamespaces there is no grant, the canary is held at 0 (Failed) and a Warning names the reference.",
 			args:   args{xr: flaggerXR, input: allowTest},
 			want: flaggerView(withoutGrant, func(v *view) {
-				v.Results = []string{`WARNING NotAllowedByPolicy: the canary backend Service monitoring/canary-proxy:3456 is refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`}
+				v.Results = []string{
+					`WARNING NotAllowedByPolicy: the canary backend Service monitoring/canary-proxy:3456 is refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`,
+					`WARNING RolloutFailed: canary refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`,
+				}
 				v.Conditions[1] = `ReferenceGrantsReady=False NotAllowedByPolicy: the canary backend Service monitoring/canary-proxy:3456 is refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`
 				v.Conditions[2] = `RolloutHealthy=False NotAllowedByPolicy: canary refused: namespace "monitoring" is not in the Input's allowedBackendNamespaces`
 				v.Weights = [][]string{{"Service/podinfo-primary:9898=100", "Service/monitoring/canary-proxy:3456=0"}}
@@ -275,7 +278,10 @@ status:
   traffic: {weight: 30}
 `)},
 			want: view{
-				Results: []string{"WARNING NotAllowedByPolicy: the canary backend Backend.gateway.envoyproxy.io anywhere is refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds"},
+				Results: []string{
+					"WARNING NotAllowedByPolicy: the canary backend Backend.gateway.envoyproxy.io anywhere is refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds",
+					"WARNING RolloutFailed: canary refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds",
+				},
 				Conditions: []string{
 					"RouteAccepted=False Pending: the route has not been created yet",
 					"ReferenceGrantsReady=False NotAllowedByPolicy: the canary backend Backend.gateway.envoyproxy.io anywhere is refused: backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds",
@@ -299,7 +305,7 @@ status:
     gates: [{apiVersion: apps/v1, kind: Deployment, name: podinfo-canary, conditionType: Available}]`, 1),
 				"namespace: monitoring, port: 3456}", "namespace: monitoring, port: 3456}\n    revision: v2", 1)},
 			want: view{
-				Results: []string{"NORMAL: rollout of revision v2 started at step 0 (10%)"},
+				Results: []string{"NORMAL RolloutStarted: rollout of revision v2 started at step 0 (10%)"},
 				Conditions: []string{
 					"RouteAccepted=False Pending: the route has not been created yet",
 					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
@@ -476,6 +482,7 @@ status:
 				observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)},
 			},
 			want: view{
+				Results: []string{"NORMAL RolloutPaused: paused at step 1 (50%); revision v3 starts at step 0 when paused is cleared"},
 				Conditions: []string{
 					"RouteAccepted=False Pending: istio-ingress/gateway has not accepted the route (Pending): the parent has not reported on the route yet",
 					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
@@ -1301,7 +1308,7 @@ func TestRolloutSimulation(t *testing.T) {
 				"10:01:30 Progressing step 1 at 50%, again in 1m0s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
 				"10:02:30 Progressing step 1 at 50%, again in 1m0s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
 				"10:03:30 Progressing step 1 at 50%, again in 1m0s: holding step 1 (50%): pause until 2026-12-02T10:06:00Z",
-				"10:04:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s",
+				"10:04:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s [RolloutFailed: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s]",
 				"10:05:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s",
 				"10:06:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s",
 				"10:07:30 Failed step 1 at 0%, again in 1m0s: gate 0 failed: Deployment podinfo-v2 has had Available False since 2026-12-02T10:02:00Z (Simulated), longer than 2m0s",
@@ -1347,7 +1354,13 @@ func describeRun(t *testing.T, now time.Time, rsp *fnv1.RunFunctionResponse) str
 	fmt.Fprintf(&line, "%s %s step %v at %v%%, again in %s: %s", now.Format(time.TimeOnly), r["phase"], r["step"], r["canaryWeight"],
 		rsp.GetMeta().GetTtl().AsDuration(), r["message"])
 	for _, res := range rsp.GetResults() {
-		line.WriteString(" [" + res.GetMessage() + "]")
+		msg := res.GetMessage()
+		// The transitions of phases carry their reason: the moves are
+		// told by their messages.
+		if r := res.GetReason(); r == "RolloutFailed" || r == "RolloutAborted" || r == "RolloutPaused" || r == "AwaitingApproval" {
+			msg = r + ": " + msg
+		}
+		line.WriteString(" [" + msg + "]")
 	}
 	return line.String()
 }

@@ -109,6 +109,17 @@ func gateObjects(required map[string][]resource.Required) func(int) []*unstructu
 	}
 }
 
+// analysisObjects are the observed analysis objects, by key.
+func analysisObjects(observed map[resource.Name]resource.ObservedComposed) map[compose.Key]map[string]any {
+	out := map[compose.Key]map[string]any{}
+	for name, o := range observed {
+		if k := compose.Key(name); k.IsAnalysis() {
+			out[k] = o.Resource.Object
+		}
+	}
+	return out
+}
+
 // ours are the observed composed resources that the function composes, as
 // their unstructured content; the others are other functions' business.
 func ours(observed map[resource.Name]resource.ObservedComposed) map[compose.Key]map[string]any {

@@ -119,6 +119,16 @@ func fatal(req *fnv1.RunFunctionRequest, err error) *fnv1.RunFunctionResponse {
 	return rsp
 }
 
+// priorCondition is one of the function's conditions as the observed XR
+// has it; empty when it has none.
+func priorCondition(req *fnv1.RunFunctionRequest, typ string) xpv2.Condition {
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		return xpv2.Condition{}
+	}
+	return oxr.Resource.GetCondition(xpv2.ConditionType(typ))
+}
+
 // resendConditions sets the function's conditions as the observed XR has
 // them, but for those in skip, so that they keep their value instead of
 // turning Unknown in a run that does not compute them.
@@ -152,7 +162,7 @@ func resendConditions(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionReques
 
 // setConditions sets the function's XR conditions, and a Warning for every
 // reference the policy refused or grant the XR cannot compose.
-func setConditions(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, obs route.Observation, grants grant.Result, d rollout.Decision) {
+func setConditions(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, cr *xr.CanaryRoute, obs route.Observation, grants grant.Result, d rollout.Decision) {
 	if v, held := obs.FirstHold(); held || !obs.Exists {
 		reason, msg := route.ReasonPending, "the route has not been created yet"
 		if obs.Exists {
@@ -165,13 +175,15 @@ func setConditions(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, obs route.
 	}
 
 	problems := make([]string, 0, len(grants.Refused)+len(grants.NotComposable))
+	type warning struct{ reason, msg string }
+	var warnings []warning
 	reason := ""
 	for _, r := range grants.Refused {
 		msg := fmt.Sprintf("the %s backend %s is refused: %s", r.Role, compose.DescribeRef(r.Ref), r.Reason)
 		problems = append(problems, msg)
 		reason = grant.ReasonNotAllowedByPolicy
 		if cr.Spec.ReferenceGrants != xr.GrantsSkip {
-			response.Warning(rsp, errors.New(msg)).WithReason(grant.ReasonNotAllowedByPolicy).TargetCompositeAndClaim()
+			warnings = append(warnings, warning{grant.ReasonNotAllowedByPolicy, msg})
 		}
 	}
 	for _, g := range grants.NotComposable {
@@ -180,7 +192,16 @@ func setConditions(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, obs route.
 		if reason == "" {
 			reason = grant.ReasonGrantNotComposable
 		}
-		response.Warning(rsp, errors.New(msg)).WithReason(grant.ReasonGrantNotComposable).TargetCompositeAndClaim()
+		warnings = append(warnings, warning{grant.ReasonGrantNotComposable, msg})
+	}
+	// A refusal that persists is said once, when it starts: the XR's
+	// condition already says it, and a Warning on every reconcile would use
+	// up the XR's event budget, hiding the rollout's transitions.
+	if prior := priorCondition(req, conditionReferenceGrantsReady); prior.Status != "False" || string(prior.Reason) != reason ||
+		prior.Message != strings.Join(problems, "; ") {
+		for _, w := range warnings {
+			response.Warning(rsp, errors.New(w.msg)).WithReason(w.reason).TargetCompositeAndClaim()
+		}
 	}
 	switch {
 	case cr.Spec.ReferenceGrants == xr.GrantsSkip:

@@ -99,6 +99,16 @@ type Input struct {
 	// +kubebuilder:validation:MaxItems=64
 	AllowedGateKinds []GateKind `json:"allowedGateKinds,omitempty"`
 
+	// AllowedAnalysisKinds are the kinds of objects that the analysis
+	// templates of a CanaryRoute (traffic.analysis) may compose, in the
+	// route's namespace. An analysis of another kind is refused. Crossplane
+	// composes them, so its ClusterRole must cover them too.
+	//
+	// Default: batch/v1 Job.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	AllowedAnalysisKinds []GateKind `json:"allowedAnalysisKinds,omitempty"`
+
 	// AllowExternalNames allows `externalName` sides, which compose an
 	// ExternalName Service. Many gateways refuse ExternalName Services
 	// (CVE-2021-25740), and a cluster-local name (*.svc, *.cluster.local or

@@ -64,6 +64,11 @@ func (in *Input) DeepCopyInto(out *Input) {
 		*out = make([]GateKind, len(*in))
 		copy(*out, *in)
 	}
+	if in.AllowedAnalysisKinds != nil {
+		in, out := &in.AllowedAnalysisKinds, &out.AllowedAnalysisKinds
+		*out = make([]GateKind, len(*in))
+		copy(*out, *in)
+	}
 	if in.DeniedExternalNames != nil {
 		in, out := &in.DeniedExternalNames, &out.DeniedExternalNames
 		*out = make([]string, len(*in))

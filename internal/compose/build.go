@@ -62,17 +62,17 @@ func (p *Plan) Targets() []Target {
 	return targets
 }
 
-// RouteAtWeight tells the rollout engine whether the gateway accepted the
-// route that the plan composes at a weight. It compares backends and
-// weights rule by rule, not the whole spec: Crossplane patches the XR's
-// status even when applying the route failed, so the route itself is the
-// evidence.
-func (p *Plan) RouteAtWeight(obs route.Observation) func(int32) (bool, string) {
-	params := p.Route
-	return func(weight int32) (bool, string) {
+// RouteAtStep tells the rollout engine whether the gateway accepted the
+// route that the plan composes at a step and weight (a step's own matches
+// and mirror shape its route). It compares backends and weights rule by
+// rule, not the whole spec: Crossplane patches the XR's status even when
+// applying the route failed, so the route itself is the evidence.
+func (p *Plan) RouteAtStep(obs route.Observation) func(step, weight int32) (bool, string) {
+	return func(step, weight int32) (bool, string) {
 		if !obs.Exists {
 			return false, "the route has not been created yet"
 		}
+		params := p.RouteFor(&step)
 		params.CanaryWeight, params.Active = weight, weight < 100
 		want, errs := route.Build(params)
 		if len(errs) > 0 || !obs.Carries(want, p.CR.RouteNamespace) {
@@ -89,8 +89,8 @@ func (p *Plan) RouteAtWeight(obs route.Observation) func(int32) (bool, string) {
 // while the rollout is active too: A/B, session and mirror rules must not
 // turn a valid spec into a rejected route halfway through a rollout. The
 // errors name the CanaryRoute's fields.
-func (p *Plan) BuildRoute(weight int32, active bool) (runtime.Object, field.ErrorList) {
-	params := p.Route
+func (p *Plan) BuildRoute(weight int32, active bool, step *int32) (runtime.Object, field.ErrorList) {
+	params := p.RouteFor(step)
 	params.CanaryWeight, params.Active = weight, active
 	built, errs := route.Build(params)
 	errs = append(errs, route.Admit(params, built)...)

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -144,7 +145,7 @@ func inputPolicy(t testing.TB, input string) *policy.Policy {
 func plan(t testing.TB, input string, patches ...patch) *Plan {
 	t.Helper()
 	pol := inputPolicy(t, input)
-	p, err := New(canaryRoute(t, pol, patches...), pol)
+	p, err := New(canaryRoute(t, pol, patches...), pol, testCompiler(t))
 	if err != nil {
 		t.Fatalf("New(...): %v", err)
 	}
@@ -184,7 +185,7 @@ status:
 // returns it with a status (status "" for none): what a later run observes.
 func routeAt(t testing.TB, p *Plan, weight int32, status string) string {
 	t.Helper()
-	built, errs := p.BuildRoute(weight, weight < 100)
+	built, errs := p.BuildRoute(weight, weight < 100, nil)
 	if len(errs) > 0 {
 		t.Fatalf("BuildRoute(%d): %v", weight, errs)
 	}
@@ -205,4 +206,14 @@ func toYAML(t testing.TB, obj runtime.Object) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// testCompiler is an expression compiler for a test.
+func testCompiler(t testing.TB) *expr.Compiler {
+	t.Helper()
+	c, err := expr.NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -19,7 +19,19 @@ const (
 
 	prefixRoute          = "route-"
 	prefixReferenceGrant = "referencegrant-"
+	prefixAnalysis       = "analysis-"
 )
+
+// AnalysisKey is the key of the analysis object of a template.
+func AnalysisKey(name string) Key {
+	return Key(prefixAnalysis + name)
+}
+
+// IsAnalysis reports whether a key is an analysis object's.
+func (k Key) IsAnalysis() bool { return strings.HasPrefix(string(k), prefixAnalysis) }
+
+// AnalysisTemplate is the template name of an analysis key.
+func (k Key) AnalysisTemplate() string { return strings.TrimPrefix(string(k), prefixAnalysis) }
 
 // RouteKey is the key of the route of a kind.
 func RouteKey(kind xr.RouteKind) Key {
@@ -45,8 +57,10 @@ func (k Key) IsRoute() bool { return strings.HasPrefix(string(k), prefixRoute) }
 // IsGrant reports whether a key is a ReferenceGrant's.
 func (k Key) IsGrant() bool { return strings.HasPrefix(string(k), prefixReferenceGrant) }
 
-// Ours reports whether a key is one the function composes; other keys are
-// other functions' in the pipeline, and none of its business.
+// Ours reports whether a key is one the function composes and a hold
+// re-emits (routes, proxy Services, grants); other keys are other functions'
+// in the pipeline, and none of its business, or analysis objects, which are
+// composed for their step only.
 func (k Key) Ours() bool {
 	return k == KeyServicePrimary || k == KeyServiceCanary || k.IsRoute() || k.IsGrant()
 }

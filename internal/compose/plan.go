@@ -11,13 +11,17 @@ package compose
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
@@ -26,8 +30,9 @@ import (
 )
 
 const (
-	errXR     = "invalid CanaryRoute"
-	errPolicy = "CanaryRoute not allowed by the function's Input"
+	errXR         = "invalid CanaryRoute"
+	errPolicy     = "CanaryRoute not allowed by the function's Input"
+	errBuildRoute = "the composed route would be rejected by the Gateway API"
 )
 
 // A Plan is what a CanaryRoute composes, decided from its spec and the
@@ -41,17 +46,31 @@ type Plan struct {
 	// Mirrors are the backends of the RequestMirror filters in the spec.
 	Mirrors []backend.Mirror
 	Grants  grant.Result
-	// Route is the route's shape; the weights come from the decision.
+	// Route is the route's shape; the weights come from the decision, and
+	// a step's own matches and mirror from RouteFor.
 	Route route.Params
+
+	// programs are the compiled expressions of the gates and the analysis
+	// templates, by text.
+	programs map[string]*expr.Program
 }
 
-// New plans a CanaryRoute under a policy. An error is bad input, for a
-// Fatal result: it names the CanaryRoute's field and the reason.
-func New(cr *xr.CanaryRoute, pol *policy.Policy) (*Plan, error) {
+// Program is the compiled expression of a text that the spec holds; nil for
+// "".
+func (p *Plan) Program(text string) *expr.Program { return p.programs[text] }
+
+// New plans a CanaryRoute under a policy, compiling its expressions with
+// the compiler. An error is bad input, for a Fatal result: it names the
+// CanaryRoute's field and the reason.
+func New(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (*Plan, error) {
 	if errs := CheckPolicy(cr, pol); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
 	}
 	p := &Plan{CR: cr, Policy: pol}
+	var errs field.ErrorList
+	if p.programs, errs = compile(cr, compiler); len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
+	}
 	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
 	canary, canaryErrs := backend.Resolve(cr, xr.RoleCanary)
 	mirrors, mirrorErrs := backend.Mirrors(cr)
@@ -77,7 +96,87 @@ func New(cr *xr.CanaryRoute, pol *policy.Policy) (*Plan, error) {
 		Backends:       backends,
 	}, pol)
 	p.Route = routeParams(cr, pol, primary, canary)
+	if errs := p.checkSteps(); len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
+	}
 	return p, nil
+}
+
+// compile compiles the expressions of the gates and the analysis
+// templates; an error names the field.
+func compile(cr *xr.CanaryRoute, compiler *expr.Compiler) (map[string]*expr.Program, field.ErrorList) {
+	out := map[string]*expr.Program{}
+	var errs field.ErrorList
+	add := func(path *field.Path, text string) {
+		if text == "" {
+			return
+		}
+		prg, err := compiler.Compile(text)
+		if err != nil {
+			errs = append(errs, field.Invalid(path, text, "must be a CEL expression over `object` that returns a bool: "+err.Error()))
+			return
+		}
+		out[text] = prg
+	}
+	for i, g := range cr.Spec.Traffic.Gates {
+		add(field.NewPath("spec", "traffic", "gates").Index(i).Child("successWhen"), g.SuccessWhen)
+		add(field.NewPath("spec", "traffic", "gates").Index(i).Child("failWhen"), g.FailWhen)
+	}
+	for _, a := range cr.Spec.Traffic.Analysis {
+		add(field.NewPath("spec", "traffic", "analysis").Key(a.Name).Child("successWhen"), a.SuccessWhen)
+		add(field.NewPath("spec", "traffic", "analysis").Key(a.Name).Child("failWhen"), a.FailWhen)
+	}
+	return out, errs
+}
+
+// RouteFor is the route's shape at a step: its own matches and mirror,
+// where it sets them, replace the traffic's.
+func (p *Plan) RouteFor(step *int32) route.Params {
+	params := p.Route
+	steps := p.CR.Spec.Traffic.Steps
+	if step == nil || *step < 0 || int(*step) >= len(steps) {
+		return params
+	}
+	s := steps[*step]
+	path := field.NewPath("spec", "traffic", "steps").Index(int(*step))
+	if m := s.Matches; m != nil {
+		params.ABHTTPMatches, params.ABGRPCMatches, params.ABPath = m.HTTP, m.GRPC, path.Child("matches")
+	}
+	if m := s.Mirror; m != nil {
+		params.MirrorPercent = &m.Percent
+		params.MirrorHTTPMatches, params.MirrorGRPCMatches = nil, nil
+		if m.Matches != nil {
+			params.MirrorHTTPMatches, params.MirrorGRPCMatches = m.Matches.HTTP, m.Matches.GRPC
+		}
+		params.MirrorPath = path.Child("mirror", "matches")
+	}
+	return params
+}
+
+// checkSteps builds the route of every step with a shape of its own, fully
+// active, so that a step whose matches or mirror would break a limit of the
+// Gateway API (16 rules, companions included) is refused before any rollout
+// reaches it; the errors name the step's fields.
+func (p *Plan) checkSteps() field.ErrorList {
+	var errs field.ErrorList
+	for i, s := range p.CR.Spec.Traffic.Steps {
+		if s.Matches == nil && s.Mirror == nil {
+			continue
+		}
+		params := p.RouteFor(ptr.To(int32(i))) //nolint:gosec // At most 32 steps.
+		params.Active, params.CanaryWeight = true, max(s.Weight, 1)
+		if params.CanaryWeight >= 100 {
+			params.CanaryWeight = 99 // The shape of a step that still has a primary.
+		}
+		built, buildErrs := route.Build(params)
+		buildErrs = append(buildErrs, route.Admit(params, built)...)
+		for _, e := range buildErrs {
+			c := *e
+			c.Detail = "in step " + strconv.Itoa(i) + ": " + c.Detail
+			errs = append(errs, &c)
+		}
+	}
+	return errs
 }
 
 // CheckPolicy refuses what the Input forbids outright: features that no
@@ -123,6 +222,10 @@ func CheckPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "primary", "backendRef", "kind"),
 			"backend kind "+backend.KindString(backend.GroupKindOf(*ref))+" is not in the function Input's allowedBackendKinds"))
 	}
+	errs = append(errs, checkAnalysisKinds(cr, func(apiVersion, kind string) bool {
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		return err == nil && pol.AllowsAnalysis(gv.WithKind(kind))
+	})...)
 	for i, g := range cr.Spec.Traffic.Gates {
 		if !pol.AllowsGate(g.GroupVersionKind()) {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "traffic", "gates").Index(i).Child("kind"),

@@ -172,7 +172,7 @@ func TestNew(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pol := inputPolicy(t, tc.args.input)
-			p, err := New(canaryRoute(t, pol, tc.args.patches...), pol)
+			p, err := New(canaryRoute(t, pol, tc.args.patches...), pol, testCompiler(t))
 			var got want
 			if err != nil {
 				got.context, _, _ = strings.Cut(err.Error(), ": ")
@@ -405,7 +405,7 @@ func TestDesired(t *testing.T) {
 				routeYAML = tc.args.route(t, p)
 			}
 			obs := observe(t, p, routeYAML)
-			built, errs := p.BuildRoute(20, true)
+			built, errs := p.BuildRoute(20, true, nil)
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
@@ -431,7 +431,7 @@ func TestDesired(t *testing.T) {
 
 func TestDesiredComposesTheBuiltRoute(t *testing.T) {
 	p := plan(t, allowMonitoring)
-	built, errs := p.BuildRoute(20, true)
+	built, errs := p.BuildRoute(20, true, nil)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -457,7 +457,7 @@ func TestBuildRoute(t *testing.T) {
 	// The route package explains the limit, and its admission check, the
 	// CRDs' own rule, says it again.
 	tooManyRules := []xrtest.FieldErr{
-		xrtest.Invalid("spec.rules", "18 rules, 2 more than the Gateway API allows (16): the 9 rules of the spec gain 9 A/B or session companion rules while the rollout is active"),
+		xrtest.Invalid("spec.rules", "18 rules, 2 more than the Gateway API allows (16): the 9 rules of the spec gain 9 A/B, session or mirror companion rules while the rollout is active"),
 		xrtest.TooMany("spec.rules", 16),
 	}
 	cases := map[string]struct {
@@ -507,7 +507,7 @@ func TestBuildRoute(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := plan(t, allowMonitoring, tc.args.patches...)
-			built, errs := p.BuildRoute(tc.args.weight, tc.args.active)
+			built, errs := p.BuildRoute(tc.args.weight, tc.args.active, nil)
 			var got want
 			if r, ok := built.(*gwv1.HTTPRoute); ok && len(errs) == 0 {
 				for _, rule := range r.Spec.Rules {
@@ -598,7 +598,7 @@ func TestRouteAtWeight(t *testing.T) {
 			args: args{
 				patches: []patch{set("spec.traffic.matches", `[{headers: [{name: X-Beta, value: "yes"}]}]`)},
 				route: func(t *testing.T, p *Plan) string {
-					built, errs := p.BuildRoute(0, false)
+					built, errs := p.BuildRoute(0, false, nil)
 					if len(errs) > 0 {
 						t.Fatal(errs)
 					}
@@ -616,7 +616,7 @@ func TestRouteAtWeight(t *testing.T) {
 			if tc.args.route != nil {
 				routeYAML = tc.args.route(t, p)
 			}
-			ok, msg := p.RouteAtWeight(observe(t, p, routeYAML))(tc.args.weight)
+			ok, msg := p.RouteAtStep(observe(t, p, routeYAML))(0, tc.args.weight)
 			if diff := cmp.Diff(tc.want, want{ok: ok, msg: msg}, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\nRouteAtWeight(...)(%d): -want, +got:\n%s", tc.reason, tc.args.weight, diff)
 			}
@@ -627,7 +627,7 @@ func TestRouteAtWeight(t *testing.T) {
 func TestRouteAtWeightLeavesThePlanAlone(t *testing.T) {
 	p := plan(t, allowMonitoring)
 	before := p.Route
-	p.RouteAtWeight(observe(t, p, routeAt(t, p, 20, "")))(50)
+	p.RouteAtStep(observe(t, p, routeAt(t, p, 20, "")))(0, 50)
 	if diff := cmp.Diff(before, p.Route); diff != "" {
 		t.Errorf("RouteAtWeight(...): asking about a weight must not change the plan's route: -before, +after:\n%s", diff)
 	}

@@ -1,21 +1,30 @@
 // Package gate reads the objects that hold a rollout's steps: for each gate
-// of the spec, the object Crossplane fetched for it, and the condition that
-// must be True on it.
+// of the spec, the object Crossplane fetched for it and the condition that
+// must be True on it, or what its expressions say of it; and the analysis
+// objects composed for the current step, judged like expression gates.
 package gate
 
 import (
+	"context"
+	"strconv"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
+// Programs finds the compiled expression of a text ("" gives nil).
+type Programs func(text string) *expr.Program
+
 // Observe reads each gate's object among those that Crossplane fetched for
-// it (fetched(i) for gate i). On the first call of a reconcile Crossplane
-// has fetched nothing yet: every gate is "not found", which holds the
-// rollout.
-func Observe(gates []xr.Gate, routeNamespace string, fetched func(i int) []*unstructured.Unstructured) []rollout.GateObservation {
+// it (fetched(i) for gate i), and judges it. On the first call of a
+// reconcile Crossplane has fetched nothing yet: every gate is "not found",
+// which holds the rollout.
+func Observe(ctx context.Context, gates []xr.Gate, routeNamespace string, fetched func(i int) []*unstructured.Unstructured, programs Programs) []rollout.GateObservation {
 	if len(gates) == 0 {
 		return nil
 	}
@@ -29,6 +38,10 @@ func Observe(gates []xr.Gate, routeNamespace string, fetched func(i int) []*unst
 				continue
 			}
 			o.Found = true
+			if g.SuccessWhen != "" {
+				o.Check = Judge(ctx, programs(g.SuccessWhen), programs(g.FailWhen), obj.Object)
+				continue
+			}
 			o.Condition = Condition(obj.Object, g.ConditionType)
 		}
 		out = append(out, o)
@@ -57,4 +70,58 @@ func Condition(obj map[string]any, typ string) *metav1.Condition {
 		return cond
 	}
 	return nil
+}
+
+// Judge evaluates an object's successWhen and failWhen. An evaluation
+// error (a field not there yet, a value of another type) is no verdict: it
+// holds, and says why.
+func Judge(ctx context.Context, successWhen, failWhen *expr.Program, object map[string]any) rollout.Check {
+	var c rollout.Check
+	if failWhen != nil {
+		// A failWhen that cannot be evaluated yet says nothing: the object
+		// has not failed.
+		if failed, err := failWhen.Eval(ctx, object); err == nil && failed {
+			c.Failed = true
+			return c
+		}
+	}
+	if successWhen == nil {
+		c.Err = "no successWhen to judge by"
+		return c
+	}
+	ok, err := successWhen.Eval(ctx, object)
+	if err != nil {
+		c.Err = err.Error()
+		return c
+	}
+	c.Success = ok
+	return c
+}
+
+// ObserveAnalysis judges the analysis objects Crossplane observed under
+// their keys: which revision, attempt and step each was composed for (its
+// labels), and what its template's expressions say of it. Objects of
+// templates the spec no longer has are none of the rollout's business.
+func ObserveAnalysis(ctx context.Context, traffic xr.Traffic, routeName string, observed map[compose.Key]map[string]any, programs Programs) []rollout.AnalysisObservation {
+	var out []rollout.AnalysisObservation
+	for _, a := range traffic.Analysis {
+		obj, ok := observed[compose.AnalysisKey(a.Name)]
+		if !ok {
+			continue
+		}
+		u := unstructured.Unstructured{Object: obj}
+		labels := u.GetLabels()
+		step, err := strconv.ParseInt(labels[compose.LabelStep], 10, 32)
+		if err != nil || labels[compose.LabelRoute] != routeName {
+			continue
+		}
+		out = append(out, rollout.AnalysisObservation{
+			Name:     a.Name,
+			Revision: labels[compose.LabelRevision],
+			Retry:    labels[compose.LabelRetry],
+			Step:     int32(step),
+			Check:    Judge(ctx, programs(a.SuccessWhen), programs(a.FailWhen), obj),
+		})
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -140,7 +142,7 @@ func TestObserve(t *testing.T) {
 				}
 				return out
 			}
-			got := Observe(tc.args.gates, "test", fetched)
+			got := Observe(context.Background(), tc.args.gates, "test", fetched, func(string) *expr.Program { return nil })
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
 			}

@@ -37,6 +37,7 @@ type Policy struct {
 	routeNamespaces    namespaces
 	kinds              map[schema.GroupKind]bool // nil: every kind
 	gateKinds          map[schema.GroupVersionKind]bool
+	analysisKinds      map[schema.GroupVersionKind]bool
 	deniedNames        []string
 	AllowExternalNames bool
 	DefaultParentRefs  []gwv1.ParentReference
@@ -47,6 +48,10 @@ type Policy struct {
 
 // DefaultGateKind is the gate kind allowed when the Input names none.
 var DefaultGateKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+
+// DefaultAnalysisKind is the analysis kind allowed when the Input names
+// none.
+var DefaultAnalysisKind = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
 
 // inputLimits are the Input's sizes where they are not package bounds'
 // defaults (64 items, 4096 characters).
@@ -107,7 +112,6 @@ func typeMeta(input map[string]any) field.ErrorList {
 func New(in *v1beta1.Input) (*Policy, error) {
 	var errs field.ErrorList
 	p := &Policy{
-		gateKinds:          map[schema.GroupVersionKind]bool{},
 		AllowExternalNames: in.AllowExternalNames,
 		DefaultParentRefs:  in.DefaultParentRefs,
 		GrantVersion:       in.ReferenceGrantVersion,
@@ -130,21 +134,11 @@ func New(in *v1beta1.Input) (*Policy, error) {
 		p.kinds[schema.GroupKind{Group: k.Group, Kind: k.Kind}] = true
 	}
 
-	gatePath := field.NewPath("allowedGateKinds")
-	for i, k := range in.AllowedGateKinds {
-		gv, err := schema.ParseGroupVersion(k.APIVersion)
-		switch {
-		case err != nil || gv.Version == "":
-			errs = append(errs, field.Invalid(gatePath.Index(i).Child("apiVersion"), k.APIVersion, "must be group/version, or version for the core group"))
-		case k.Kind == "":
-			errs = append(errs, field.Required(gatePath.Index(i).Child("kind"), "a gate kind names its kind"))
-		default:
-			p.gateKinds[gv.WithKind(k.Kind)] = true
-		}
-	}
-	if len(in.AllowedGateKinds) == 0 {
-		p.gateKinds[DefaultGateKind] = true
-	}
+	var kindErrs field.ErrorList
+	p.gateKinds, kindErrs = objectKinds(field.NewPath("allowedGateKinds"), in.AllowedGateKinds, DefaultGateKind)
+	errs = append(errs, kindErrs...)
+	p.analysisKinds, kindErrs = objectKinds(field.NewPath("allowedAnalysisKinds"), in.AllowedAnalysisKinds, DefaultAnalysisKind)
+	errs = append(errs, kindErrs...)
 
 	for i, n := range in.DeniedExternalNames {
 		suffix := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSuffix(strings.ToLower(n), "."), "*"), ".")
@@ -170,6 +164,28 @@ func New(in *v1beta1.Input) (*Policy, error) {
 		return nil, fielderr.Summarize(errs)
 	}
 	return p, nil
+}
+
+// objectKinds reads a list of apiVersion/kind pairs, or the default when
+// the list is empty.
+func objectKinds(path *field.Path, kinds []v1beta1.GateKind, def schema.GroupVersionKind) (map[schema.GroupVersionKind]bool, field.ErrorList) {
+	out := map[schema.GroupVersionKind]bool{}
+	var errs field.ErrorList
+	for i, k := range kinds {
+		gv, err := schema.ParseGroupVersion(k.APIVersion)
+		switch {
+		case err != nil || gv.Version == "":
+			errs = append(errs, field.Invalid(path.Index(i).Child("apiVersion"), k.APIVersion, "must be group/version, or version for the core group"))
+		case k.Kind == "":
+			errs = append(errs, field.Required(path.Index(i).Child("kind"), "an entry names its kind"))
+		default:
+			out[gv.WithKind(k.Kind)] = true
+		}
+	}
+	if len(kinds) == 0 {
+		out[def] = true
+	}
+	return out, errs
 }
 
 // kindPattern is Gateway API's Kind pattern; a group is a DNS-1123
@@ -245,6 +261,12 @@ func (p *Policy) AllowsRouteNamespace(ns string) bool {
 // AllowsKind reports whether a backendRef side may reference the kind.
 func (p *Policy) AllowsKind(gk schema.GroupKind) bool {
 	return p.kinds == nil || p.kinds[gk]
+}
+
+// AllowsAnalysis reports whether an analysis template may compose objects
+// of the kind.
+func (p *Policy) AllowsAnalysis(gvk schema.GroupVersionKind) bool {
+	return p.analysisKinds[gvk]
 }
 
 // DeniedExternalName returns the deniedExternalNames entry that refuses an

@@ -34,6 +34,9 @@ type view struct {
 	GateKinds []string
 	// DeniedNames are the external names denied among probeNames.
 	DeniedNames []string
+	// AnalysisKinds allowed among batch/v1 Job and argoproj.io/v1alpha1
+	// AnalysisRun.
+	AnalysisKinds []string
 }
 
 var (
@@ -45,6 +48,10 @@ var (
 		{Group: "example.com", Kind: "Proxy"},
 	}
 	probeNames = []string{"corp.internal", "api.corp.internal.", "xcorp.internal", "evil.example", "a.evil.example", "example.com"}
+	probeAnalysis = []schema.GroupVersionKind{
+		{Group: "batch", Version: "v1", Kind: "Job"},
+		{Group: "argoproj.io", Version: "v1alpha1", Kind: "AnalysisRun"},
+	}
 	probeGates = []schema.GroupVersionKind{
 		{Group: "apps", Version: "v1", Kind: "Deployment"},
 		{Group: "apps", Version: "v1", Kind: "StatefulSet"},
@@ -68,6 +75,12 @@ func viewOf(p *Policy) *view {
 		Kinds:              []string{},
 		GateKinds:          []string{},
 		DeniedNames:        []string{},
+		AnalysisKinds:      []string{},
+	}
+	for _, gvk := range probeAnalysis {
+		if p.AllowsAnalysis(gvk) {
+			v.AnalysisKinds = append(v.AnalysisKinds, gvk.String())
+		}
 	}
 	for _, n := range probeNames {
 		if p.DeniedExternalName(n) != "" {
@@ -124,6 +137,9 @@ func TestNew(t *testing.T) {
 		}
 		if v.DeniedNames == nil {
 			v.DeniedNames = []string{}
+		}
+		if v.AnalysisKinds == nil {
+			v.AnalysisKinds = []string{"batch/v1, Kind=Job"}
 		}
 		return &v
 	}
@@ -279,6 +295,19 @@ func TestNew(t *testing.T) {
 			want: want{errs: []xrtest.FieldErr{
 				xrtest.NotSupported("tlsRouteVersion", "v1beta1"),
 				xrtest.NotSupported("tcpRouteVersion", "v2"),
+			}},
+		},
+		"AnalysisKinds": {
+			reason: "Listed analysis kinds replace the default: a Job is no longer allowed unless listed.",
+			in:     &v1beta1.Input{AllowedAnalysisKinds: []v1beta1.GateKind{{APIVersion: "argoproj.io/v1alpha1", Kind: "AnalysisRun"}}},
+			want:   want{policy: defaults(view{AnalysisKinds: []string{"argoproj.io/v1alpha1, Kind=AnalysisRun"}})},
+		},
+		"AnalysisKindInvalid": {
+			reason: "An analysis kind's apiVersion is group/version, and it names its kind.",
+			in:     &v1beta1.Input{AllowedAnalysisKinds: []v1beta1.GateKind{{APIVersion: "/"}, {APIVersion: "batch/v1"}}},
+			want: want{errs: []xrtest.FieldErr{
+				xrtest.Invalid("allowedAnalysisKinds[0].apiVersion", "group/version"),
+				xrtest.Required("allowedAnalysisKinds[1].kind", "names its kind"),
 			}},
 		},
 		"DeniedExternalNames": {

@@ -90,9 +90,33 @@ func genSteps(src source) []xr.Step {
 		if !chance(src, 3) {
 			w += src.IntN(101 - w)
 		}
-		steps[i] = xr.Step{Weight: int32(w), Pause: genDuration(src)}
+		steps[i] = xr.Step{Weight: int32(w), Pause: genDuration(src), Approval: chance(src, 6)}
+		if chance(src, 5) {
+			steps[i].Analysis = []string{"smoke"}
+		}
 	}
 	return steps
+}
+
+// genControls sets the rollout controls: an approval, a promote, a retry,
+// the smoke template, and observations of its objects.
+func genControls(src source, in *Input) {
+	in.Traffic.Analysis = []xr.AnalysisTemplate{{Name: "smoke", SuccessWhen: "object.status.succeeded > 0", FailWhen: "object.status.failed > 0"}}
+	if chance(src, 3) {
+		in.Traffic.Approval = &xr.Approval{Revision: pick(src, "v2", "v1"), Step: int32(src.IntN(8))}
+	}
+	if chance(src, 6) {
+		in.Traffic.Promote = &xr.Promote{Revision: pick(src, "v2", "v1")}
+	}
+	if chance(src, 4) {
+		in.Traffic.Retry = pick(src, "1", "2")
+	}
+	for range src.IntN(3) {
+		in.Analysis = append(in.Analysis, AnalysisObservation{
+			Name: "smoke", Revision: pick(src, "v2", "v1"), Retry: pick(src, "", "1"), Step: int32(src.IntN(4)),
+			Check: pick(src, Check{}, Check{Success: true}, Check{Failed: true}, Check{Err: "no such key: succeeded"}),
+		})
+	}
 }
 
 // genRawSteps are steps that xr.Parse would refuse: weights that are not
@@ -117,6 +141,12 @@ func genGates(src source) []GateObservation {
 			ConditionType: "Available", FailAfter: genDuration(src),
 		}
 		o := GateObservation{Gate: g, Found: !chance(src, 6)}
+		if chance(src, 4) {
+			o.Gate.ConditionType, o.Gate.SuccessWhen, o.Gate.FailWhen = "", "object.status.phase == 'Successful'", "object.status.phase == 'Failed'"
+			o.Check = pick(src, Check{}, Check{Success: true}, Check{Failed: true}, Check{Err: "no such key: phase"})
+			out[i] = o
+			continue
+		}
 		if o.Found && !chance(src, 6) {
 			c := &metav1.Condition{
 				Type:   g.ConditionType,
@@ -198,6 +228,12 @@ func genPrevious(src source, steps []xr.Step) *xr.RolloutStatus {
 			p.Step = i32(0)
 		}
 	}
+	p.Promoted = pick(src, "", "", "v2")
+	p.Retry = pick(src, "", "", "1")
+	p.AwaitingApproval = chance(src, 6)
+	if chance(src, 3) {
+		p.Analysis = []xr.AnalysisVerdict{{Name: "smoke", Step: int32(src.IntN(4)) - 1, Verdict: pick(src, xr.VerdictPassed, xr.VerdictFailed, "Bogus"), Time: metav1.Time{Time: at(genSpan(src))}}}
+	}
 	p.CanaryWeight = pick[int32](src, int32(src.IntN(101)), -50, 250, math.MaxInt32, math.MinInt32)
 	p.PrimaryWeight = pick(src, 100-p.CanaryWeight, 0, -1)
 	if len(steps) > 0 && p.Step != nil && *p.Step >= 0 && int(*p.Step) < len(steps) && !chance(src, 4) {
@@ -220,6 +256,7 @@ func genRawInput(src source) Input {
 	for i := range in.Gates {
 		in.Gates[i].Gate.FailAfter = pick(src, -time.Minute, time.Duration(src.Int64()), time.Duration(math.MinInt64))
 	}
+	genControls(src, &in)
 	in.Previous = genPrevious(src, in.Traffic.Steps)
 	return in
 }
@@ -255,6 +292,7 @@ func genInput(src source) Input {
 		in.CanaryRefused = true
 		in.CanaryRefusedReason = pick(src, "namespace monitoring is not allowed", "")
 	}
+	genControls(src, &in)
 	in.Previous = genPrevious(src, in.Traffic.Steps)
 	return in
 }

@@ -53,8 +53,13 @@ func violations(in Input, d Decision) []string {
 	if d.Requeue < MinRequeue || d.Requeue > MaxRequeue {
 		bad("requeue %s outside [%s, %s]", d.Requeue, MinRequeue, MaxRequeue)
 	}
-	if strings.Contains(d.Event, "\n") || strings.Contains(s.Message, "\n") {
-		bad("event %q or message %q is not one line", d.Event, s.Message)
+	for _, e := range d.Events {
+		if strings.Contains(e.Message, "\n") || e.Reason == "" || e.Message == "" {
+			bad("event %+v is not one line with a reason", e)
+		}
+	}
+	if strings.Contains(s.Message, "\n") {
+		bad("message %q is not one line", s.Message)
 	}
 
 	// What the API server and the next run accept, and what the route
@@ -86,8 +91,8 @@ func violations(in Input, d Decision) []string {
 	}
 
 	if !in.Traffic.Progressive() {
-		if s.Step != nil || s.StepStartedAt != nil || s.NextStepAt != nil || d.Event != "" {
-			bad("manual mode with step %v, times %v/%v or event %q", s.Step, s.StepStartedAt, s.NextStepAt, d.Event)
+		if s.Step != nil || s.StepStartedAt != nil || s.NextStepAt != nil || moveEvent(d) != "" {
+			bad("manual mode with step %v, times %v/%v or event %q", s.Step, s.StepStartedAt, s.NextStepAt, moveEvent(d))
 		}
 		if s.Phase == xr.PhaseProgressing || s.Phase == xr.PhaseSucceeded {
 			bad("manual mode in phase %s", s.Phase)
@@ -129,6 +134,16 @@ func violations(in Input, d Decision) []string {
 	if s.Phase != xr.PhaseProgressing && s.NextStepAt != nil {
 		bad("nextStepAt %v in phase %s", s.NextStepAt, s.Phase)
 	}
+	if s.AwaitingApproval && (s.Phase != xr.PhaseProgressing || !step.Approval || approved(in, *s.Step)) {
+		bad("awaiting approval in phase %s at step %d (approval step: %t, approved: %t)", s.Phase, *s.Step, step.Approval, approved(in, *s.Step))
+	}
+	if s.Phase == xr.PhaseFailed && s.Reason == ReasonAnalysisFailed && in.Previous != nil && in.Previous.Phase != xr.PhaseFailed &&
+		verdictOf(s.Analysis, "smoke", *s.Step) != xr.VerdictFailed {
+		bad("failed on an analysis without a Failed verdict at step %d: %v", *s.Step, s.Analysis)
+	}
+	if s.Phase == xr.PhaseFailed && len(d.Analysis) > 0 {
+		bad("a failed rollout composes analysis %v", d.Analysis)
+	}
 
 	// The run moved at most one step, and never with the clock behind the
 	// step's start.
@@ -146,7 +161,17 @@ func violations(in Input, d Decision) []string {
 		// The same step, or a step beyond the list kept within it.
 	case s.Phase == xr.PhaseSucceeded && p.Phase == xr.PhaseSucceeded && int(*s.Step) == len(steps)-1:
 		// Still Succeeded: at the last step, whatever steps came before.
-	case *s.Step == from+1 && strings.Contains(d.Event, fmt.Sprintf("advanced to step %d ", from+1)):
+	case *s.Step == from+1 && strings.Contains(moveEvent(d), fmt.Sprintf("advanced to step %d ", from+1)):
+		// One step on: never past an approval nobody gave, nor an analysis
+		// that did not pass.
+		if int(from) < len(steps) && steps[from].Approval && !approved(in, from) {
+			bad("advanced past approval step %d without an approval (%+v)", from, in.Traffic.Approval)
+		}
+		if int(from) < len(steps) && len(steps[from].Analysis) > 0 && verdictOf(s.Analysis, "smoke", from) != xr.VerdictPassed {
+			bad("advanced past step %d without its analysis passing: %v", from, s.Analysis)
+		}
+	case int(*s.Step) == len(steps)-1 && s.Promoted == in.Revision && p.Promoted != in.Revision && strings.Contains(moveEvent(d), " promoted from step "):
+		// promote moves to the last step, once.
 	case *s.Step == 0 && (p.Phase == xr.PhaseAborted || p.Phase == xr.PhaseFailed):
 		// Clearing abort, or a refusal lifted, restarts.
 	case *s.Step == 0 && p.CanaryDigest != "" && in.CanaryDigest != "" && p.CanaryDigest != in.CanaryDigest:
@@ -154,7 +179,7 @@ func violations(in Input, d Decision) []string {
 	case relocated && (*s.Step == 0 || steps[*s.Step].Weight == p.CanaryWeight):
 		// Edited steps: found again by weight, or from step 0.
 	default:
-		bad("moved from step %d to %d, event %q", from, *s.Step, d.Event)
+		bad("moved from step %d to %d, event %q", from, *s.Step, moveEvent(d))
 	}
 	if p.StepStartedAt != nil && in.Now.Truncate(time.Second).Before(p.StepStartedAt.Truncate(time.Second)) &&
 		((*s.Step > from && p.Phase != xr.PhaseSucceeded) || (s.Phase == xr.PhaseSucceeded && p.Phase != xr.PhaseSucceeded)) {
@@ -215,8 +240,8 @@ func frozenViolations(in Input, d Decision) []string {
 	if d.CanaryWeight != want {
 		v = append(v, fmt.Sprintf("paused at %d%%, the previous run composed %d%% (%s)", d.CanaryWeight, p.CanaryWeight, p.Phase))
 	}
-	if d.Event != "" {
-		v = append(v, fmt.Sprintf("event %q while paused", d.Event))
+	if ev := moveEvent(d); ev != "" {
+		v = append(v, fmt.Sprintf("event %q while paused", ev))
 	}
 	if s.Revision != p.Revision {
 		v = append(v, fmt.Sprintf("revision %q while paused, the previous run had %q", s.Revision, p.Revision))
@@ -225,6 +250,20 @@ func frozenViolations(in Input, d Decision) []string {
 		v = append(v, fmt.Sprintf("holds the previous composition: %t, the canary changed: %t, the route is missing: %t", d.HoldPrevious, changed, in.RouteMissing))
 	}
 	return v
+}
+
+// moveEvent is the message of the events of moves (not of phase changes)
+// that a decision carries, joined.
+func moveEvent(d Decision) string {
+	var msgs []string
+	for _, e := range d.Events {
+		switch e.Reason {
+		case EventPaused, EventFailed, EventAborted, ReasonAwaitingApproval:
+		default:
+			msgs = append(msgs, e.Message)
+		}
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // canaryChanged reports whether a paused run sees another canary than the
@@ -270,8 +309,8 @@ func rerunViolations(in Input, d Decision) []string {
 	if !bytes.Equal(before, after) {
 		v = append(v, fmt.Sprintf("status changed on a run with no change:\nbefore %s\nafter  %s", before, after))
 	}
-	if d2.Event != "" {
-		v = append(v, fmt.Sprintf("event %q on a run with no change", d2.Event))
+	if len(d2.Events) > 0 {
+		v = append(v, fmt.Sprintf("events %+v on a run with no change", d2.Events))
 	}
 	if diff := cmp.Diff(d.Status, d2.Status); diff == "" && d2.CanaryWeight != d.CanaryWeight {
 		v = append(v, fmt.Sprintf("weight %d -> %d with the same status", d.CanaryWeight, d2.CanaryWeight))

@@ -72,6 +72,28 @@ const (
 	// ReasonProgressDeadlineExceeded: a step was held past its pause for
 	// longer than traffic.progressDeadline.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonAnalysisFailed: an analysis of the step failed.
+	ReasonAnalysisFailed = "AnalysisFailed"
+	// ReasonAwaitingApproval: an approval step waits for traffic.approval.
+	ReasonAwaitingApproval = "AwaitingApproval"
+	// ReasonApproved: traffic.approval released an approval step.
+	ReasonApproved = "RolloutApproved"
+	// ReasonPromoted: traffic.promote moved the revision to its last step.
+	ReasonPromoted = "RolloutPromoted"
+	// ReasonRetried: traffic.retry restarted a failed or aborted revision.
+	ReasonRetried = "RolloutRetried"
+)
+
+// Reasons of events only: transitions that are not a phase's reason.
+const (
+	// EventPaused: the rollout was paused.
+	EventPaused = "RolloutPaused"
+	// EventFailed: the rollout failed (a Warning).
+	EventFailed = "RolloutFailed"
+	// EventAborted: the rollout was aborted (a Warning).
+	EventAborted = "RolloutAborted"
+	// EventAnalysisPassed: an analysis of the step passed.
+	EventAnalysisPassed = "AnalysisPassed"
 )
 
 // Input is everything the engine decides from.
@@ -88,11 +110,17 @@ type Input struct {
 	// every parent accepted it at its current generation. Nil means the
 	// route has not been observed.
 	RouteAtWeight func(weight int32) (ok bool, hold string)
+	// RouteAtStep, when set, is asked instead of RouteAtWeight: a step's own
+	// matches and mirror shape its route, so the step tells which route to
+	// look for, not only its weight.
+	RouteAtStep func(step, weight int32) (ok bool, hold string)
 	// Gates are the observed gate objects, one per traffic.gates entry.
 	Gates []GateObservation
 	// RouteMissing is set when the route does not exist (deleted, or of
 	// another kind): there is no composition to hold.
 	RouteMissing bool
+	// Analysis are the analysis objects observed, of any step.
+	Analysis []AnalysisObservation
 	// CanaryRefused is set when the policy refused the canary's backend.
 	CanaryRefused       bool
 	CanaryRefusedReason string
@@ -106,8 +134,42 @@ type GateObservation struct {
 	// yet fetched, or not there).
 	Found bool
 	// Condition is the gate's condition on the object; nil when the object
-	// does not carry it.
+	// does not carry it. Only for a gate with a conditionType.
 	Condition *metav1.Condition
+	// Check is what the gate's expressions say of the object. Only for a
+	// gate with successWhen.
+	Check Check
+}
+
+// A Check is what an object's successWhen and failWhen expressions say.
+type Check struct {
+	// Success: successWhen is true.
+	Success bool
+	// Failed: failWhen is true.
+	Failed bool
+	// Err is an evaluation error (a missing field, a value of another
+	// type): it holds, and says why.
+	Err string
+}
+
+// AnalysisObservation is an analysis object that the function composed
+// earlier, as observed, and what its template's expressions say of it.
+type AnalysisObservation struct {
+	Name string
+	// Revision, Retry and Step are the ones the object was composed for.
+	Revision string
+	Retry    string
+	Step     int32
+	Check    Check
+}
+
+// An Event is a transition of the rollout: said once, on the run that
+// makes it, with its own reason.
+type Event struct {
+	Reason  string
+	Message string
+	// Warning marks a failure: a Warning event, not a Normal one.
+	Warning bool
 }
 
 // Decision is the engine's verdict for this run.
@@ -127,8 +189,12 @@ type Decision struct {
 	Status xr.RolloutStatus
 	// Requeue is the response TTL: when Crossplane should call again.
 	Requeue time.Duration
-	// Event, when not empty, is a one-line Normal result: the rollout moved.
-	Event string
+	// Events are the transitions this run makes, in order: none on a run
+	// that changes nothing.
+	Events []Event
+	// Analysis names the analysis templates to compose for the current
+	// step, while it is current.
+	Analysis []string
 	// Healthy is false when the rollout failed or was aborted; Reason says
 	// why.
 	Healthy bool
@@ -150,6 +216,7 @@ func Decide(in Input) Decision {
 	// status: a status they refuse would never be written, and every later
 	// run would start from the last one that was.
 	d.Status = d.Status.Bounded()
+	d.Events = transitions(in, d)
 	return d
 }
 
@@ -200,6 +267,7 @@ const (
 	restartCanaryChanged
 	restartAbortCleared
 	restartRefusalLifted
+	restartRetried
 )
 
 // restartOf says whether, and why, this run starts the revision over.
@@ -216,6 +284,10 @@ func restartOf(in Input) restart {
 	// digest instead of restarting every rollout under way.
 	case prev.CanaryDigest != "" && in.CanaryDigest != "" && prev.CanaryDigest != in.CanaryDigest:
 		return restartCanaryChanged
+	// A retry value not acted on yet restarts a failed or aborted revision.
+	case (prev.Phase == xr.PhaseFailed || (prev.Phase == xr.PhaseAborted && !in.Traffic.Abort)) &&
+		in.Traffic.Retry != "" && in.Traffic.Retry != prev.Retry:
+		return restartRetried
 	case prev.Phase == xr.PhaseAborted && !in.Traffic.Abort:
 		return restartAbortCleared
 	// A canary the policy no longer refuses restarts the revision: it ran
@@ -242,9 +314,19 @@ func progressive(in Input) Decision {
 		cur.Step = ptr.To(min(*prev.Step, int32(len(steps)-1))) //nolint:gosec // At most maxSteps.
 		cur.StepStartedAt = stepStartedAt(prev.StepStartedAt, in.Now)
 		cur.Phase, cur.Reason = prev.Phase, prev.Reason
+		cur.Analysis = verdictsOf(prev.Analysis, len(steps))
 	} else {
 		cur.Step = ptr.To[int32](0)
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
+	}
+	// promote and retry act once: what they acted on stays recorded, and a
+	// retry value seen is recorded even when there was nothing to retry, so
+	// that it never restarts a later failure by itself.
+	if prev != nil {
+		cur.Promoted, cur.Retry = prev.Promoted, prev.Retry
+	}
+	if in.Traffic.Retry != "" {
+		cur.Retry = in.Traffic.Retry
 	}
 
 	switch {
@@ -270,7 +352,8 @@ func progressive(in Input) Decision {
 			Active:       w < percentTotal,
 			Status:       withWeights(cur, w),
 			Requeue:      MaxRequeue,
-			Event:        restartEvent(in, why),
+			Events:       []Event{restartEvent(in, why)},
+			Analysis:     steps[0].Analysis,
 			Healthy:      true,
 		}
 	case why != noRestart:
@@ -283,7 +366,7 @@ func progressive(in Input) Decision {
 	last := int32(len(steps) - 1) //nolint:gosec // At most maxSteps.
 	if prev.Phase == xr.PhaseSucceeded && prev.CanaryWeight == steps[last].Weight {
 		cur.Step = ptr.To(last)
-		return succeeded(in, cur, steps[last].Weight, "")
+		return succeeded(in, cur, steps[last].Weight, Event{})
 	}
 	// The steps may have been edited since the previous run: a step that no
 	// longer has the weight the route carries is found again by its weight,
@@ -292,7 +375,20 @@ func progressive(in Input) Decision {
 		cur.Step = ptr.To(i)
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
 		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonStepsChanged
-		return advance(in, cur, fmt.Sprintf("steps of revision %s changed: the rollout continues at step %d (%d%%)", in.Revision, i, steps[i].Weight), true)
+		cur.Analysis = nil
+		return advance(in, cur, Event{Reason: ReasonStepsChanged,
+			Message: fmt.Sprintf("steps of revision %s changed: the rollout continues at step %d (%d%%)", in.Revision, i, steps[i].Weight)}, true)
+	}
+	// promote moves the revision to its last step, once, from a step whose
+	// route the gateway accepted; the last step's own pause, gates,
+	// analysis and approval still apply.
+	if prev.Phase != xr.PhasePaused && !startMoved && promoteDue(in, cur) {
+		from := *cur.Step
+		cur.Step, cur.StepStartedAt = ptr.To(last), &metav1.Time{Time: in.Now}
+		cur.Phase, cur.Reason, cur.Promoted = xr.PhaseProgressing, ReasonPromoted, in.Revision
+		cur.AwaitingApproval = false
+		return advance(in, cur, Event{Reason: ReasonPromoted,
+			Message: fmt.Sprintf("revision %s promoted from step %d to its last step %d (%d%%)", in.Revision, from, last, steps[last].Weight)}, true)
 	}
 
 	step := steps[*cur.Step]
@@ -302,11 +398,23 @@ func progressive(in Input) Decision {
 		// observation time.
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
 		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonResumed
-		return advance(in, cur, fmt.Sprintf("rollout resumed at step %d (%d%%)", *cur.Step, step.Weight), true)
+		return advance(in, cur, Event{Reason: ReasonResumed, Message: fmt.Sprintf("rollout resumed at step %d (%d%%)", *cur.Step, step.Weight)}, true)
 	default:
 		cur.Phase = xr.PhaseProgressing
-		return advance(in, cur, "", startMoved)
+		return advance(in, cur, Event{}, startMoved)
 	}
+}
+
+// promoteDue reports whether traffic.promote moves the rollout to its last
+// step now: it names the revision, has not acted on it yet, the rollout is
+// not at its last step, and the gateway accepted the current step's route.
+func promoteDue(in Input, cur xr.RolloutStatus) bool {
+	pr := in.Traffic.Promote
+	if pr == nil || pr.Revision != in.Revision || cur.Promoted == in.Revision || cur.Step == nil || int(*cur.Step) >= len(in.Traffic.Steps)-1 {
+		return false
+	}
+	ok, _ := routeOfStep(in, *cur.Step, in.Traffic.Steps[*cur.Step].Weight)
+	return ok || !in.Traffic.RequireAcceptedRoute
 }
 
 var restartReason = map[restart]string{
@@ -315,21 +423,26 @@ var restartReason = map[restart]string{
 	restartCanaryChanged: ReasonCanaryChanged,
 	restartAbortCleared:  ReasonRestarted,
 	restartRefusalLifted: ReasonRestarted,
+	restartRetried:       ReasonRetried,
 }
 
 // restartEvent says why the rollout starts at step 0.
-func restartEvent(in Input, why restart) string {
+func restartEvent(in Input, why restart) Event {
 	w := in.Traffic.Steps[0].Weight
+	ev := Event{Reason: restartReason[why]}
 	switch why {
 	case restartCanaryChanged:
-		return fmt.Sprintf("the canary of revision %s changed: the rollout restarted at step 0 (%d%%)", in.Revision, w)
+		ev.Message = fmt.Sprintf("the canary of revision %s changed: the rollout restarted at step 0 (%d%%)", in.Revision, w)
 	case restartAbortCleared:
-		return fmt.Sprintf("abort cleared: the rollout of revision %s restarted at step 0 (%d%%)", in.Revision, w)
+		ev.Message = fmt.Sprintf("abort cleared: the rollout of revision %s restarted at step 0 (%d%%)", in.Revision, w)
 	case restartRefusalLifted:
-		return fmt.Sprintf("the canary is allowed again: the rollout of revision %s restarted at step 0 (%d%%)", in.Revision, w)
+		ev.Message = fmt.Sprintf("the canary is allowed again: the rollout of revision %s restarted at step 0 (%d%%)", in.Revision, w)
+	case restartRetried:
+		ev.Message = fmt.Sprintf("retry %s: the rollout of revision %s restarted at step 0 (%d%%)", in.Traffic.Retry, in.Revision, w)
 	default:
-		return fmt.Sprintf("rollout of revision %s started at step 0 (%d%%)", in.Revision, w)
+		ev.Message = fmt.Sprintf("rollout of revision %s started at step 0 (%d%%)", in.Revision, w)
 	}
+	return ev
 }
 
 // pendingNote says what will happen once paused is cleared.
@@ -343,6 +456,8 @@ func pendingNote(in Input, why restart) string {
 		return "; abort was cleared: the rollout restarts at step 0 when paused is cleared"
 	case restartRefusalLifted:
 		return "; the canary is allowed again: the rollout restarts at step 0 when paused is cleared"
+	case restartRetried:
+		return "; retry " + in.Traffic.Retry + ": the rollout restarts at step 0 when paused is cleared"
 	case restartFirst:
 		return "; the rollout starts at step 0 when paused is cleared"
 	default:
@@ -429,8 +544,11 @@ func frozen(in Input, why restart) Decision {
 			cur.Message = fmt.Sprintf("paused at step %d (%d%%)%s", *cur.Step, w, note)
 		}
 		// Pausing never changes who sees the canary: a step in progress
-		// keeps its A/B rules and mirror, even at 0%.
+		// keeps its A/B rules and mirror, even at 0%, and its analysis.
 		d.Active = w < percentTotal && (w > 0 || cur.Step != nil)
+		if cur.Step != nil && int(*cur.Step) < len(in.Traffic.Steps) && !changed {
+			d.Analysis = in.Traffic.Steps[*cur.Step].Analysis
+		}
 	}
 	d.Status = withWeights(cur, w)
 	return d
@@ -505,212 +623,6 @@ func stepStartedAt(prev *metav1.Time, now time.Time) *metav1.Time {
 		return &metav1.Time{Time: now}
 	}
 	return &metav1.Time{Time: prev.Truncate(time.Second)}
-}
-
-// advance holds the current step or moves past it. A run moves at most one
-// step: the gateway must accept each step's weights before the next. moved
-// says this run already moved the rollout (started, resumed or relocated
-// the step, or moved its start), and event says so to the user.
-func advance(in Input, cur xr.RolloutStatus, event string, moved bool) Decision {
-	steps := in.Traffic.Steps
-	i := *cur.Step
-
-	// A gate that has failed ends the rollout, whatever else holds.
-	if failed, msg := failedGate(in, cur); failed {
-		return withEvent(terminal(cur, xr.PhaseFailed, ReasonGateFailed, msg), event)
-	}
-	hold, requeue := holds(in, cur)
-	if hold != "" {
-		if late, msg := pastDeadline(in, cur, hold); late {
-			return withEvent(terminal(cur, xr.PhaseFailed, ReasonProgressDeadlineExceeded, msg), event)
-		}
-	}
-	if hold == "" && moved {
-		// A run that starts or resumes the step has moved the rollout
-		// already, so it holds the step even when nothing else does: the
-		// route has not carried this step's weights yet.
-		hold, requeue = holdDue, MinRequeue
-	}
-	if hold != "" {
-		return holding(in, cur, hold, requeue, event)
-	}
-
-	weight := steps[i].Weight
-	if int(i) == len(steps)-1 {
-		return succeeded(in, cur, weight, fmt.Sprintf("rollout of revision %s succeeded at %d%%", in.Revision, weight))
-	}
-
-	cur.Step = ptr.To(i + 1)
-	cur.StepStartedAt = &metav1.Time{Time: in.Now}
-	cur.Reason = ReasonAdvanced
-	// The new step's message is what the next runs show until something
-	// changes, so the status does not flap.
-	hold, requeue = holds(in, cur)
-	if hold == "" {
-		// A new step that nothing holds (no pause, route not required or
-		// already there, gates True) is due: the next run, soon, moves on.
-		hold, requeue = holdDue, MinRequeue
-	}
-	return holding(in, cur, hold, requeue,
-		fmt.Sprintf("rollout of revision %s advanced to step %d (%d%%)", in.Revision, i+1, steps[i+1].Weight))
-}
-
-// holds says what holds the current step, if anything, and when to look
-// again.
-func holds(in Input, cur xr.RolloutStatus) (string, time.Duration) {
-	i := *cur.Step
-	step := in.Traffic.Steps[i]
-	due := cur.StepStartedAt.Add(step.Pause)
-	// The clock may be behind the one that started the step (skew between
-	// replicas): then the step simply waits.
-	pausing := in.Now.Before(cur.StepStartedAt.Time) || in.Now.Before(due)
-	if in.Traffic.RequireAcceptedRoute {
-		if ok, why := routeAtWeight(in, step.Weight); !ok {
-			if pausing {
-				return why, min(HoldRequeue, clamp(due.Sub(in.Now)))
-			}
-			return why, untilDeadline(in, due, HoldRequeue)
-		}
-	}
-	if pausing {
-		return "pause until " + due.UTC().Format(time.RFC3339), clamp(due.Sub(in.Now))
-	}
-	if gate := heldGate(in); gate != "" {
-		return gate, untilDeadline(in, due, HoldRequeue)
-	}
-	return "", 0
-}
-
-// pastDeadline reports whether a hold has lasted past the step's pause for
-// longer than traffic.progressDeadline. Only what holds the step beyond its
-// own pause counts: the route, or a gate missing, Unknown, or False within
-// its failAfter.
-func pastDeadline(in Input, cur xr.RolloutStatus, hold string) (bool, string) {
-	deadline := in.Traffic.ProgressDeadline
-	if deadline <= 0 {
-		return false, ""
-	}
-	i := *cur.Step
-	step := in.Traffic.Steps[i]
-	due := cur.StepStartedAt.Add(step.Pause)
-	if in.Now.Sub(due) <= deadline {
-		return false, ""
-	}
-	// The rollout fails to 0%: the message names the step, not its weight.
-	return true, fmt.Sprintf("step %d was held for longer than the progress deadline %s after its pause ended at %s: %s",
-		i, deadline, due.UTC().Format(time.RFC3339), hold)
-}
-
-// untilDeadline shortens a hold's requeue so that the run after the
-// progress deadline comes soon after it.
-func untilDeadline(in Input, due time.Time, requeue time.Duration) time.Duration {
-	if in.Traffic.ProgressDeadline <= 0 {
-		return requeue
-	}
-	left := due.Add(in.Traffic.ProgressDeadline).Sub(in.Now) + time.Second
-	if left <= 0 {
-		return requeue
-	}
-	return min(requeue, clamp(left))
-}
-
-// holding is a rollout that stays at its current step for now.
-func holding(in Input, cur xr.RolloutStatus, hold string, requeue time.Duration, event string) Decision {
-	step := in.Traffic.Steps[*cur.Step]
-	cur.Phase = xr.PhaseProgressing
-	cur.NextStepAt = &metav1.Time{Time: cur.StepStartedAt.Add(step.Pause)}
-	cur.Message = fmt.Sprintf("holding step %d (%d%%): %s", *cur.Step, step.Weight, hold)
-	return Decision{
-		CanaryWeight: step.Weight,
-		// A dark launch (a step at 0%) mirrors to the canary; at 100% the
-		// canary-only rules would only duplicate load.
-		Active:  step.Weight < percentTotal,
-		Status:  withWeights(cur, step.Weight),
-		Requeue: requeue,
-		Event:   event,
-		Healthy: true,
-	}
-}
-
-func routeAtWeight(in Input, weight int32) (bool, string) {
-	if in.RouteAtWeight == nil {
-		return false, "the route has not been observed yet"
-	}
-	return in.RouteAtWeight(weight)
-}
-
-// failedGate finds a gate whose condition has been False for longer than
-// its failAfter.
-func failedGate(in Input, cur xr.RolloutStatus) (bool, string) {
-	for i, g := range in.Gates {
-		c := g.Condition
-		// Without a transition time there is no telling how long the
-		// condition has been False: it holds, never fails.
-		if !g.Found || c == nil || c.Status != metav1.ConditionFalse || c.LastTransitionTime.IsZero() {
-			continue
-		}
-		since := c.LastTransitionTime.Time
-		// The time False counts from the start of the current step at the
-		// earliest: a gate left False by a failed revision must not fail the
-		// new one on its first run, and time paused never counts.
-		counted := since
-		if cur.StepStartedAt != nil && cur.StepStartedAt.After(counted) {
-			counted = cur.StepStartedAt.Time
-		}
-		if in.Now.Sub(counted) > g.Gate.FailAfter {
-			return true, fmt.Sprintf("gate %d failed: %s %s has had %s False since %s (%s), longer than %s",
-				i, quote(g.Gate.Kind), quote(g.Gate.Name), quote(g.Gate.ConditionType), since.UTC().Format(time.RFC3339), quote(c.Reason), g.Gate.FailAfter)
-		}
-	}
-	return false, ""
-}
-
-// heldGate names the first gate that does not hold yet.
-func heldGate(in Input) string {
-	for i, g := range in.Gates {
-		switch {
-		case !g.Found:
-			return fmt.Sprintf("gate %d: %s %s not found", i, quote(g.Gate.Kind), quote(g.Gate.Name))
-		case g.Condition == nil:
-			return fmt.Sprintf("gate %d: %s %s has no %s condition", i, quote(g.Gate.Kind), quote(g.Gate.Name), quote(g.Gate.ConditionType))
-		case g.Condition.Status != metav1.ConditionTrue:
-			return fmt.Sprintf("gate %d: %s %s has %s %s (%s)", i, quote(g.Gate.Kind), quote(g.Gate.Name),
-				quote(g.Gate.ConditionType), quote(string(g.Condition.Status)), quote(g.Condition.Reason))
-		}
-	}
-	return ""
-}
-
-// terminal is a rollout that sends nothing to the canary.
-func terminal(cur xr.RolloutStatus, phase xr.Phase, reason, msg string) Decision {
-	cur.Phase, cur.Reason, cur.Message, cur.NextStepAt = phase, reason, msg, nil
-	return Decision{
-		CanaryWeight: 0,
-		Status:       withWeights(cur, 0),
-		Requeue:      MaxRequeue,
-		Healthy:      false,
-		Reason:       reason,
-	}
-}
-
-// succeeded is a rollout that completed its steps: it holds the last step's
-// weight until the user acts, and the canary-only rules (A/B, session,
-// mirror) are gone, since the rollout is over.
-func succeeded(in Input, cur xr.RolloutStatus, weight int32, event string) Decision {
-	cur.Phase, cur.Reason, cur.NextStepAt = xr.PhaseSucceeded, ReasonSucceeded, nil
-	cur.Message = fmt.Sprintf("revision %s completed all %d steps at %d%%", in.Revision, len(in.Traffic.Steps), weight)
-	return Decision{
-		CanaryWeight: weight,
-		Status:       withWeights(cur, weight),
-		Requeue:      MaxRequeue,
-		Event:        event,
-		Healthy:      true,
-	}
-}
-
-func withEvent(d Decision, event string) Decision {
-	d.Event = event
-	return d
 }
 
 func withWeights(s xr.RolloutStatus, canary int32) xr.RolloutStatus {

@@ -79,7 +79,7 @@ func (s *simulation) run() Decision {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	r := row{At: s.now.Sub(t0), Phase: d.Status.Phase, Weight: d.CanaryWeight, Message: d.Status.Message, Requeue: d.Requeue, Event: d.Event}
+	r := row{At: s.now.Sub(t0), Phase: d.Status.Phase, Weight: d.CanaryWeight, Message: d.Status.Message, Requeue: d.Requeue, Event: moveEvent(d)}
 	if d.Status.Step != nil {
 		r.Step = *d.Status.Step
 	}

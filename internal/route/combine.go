@@ -7,9 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// abPath is where the A/B matches come from.
-var abPath = field.NewPath("spec", "traffic", "matches")
-
 // combine is the cross product of a rule's matches and the A/B matches:
 // merge adds the conditions of A/B match j to a copy of the rule's match i.
 // HTTPRoute and GRPCRoute differ only in what a match holds.

@@ -37,7 +37,7 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 	for i, r := range rules {
 		path := field.NewPath("spec", "rules").Index(i)
 		if p.abCompanion() {
-			ab, abErrs := combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.ABGRPCMatches)
+			ab, abErrs := combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.ABGRPCMatches, p.abPath())
 			errs = append(errs, abErrs...)
 			out = append(out, gwv1.GRPCRouteRule{
 				Name:        companionName(r.Name, companionABSuffix),
@@ -47,8 +47,22 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 			})
 		}
 
+		if p.mirrorCompanion() {
+			mirrored, mirrorErrs := combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.MirrorGRPCMatches, p.mirrorPath())
+			errs = append(errs, mirrorErrs...)
+			out = append(out, gwv1.GRPCRouteRule{
+				Name:    companionName(r.Name, companionMirror),
+				Matches: mirrored,
+				Filters: append(deepCopy(r.GRPCFilters), gwv1.GRPCRouteFilter{
+					Type:          gwv1.GRPCRouteFilterRequestMirror,
+					RequestMirror: mirrorFilter(p),
+				}),
+				BackendRefs: backends(weighted(p)),
+			})
+		}
+
 		filters := deepCopy(r.GRPCFilters)
-		if p.shaping() && p.MirrorPercent != nil {
+		if p.mirrorAdded() {
 			filters = append(filters, gwv1.GRPCRouteFilter{
 				Type:          gwv1.GRPCRouteFilterRequestMirror,
 				RequestMirror: mirrorFilter(p),
@@ -77,7 +91,7 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 // combineGRPCMatches adds the A/B header and method conditions to each of
 // the rule's matches. A rule without matches matches every request, so its
 // companion matches the A/B matches alone.
-func combineGRPCMatches(path *field.Path, rule, ab []gwv1.GRPCRouteMatch) ([]gwv1.GRPCRouteMatch, field.ErrorList) {
+func combineGRPCMatches(path *field.Path, rule, ab []gwv1.GRPCRouteMatch, abPath *field.Path) ([]gwv1.GRPCRouteMatch, field.ErrorList) {
 	if len(rule) == 0 {
 		return deepCopy(ab), nil
 	}

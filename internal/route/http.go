@@ -33,7 +33,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 	}
 
 	if p.Affinity != nil {
-		errs = append(errs, cookieMatchCollisions(field.NewPath("spec", "traffic", "matches"), p.ABHTTPMatches)...)
+		errs = append(errs, cookieMatchCollisions(p.abPath(), p.ABHTTPMatches)...)
 	}
 
 	out := make([]gwv1.HTTPRouteRule, 0, len(rules))
@@ -53,7 +53,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 		// Companion rules come before their weighted rule: they are more
 		// specific anyway, and on a tie Gateway API picks the first rule.
 		if p.abCompanion() {
-			ab, abErrs := combineHTTPMatches(path.Child("matches"), matches, p.ABHTTPMatches)
+			ab, abErrs := combineHTTPMatches(path.Child("matches"), matches, p.ABHTTPMatches, p.abPath())
 			errs = append(errs, abErrs...)
 			out = append(out, gwv1.HTTPRouteRule{
 				Name:        companionName(r.Name, companionABSuffix),
@@ -73,8 +73,23 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 			})
 		}
 
+		if p.mirrorCompanion() {
+			mirrored, mirrorErrs := combineHTTPMatches(path.Child("matches"), matches, p.MirrorHTTPMatches, p.mirrorPath())
+			errs = append(errs, mirrorErrs...)
+			out = append(out, gwv1.HTTPRouteRule{
+				Name:    companionName(r.Name, companionMirror),
+				Matches: mirrored,
+				Filters: append(deepCopy(r.HTTPFilters), gwv1.HTTPRouteFilter{
+					Type:          gwv1.HTTPRouteFilterRequestMirror,
+					RequestMirror: mirrorFilter(p),
+				}),
+				BackendRefs: backends(weighted(p)),
+				Timeouts:    r.Timeouts.DeepCopy(),
+			})
+		}
+
 		filters := deepCopy(r.HTTPFilters)
-		if p.shaping() && p.MirrorPercent != nil {
+		if p.mirrorAdded() {
 			filters = append(filters, gwv1.HTTPRouteFilter{
 				Type:          gwv1.HTTPRouteFilterRequestMirror,
 				RequestMirror: mirrorFilter(p),
@@ -150,9 +165,10 @@ func canaryHTTPFilters(p Params) ([]gwv1.HTTPRouteFilter, field.ErrorList) {
 	}), nil
 }
 
-// combineHTTPMatches adds each A/B match's header, query and method
-// conditions to each of the rule's matches.
-func combineHTTPMatches(path *field.Path, rule, ab []gwv1.HTTPRouteMatch) ([]gwv1.HTTPRouteMatch, field.ErrorList) {
+// combineHTTPMatches adds each A/B (or mirror) match's header, query and
+// method conditions to each of the rule's matches; abPath is where those
+// matches come from.
+func combineHTTPMatches(path *field.Path, rule, ab []gwv1.HTTPRouteMatch, abPath *field.Path) ([]gwv1.HTTPRouteMatch, field.ErrorList) {
 	return combine(path, rule, ab, func(i, j int, m *gwv1.HTTPRouteMatch, a gwv1.HTTPRouteMatch) field.ErrorList {
 		var errs, e field.ErrorList
 		m.Headers, e = appendConditions(m.Headers, a.Headers, func(h gwv1.HTTPHeaderMatch) string { return string(h.Name) }, true,
@@ -179,7 +195,7 @@ func ruleLimits(userRules, rules, matches int) field.ErrorList {
 	path := field.NewPath("spec", "rules")
 	why := ""
 	if rules > userRules {
-		why = fmt.Sprintf(": the %d rules of the spec gain %d A/B or session companion rules while the rollout is active", userRules, rules-userRules)
+		why = fmt.Sprintf(": the %d rules of the spec gain %d A/B, session or mirror companion rules while the rollout is active", userRules, rules-userRules)
 	}
 	if rules > maxRules {
 		errs = append(errs, tooMany(path, "rules", rules, maxRules, why))

@@ -34,6 +34,7 @@ const (
 	defaultPathPrefix   = "/"
 	companionABSuffix   = "-canary-match"
 	companionStickiness = "-canary-session"
+	companionMirror     = "-canary-mirror"
 )
 
 // Params is everything a route builder needs: the spec's routing, the two
@@ -61,6 +62,16 @@ type Params struct {
 	// MirrorPercent, when set, mirrors that share of the weighted rules'
 	// requests to the canary.
 	MirrorPercent *int32
+	// MirrorHTTPMatches and MirrorGRPCMatches, when set, limit the mirror to
+	// the requests that match: companion rules carry it, with the weighted
+	// backends, and the weighted rules carry none.
+	MirrorHTTPMatches []gwv1.HTTPRouteMatch
+	MirrorGRPCMatches []gwv1.GRPCRouteMatch
+	// ABPath and MirrorPath are where the A/B and the mirror matches come
+	// from, for messages (default spec.traffic.matches and
+	// spec.traffic.mirror.matches): a step's own are under its index.
+	ABPath     *field.Path
+	MirrorPath *field.Path
 	// Affinity, when set, pins clients to the canary with a cookie.
 	Affinity *Affinity
 }
@@ -95,6 +106,28 @@ func (p Params) abCompanion() bool {
 	}
 }
 
+// mirrorCompanion reports whether each rule gets a mirror companion rule:
+// a mirror limited by matches.
+func (p Params) mirrorCompanion() bool {
+	return p.shaping() && p.MirrorPercent != nil && len(p.MirrorHTTPMatches)+len(p.MirrorGRPCMatches) > 0
+}
+
+// abPath is where the A/B matches come from.
+func (p Params) abPath() *field.Path {
+	if p.ABPath != nil {
+		return p.ABPath
+	}
+	return field.NewPath("spec", "traffic", "matches")
+}
+
+// mirrorPath is where the mirror matches come from.
+func (p Params) mirrorPath() *field.Path {
+	if p.MirrorPath != nil {
+		return p.MirrorPath
+	}
+	return field.NewPath("spec", "traffic", "mirror", "matches")
+}
+
 // sessionCompanion reports whether each rule gets a session companion rule:
 // while the canary gets traffic, and on HTTPRoutes only.
 func (p Params) sessionCompanion() bool {
@@ -119,6 +152,9 @@ func (p Params) layout() []origin {
 		}
 		if p.sessionCompanion() {
 			out = append(out, origin{rule: i, companion: "session"})
+		}
+		if p.mirrorCompanion() {
+			out = append(out, origin{rule: i, companion: "mirror"})
 		}
 		out = append(out, origin{rule: i})
 	}
@@ -327,9 +363,9 @@ func (p Params) cookieAdded() bool {
 }
 
 // mirrorAdded reports whether each weighted rule carries the mirror filter
-// of spec.traffic.mirror in this route.
+// of spec.traffic.mirror in this route: a mirror without matches.
 func (p Params) mirrorAdded() bool {
-	return p.MirrorPercent != nil && p.shaping()
+	return p.MirrorPercent != nil && p.shaping() && !p.mirrorCompanion()
 }
 
 func (p Params) canaryFilterCount() int {

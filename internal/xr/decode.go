@@ -53,25 +53,49 @@ type rawService struct {
 }
 
 type rawTraffic struct {
-	Weight               *int32          `json:"weight,omitempty"`
-	Steps                []rawStep       `json:"steps,omitempty"`
-	Paused               bool            `json:"paused,omitempty"`
-	Abort                bool            `json:"abort,omitempty"`
-	Matches              json.RawMessage `json:"matches,omitempty"`
-	Mirror               *rawMirror      `json:"mirror,omitempty"`
-	SessionAffinity      *rawAffinity    `json:"sessionAffinity,omitempty"`
-	Gates                []rawGate       `json:"gates,omitempty"`
-	RequireAcceptedRoute *bool           `json:"requireAcceptedRoute,omitempty"`
-	ProgressDeadline     *string         `json:"progressDeadline,omitempty"`
+	Weight               *int32                 `json:"weight,omitempty"`
+	Steps                []rawStep              `json:"steps,omitempty"`
+	Paused               bool                   `json:"paused,omitempty"`
+	Abort                bool                   `json:"abort,omitempty"`
+	Matches              json.RawMessage        `json:"matches,omitempty"`
+	Mirror               *rawMirror             `json:"mirror,omitempty"`
+	SessionAffinity      *rawAffinity           `json:"sessionAffinity,omitempty"`
+	Gates                []rawGate              `json:"gates,omitempty"`
+	RequireAcceptedRoute *bool                  `json:"requireAcceptedRoute,omitempty"`
+	ProgressDeadline     *string                `json:"progressDeadline,omitempty"`
+	Approval             *rawApproval           `json:"approval,omitempty"`
+	Promote              *rawPromote            `json:"promote,omitempty"`
+	Retry                *string                `json:"retry,omitempty"`
+	Analysis             map[string]rawAnalysis `json:"analysis,omitempty"`
 }
 
 type rawStep struct {
-	Weight *int32  `json:"weight,omitempty"`
-	Pause  *string `json:"pause,omitempty"`
+	Weight   *int32          `json:"weight,omitempty"`
+	Pause    *string         `json:"pause,omitempty"`
+	Analysis []string        `json:"analysis,omitempty"`
+	Approval bool            `json:"approval,omitempty"`
+	Matches  json.RawMessage `json:"matches,omitempty"`
+	Mirror   *rawMirror      `json:"mirror,omitempty"`
 }
 
 type rawMirror struct {
-	Percent *int32 `json:"percent,omitempty"`
+	Percent *int32          `json:"percent,omitempty"`
+	Matches json.RawMessage `json:"matches,omitempty"`
+}
+
+type rawApproval struct {
+	Revision string `json:"revision,omitempty"`
+	Step     *int32 `json:"step,omitempty"`
+}
+
+type rawPromote struct {
+	Revision string `json:"revision,omitempty"`
+}
+
+type rawAnalysis struct {
+	Template    map[string]any `json:"template,omitempty"`
+	SuccessWhen string         `json:"successWhen,omitempty"`
+	FailWhen    string         `json:"failWhen,omitempty"`
 }
 
 type rawAffinity struct {
@@ -84,6 +108,8 @@ type rawGate struct {
 	Kind          string  `json:"kind,omitempty"`
 	Name          string  `json:"name,omitempty"`
 	ConditionType string  `json:"conditionType,omitempty"`
+	SuccessWhen   string  `json:"successWhen,omitempty"`
+	FailWhen      string  `json:"failWhen,omitempty"`
 	FailAfter     *string `json:"failAfter,omitempty"`
 }
 

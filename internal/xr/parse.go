@@ -25,6 +25,13 @@ const (
 	maxRules      = 16
 	maxSteps      = 32
 	maxGates      = 16
+	// maxAnalysisTemplates bounds traffic.analysis, and maxStepAnalysis
+	// the analysis of one step: each is an object composed and judged on
+	// every run.
+	maxAnalysisTemplates = 8
+	maxStepAnalysis      = 4
+	// maxAnalysisName keeps analysis-<name> and the object's name short.
+	maxAnalysisName = 32
 	// maxSelector bounds a proxy Service's selector: a real one names a few
 	// labels, and each label costs checks and bytes on every run.
 	maxSelector = 64

@@ -1,8 +1,11 @@
 package xr
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,38 +46,19 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 	}
 
 	var stepErrs field.ErrorList
-	t.Steps, stepErrs = parseSteps(path.Child("steps"), raw.Steps)
+	t.Steps, stepErrs = parseSteps(path.Child("steps"), kind, raw.Steps)
 	errs = append(errs, stepErrs...)
 
-	switch kind {
-	case KindHTTPRoute:
-		errs = append(errs, decodeAndCheck(path.Child("matches"), raw.Matches, &t.HTTPMatches, admission.HTTPRouteMatches)...)
-		for i, m := range t.HTTPMatches {
-			// The path belongs to the rule: an A/B match only narrows
-			// the rule's own matches to a group of users.
-			if m.Path != nil {
-				errs = append(errs, field.Forbidden(path.Child("matches").Index(i).Child("path"),
-					"A/B matches add header, query parameter and method conditions to each rule's matches; the path comes from the rule"))
-			}
-			errs = append(errs, noCondition(path.Child("matches").Index(i), len(m.Headers)+len(m.QueryParams) == 0 && m.Method == nil)...)
+	if m, matchErrs := parseMatches(path.Child("matches"), kind, raw.Matches, whatAB); m != nil || len(matchErrs) > 0 {
+		errs = append(errs, matchErrs...)
+		if m != nil {
+			t.HTTPMatches, t.GRPCMatches = m.HTTP, m.GRPC
 		}
-	case KindGRPCRoute:
-		errs = append(errs, decodeAndCheck(path.Child("matches"), raw.Matches, &t.GRPCMatches, admission.GRPCRouteMatches)...)
-		for i, m := range t.GRPCMatches {
-			errs = append(errs, noCondition(path.Child("matches").Index(i), len(m.Headers) == 0 && m.Method == nil)...)
-		}
-	default:
-		errs = append(errs, unsupported(path.Child("matches"), hasItems(raw.Matches), "A/B matches", kind)...)
 	}
 
-	if raw.Mirror != nil {
-		errs = append(errs, unsupported(path.Child("mirror"), kind == KindTLSRoute || kind == KindTCPRoute, "request mirroring", kind)...)
-		t.Mirror = &Mirror{Percent: percentMax}
-		if raw.Mirror.Percent != nil {
-			t.Mirror.Percent = *raw.Mirror.Percent
-			errs = append(errs, percent(path.Child("mirror", "percent"), t.Mirror.Percent)...)
-		}
-	}
+	var mirrorErrs field.ErrorList
+	t.Mirror, mirrorErrs = parseMirror(path.Child("mirror"), kind, raw.Mirror)
+	errs = append(errs, mirrorErrs...)
 
 	if raw.SessionAffinity != nil {
 		errs = append(errs, unsupported(path.Child("sessionAffinity"), kind != KindHTTPRoute, "session affinity", kind)...)
@@ -86,18 +70,85 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 	var gateErrs field.ErrorList
 	t.Gates, gateErrs = parseGates(path.Child("gates"), raw.Gates)
 	errs = append(errs, gateErrs...)
+
+	var controlErrs field.ErrorList
+	t, controlErrs = parseControls(path, t, raw)
+	errs = append(errs, controlErrs...)
 	return t, errs
 }
 
-// noCondition refuses an A/B match that adds no condition: its companion
-// rule would match exactly what its rule matches and, coming first, take
-// every request for the canary.
-func noCondition(path *field.Path, empty bool) field.ErrorList {
+// parseMatches reads A/B or mirror matches of the route's kind: each adds
+// header, query parameter or method conditions to a rule's own matches.
+func parseMatches(path *field.Path, kind RouteKind, raw json.RawMessage, what string) (*Matches, field.ErrorList) {
+	if !hasItems(raw) {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	m := &Matches{}
+	switch kind {
+	case KindHTTPRoute:
+		errs = append(errs, decodeAndCheck(path, raw, &m.HTTP, admission.HTTPRouteMatches)...)
+		for i, hm := range m.HTTP {
+			// The path belongs to the rule: these matches only narrow the
+			// rule's own matches to a group of requests.
+			if hm.Path != nil {
+				errs = append(errs, field.Forbidden(path.Index(i).Child("path"),
+					what+" add header, query parameter and method conditions to each rule's matches; the path comes from the rule"))
+			}
+			errs = append(errs, noCondition(path.Index(i), len(hm.Headers)+len(hm.QueryParams) == 0 && hm.Method == nil, what)...)
+		}
+	case KindGRPCRoute:
+		errs = append(errs, decodeAndCheck(path, raw, &m.GRPC, admission.GRPCRouteMatches)...)
+		for i, gm := range m.GRPC {
+			errs = append(errs, noCondition(path.Index(i), len(gm.Headers) == 0 && gm.Method == nil, what)...)
+		}
+	default:
+		return nil, unsupported(path, true, what, kind)
+	}
+	if len(m.HTTP)+len(m.GRPC) == 0 {
+		return nil, errs
+	}
+	return m, errs
+}
+
+// parseMirror reads a mirror: a percent (default 100) and, optionally,
+// matches that limit it to some requests.
+func parseMirror(path *field.Path, kind RouteKind, raw *rawMirror) (*Mirror, field.ErrorList) {
+	if raw == nil {
+		return nil, nil
+	}
+	if kind != KindHTTPRoute && kind != KindGRPCRoute {
+		return nil, unsupported(path, true, "request mirroring", kind)
+	}
+	var errs field.ErrorList
+	m := &Mirror{Percent: percentMax}
+	if raw.Percent != nil {
+		m.Percent = *raw.Percent
+		errs = append(errs, percent(path.Child("percent"), m.Percent)...)
+	}
+	var matchErrs field.ErrorList
+	m.Matches, matchErrs = parseMatches(path.Child("matches"), kind, raw.Matches, whatMirror)
+	return m, append(errs, matchErrs...)
+}
+
+// noCondition refuses a match that adds no condition: its companion rule
+// would match exactly what its rule matches and, coming first, take every
+// request.
+func noCondition(path *field.Path, empty bool, what string) field.ErrorList {
 	if !empty {
 		return nil
 	}
+	if what == whatMirror {
+		return field.ErrorList{field.Required(path, "a mirror match adds a header, query parameter or method condition; an empty one would mirror every request of its rule")}
+	}
 	return field.ErrorList{field.Required(path, "an A/B match adds a header, query parameter or method condition; an empty one would send every request to the canary")}
 }
+
+// What matches are for, in messages.
+const (
+	whatAB     = "A/B matches"
+	whatMirror = "mirror matches"
+)
 
 func percent(path *field.Path, v int32) field.ErrorList {
 	if v < 0 || v > percentMax {
@@ -106,7 +157,7 @@ func percent(path *field.Path, v int32) field.ErrorList {
 	return nil
 }
 
-func parseSteps(path *field.Path, raw []rawStep) ([]Step, field.ErrorList) {
+func parseSteps(path *field.Path, kind RouteKind, raw []rawStep) ([]Step, field.ErrorList) {
 	if len(raw) > maxSteps {
 		return nil, field.ErrorList{field.TooMany(path, len(raw), maxSteps)}
 	}
@@ -114,7 +165,7 @@ func parseSteps(path *field.Path, raw []rawStep) ([]Step, field.ErrorList) {
 	steps := make([]Step, 0, len(raw))
 	for i, r := range raw {
 		p := path.Index(i)
-		var s Step
+		s := Step{Approval: r.Approval}
 		if r.Weight == nil {
 			errs = append(errs, field.Required(p.Child("weight"), "a step sets the canary percent"))
 		} else {
@@ -132,6 +183,21 @@ func parseSteps(path *field.Path, raw []rawStep) ([]Step, field.ErrorList) {
 			errs = append(errs, durErrs...)
 			s.Pause = d
 		}
+		if len(r.Analysis) > maxStepAnalysis {
+			errs = append(errs, field.TooMany(p.Child("analysis"), len(r.Analysis), maxStepAnalysis))
+		} else {
+			for j, name := range r.Analysis {
+				if slices.Contains(r.Analysis[:j], name) {
+					errs = append(errs, field.Duplicate(p.Child("analysis").Index(j), name))
+				}
+			}
+			s.Analysis = r.Analysis
+		}
+		var matchErrs, mirrorErrs field.ErrorList
+		s.Matches, matchErrs = parseMatches(p.Child("matches"), kind, r.Matches, whatAB)
+		s.Mirror, mirrorErrs = parseMirror(p.Child("mirror"), kind, r.Mirror)
+		errs = append(errs, matchErrs...)
+		errs = append(errs, mirrorErrs...)
 		steps = append(steps, s)
 	}
 	return steps, errs
@@ -164,7 +230,8 @@ func parseGates(path *field.Path, raw []rawGate) ([]Gate, field.ErrorList) {
 	gates := make([]Gate, 0, len(raw))
 	for i, r := range raw {
 		p := path.Index(i)
-		g := Gate{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, ConditionType: r.ConditionType, FailAfter: DefaultFailAfter}
+		g := Gate{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, ConditionType: r.ConditionType,
+			SuccessWhen: r.SuccessWhen, FailWhen: r.FailWhen, FailAfter: DefaultFailAfter}
 		if gv, err := schema.ParseGroupVersion(r.APIVersion); err != nil || gv.Version == "" {
 			errs = append(errs, field.Invalid(p.Child("apiVersion"), r.APIVersion, "must be group/version, or version for the core group"))
 		}
@@ -180,10 +247,15 @@ func parseGates(path *field.Path, raw []rawGate) ([]Gate, field.ErrorList) {
 			}
 		}
 		switch {
-		case r.ConditionType == "":
-			errs = append(errs, field.Required(p.Child("conditionType"), "a gate names the condition that must be True, such as Available"))
+		case r.ConditionType == "" && r.SuccessWhen == "":
+			errs = append(errs, field.Required(p.Child("conditionType"), "a gate names the condition that must be True, such as Available, or sets successWhen"))
+		case r.ConditionType != "" && r.SuccessWhen != "":
+			errs = append(errs, field.Forbidden(p.Child("successWhen"), "set either conditionType or successWhen, not both"))
 		case len(r.ConditionType) > maxConditionType:
 			errs = append(errs, field.TooLong(p.Child("conditionType"), r.ConditionType, maxConditionType))
+		}
+		if r.FailWhen != "" && r.SuccessWhen == "" {
+			errs = append(errs, field.Forbidden(p.Child("failWhen"), "failWhen goes with successWhen: a condition gate fails on its condition being False for failAfter"))
 		}
 		if r.FailAfter != nil {
 			d, durErrs := duration(p.Child("failAfter"), *r.FailAfter)
@@ -193,6 +265,102 @@ func parseGates(path *field.Path, raw []rawGate) ([]Gate, field.ErrorList) {
 		gates = append(gates, g)
 	}
 	return gates, errs
+}
+
+// parseControls reads the rollout controls: approval, promote, retry and the
+// analysis templates that steps name.
+func parseControls(path *field.Path, t Traffic, raw *rawTraffic) (Traffic, field.ErrorList) {
+	var errs field.ErrorList
+	progressiveOnly := func(p *field.Path, set bool, what string) {
+		if set && len(t.Steps) == 0 {
+			errs = append(errs, field.Forbidden(p, what+" acts on progressive rollouts: it needs traffic.steps"))
+		}
+	}
+	if a := raw.Approval; a != nil {
+		p := path.Child("approval")
+		progressiveOnly(p, true, "approval")
+		t.Approval = &Approval{Revision: a.Revision}
+		errs = append(errs, revision(p.Child("revision"), a.Revision)...)
+		if a.Step == nil {
+			errs = append(errs, field.Required(p.Child("step"), "an approval names the last step it approves"))
+		} else {
+			t.Approval.Step = *a.Step
+			if *a.Step < 0 || *a.Step >= maxSteps {
+				errs = append(errs, field.Invalid(p.Child("step"), *a.Step, fmt.Sprintf("must be a step index between 0 and %d", maxSteps-1)))
+			}
+		}
+	}
+	if pr := raw.Promote; pr != nil {
+		p := path.Child("promote")
+		progressiveOnly(p, true, "promote")
+		t.Promote = &Promote{Revision: pr.Revision}
+		errs = append(errs, revision(p.Child("revision"), pr.Revision)...)
+	}
+	if raw.Retry != nil {
+		progressiveOnly(path.Child("retry"), true, "retry")
+		t.Retry = *raw.Retry
+		errs = append(errs, revision(path.Child("retry"), t.Retry)...)
+	}
+
+	if len(raw.Analysis) > maxAnalysisTemplates {
+		return t, append(errs, field.TooMany(path.Child("analysis"), len(raw.Analysis), maxAnalysisTemplates))
+	}
+	for _, name := range slices.Sorted(maps.Keys(raw.Analysis)) {
+		p := path.Child("analysis").Key(name)
+		a := raw.Analysis[name]
+		for _, msg := range validation.IsDNS1123Label(name) {
+			errs = append(errs, field.Invalid(p, name, "an analysis name "+msg))
+		}
+		if len(name) > maxAnalysisName {
+			errs = append(errs, field.TooLong(p, name, maxAnalysisName))
+		}
+		errs = append(errs, analysisTemplate(p.Child("template"), a.Template)...)
+		if a.SuccessWhen == "" {
+			errs = append(errs, field.Required(p.Child("successWhen"), "an analysis passes when this expression is true, such as object.status.succeeded > 0"))
+		}
+		t.Analysis = append(t.Analysis, AnalysisTemplate{Name: name, Template: a.Template, SuccessWhen: a.SuccessWhen, FailWhen: a.FailWhen})
+	}
+	for i, s := range t.Steps {
+		for j, name := range s.Analysis {
+			if _, ok := t.Template(name); !ok {
+				errs = append(errs, field.NotFound(path.Child("steps").Index(i).Child("analysis").Index(j), name))
+			}
+		}
+	}
+	return t, errs
+}
+
+// analysisTemplate checks an analysis object: any kind (the Input says
+// which), named and placed by the function.
+func analysisTemplate(path *field.Path, tmpl map[string]any) field.ErrorList {
+	if len(tmpl) == 0 {
+		return field.ErrorList{field.Required(path, "an analysis composes an object, such as a batch/v1 Job")}
+	}
+	var errs field.ErrorList
+	apiVersion, _ := tmpl["apiVersion"].(string)
+	if gv, err := schema.ParseGroupVersion(apiVersion); err != nil || gv.Version == "" {
+		errs = append(errs, field.Invalid(path.Child("apiVersion"), apiVersion, "must be group/version, or version for the core group"))
+	}
+	if kind, _ := tmpl["kind"].(string); kind == "" {
+		errs = append(errs, field.Required(path.Child("kind"), "an analysis object names its kind"))
+	}
+	if meta, ok := tmpl["metadata"].(map[string]any); ok {
+		for _, f := range []string{"name", "generateName", "namespace"} {
+			if _, set := meta[f]; set {
+				errs = append(errs, field.Forbidden(path.Child("metadata", f),
+					"the function names analysis objects after the route, revision and step, in the route's namespace"))
+			}
+		}
+	}
+	return errs
+}
+
+// revision checks a revision value: the pattern of canary.revision.
+func revision(path *field.Path, v string) field.ErrorList {
+	if !revisionPattern.MatchString(v) {
+		return field.ErrorList{field.Invalid(path, v, "must be 1 to 63 letters, digits, '.', '_' or '-'")}
+	}
+	return nil
 }
 
 // Bounds of traffic.progressDeadline: shorter than a minute would fail a

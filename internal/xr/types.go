@@ -164,6 +164,47 @@ type Traffic struct {
 	// ProgressDeadline fails a rollout whose step is held for longer than
 	// this past its pause; 0 means no deadline.
 	ProgressDeadline time.Duration
+	// Approval approves the approval steps of a revision up to a step.
+	Approval *Approval
+	// Promote moves a revision to its last step.
+	Promote *Promote
+	// Retry, when it is a value not yet recorded in status, restarts a
+	// Failed or Aborted revision at step 0.
+	Retry string
+	// Analysis are the analysis templates that steps name, sorted by name.
+	Analysis []AnalysisTemplate
+}
+
+// Approval approves every approval step of Revision up to Step.
+type Approval struct {
+	Revision string
+	Step     int32
+}
+
+// Promote moves Revision to its last step.
+type Promote struct {
+	Revision string
+}
+
+// AnalysisTemplate is an object composed while a step that names it is
+// current, and judged like an expression gate.
+type AnalysisTemplate struct {
+	Name string
+	// Template is the object, as written: the function names it, places it
+	// in the route's namespace and labels it.
+	Template    map[string]any
+	SuccessWhen string
+	FailWhen    string
+}
+
+// Template returns the analysis template of a name.
+func (t Traffic) Template(name string) (AnalysisTemplate, bool) {
+	for _, a := range t.Analysis {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return AnalysisTemplate{}, false
 }
 
 // Progressive reports whether the rollout runs through steps.
@@ -173,11 +214,37 @@ func (t Traffic) Progressive() bool { return len(t.Steps) > 0 }
 type Step struct {
 	Weight int32
 	Pause  time.Duration
+	// Analysis names the analysis templates that must pass before the step
+	// advances.
+	Analysis []string
+	// Approval holds the step, after its pause, gates and analysis, until
+	// traffic.approval approves it.
+	Approval bool
+	// Matches, when set, replace traffic.matches while the step is current.
+	Matches *Matches
+	// Mirror, when set, replaces traffic.mirror while the step is current.
+	Mirror *Mirror
 }
 
-// Mirror copies a share of requests to the canary.
+// Matches are A/B or mirror matches, of the route's kind.
+type Matches struct {
+	HTTP []gwv1.HTTPRouteMatch
+	GRPC []gwv1.GRPCRouteMatch
+}
+
+// Len is how many matches there are.
+func (m *Matches) Len() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.HTTP) + len(m.GRPC)
+}
+
+// Mirror copies a share of requests to the canary: of every request of the
+// weighted rules, or, with matches, of the requests that match.
 type Mirror struct {
 	Percent int32
+	Matches *Matches
 }
 
 // SessionAffinity keeps a client on the canary once it got there.
@@ -186,13 +253,18 @@ type SessionAffinity struct {
 	MaxAge     time.Duration
 }
 
-// Gate is a condition on an object in the route namespace.
+// Gate is a check on an object in the route namespace: a condition that
+// must be True, or an expression.
 type Gate struct {
 	APIVersion    string
 	Kind          string
 	Name          string
 	ConditionType string
-	FailAfter     time.Duration
+	// SuccessWhen and FailWhen are CEL expressions over the object, in
+	// place of ConditionType.
+	SuccessWhen string
+	FailWhen    string
+	FailAfter   time.Duration
 }
 
 // GroupVersionKind of the gate's object; Parse validated its apiVersion.
@@ -241,7 +313,33 @@ type RolloutStatus struct {
 	// CanaryBackends are the route's canary backends, so that an emergency
 	// abort can find them in the route without guessing by name.
 	CanaryBackends []BackendID `json:"canaryBackends,omitempty"`
-	Message        string      `json:"message,omitempty"`
+	// AwaitingApproval is true while an approval step waits for
+	// traffic.approval.
+	AwaitingApproval bool `json:"awaitingApproval,omitempty"`
+	// Analysis are the verdicts of the revision's analysis, step by step:
+	// once a step has passed, its analysis object is deleted and its
+	// verdict stays here.
+	Analysis []AnalysisVerdict `json:"analysis,omitempty"`
+	// Promoted is the revision that traffic.promote moved to its last step:
+	// a promote acts once.
+	Promoted string `json:"promoted,omitempty"`
+	// Retry is the last traffic.retry value acted on: a retry acts once.
+	Retry   string `json:"retry,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Verdicts of an analysis.
+const (
+	VerdictPassed = "Passed"
+	VerdictFailed = "Failed"
+)
+
+// AnalysisVerdict is the outcome of one analysis at one step.
+type AnalysisVerdict struct {
+	Name    string      `json:"name"`
+	Step    int32       `json:"step"`
+	Verdict string      `json:"verdict"`
+	Time    metav1.Time `json:"time"`
 }
 
 // BackendID identifies a backend in a route, with Gateway API's defaults

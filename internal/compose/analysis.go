@@ -1,0 +1,108 @@
+package compose
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// Labels of the analysis objects: whose they are, and for which revision,
+// attempt and step, so that an object left by another step or attempt is
+// never taken for this one's.
+const (
+	LabelRoute    = "canaryroute.fn.crossplane.io/route"
+	LabelRevision = "canaryroute.fn.crossplane.io/revision"
+	LabelStep     = "canaryroute.fn.crossplane.io/step"
+	LabelRetry    = "canaryroute.fn.crossplane.io/retry"
+)
+
+// maxObjectName is the longest analysis object name: a Job's name becomes
+// a label value on its Pods, which is at most 63 characters.
+const maxObjectName = 63
+
+// AnalysisName is the name of an analysis object:
+// <routeName>-<revision>-<step>-<name>, lowercased, and cut with a hash of
+// the whole when it is too long or the revision is retried, so that every
+// attempt gets an object of its own.
+func AnalysisName(routeName, revision string, step int32, name, retry string) string {
+	base := strings.ToLower(routeName + "-" + revision + "-" + strconv.Itoa(int(step)) + "-" + name)
+	base = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
+			return r
+		}
+		return '-'
+	}, base)
+	if len(base) <= maxObjectName && retry == "" {
+		return base
+	}
+	sum := sha256.Sum256([]byte(routeName + "/" + revision + "/" + strconv.Itoa(int(step)) + "/" + name + "/" + retry))
+	suffix := "-" + hex.EncodeToString(sum[:])[:8]
+	return strings.TrimRight(base[:min(len(base), maxObjectName-len(suffix))], "-.") + suffix
+}
+
+// AnalysisObjects are the analysis objects of a step, composed while it is
+// current: each template, named, in the route's namespace, labelled.
+func (p *Plan) AnalysisObjects(step int32, names []string, retry string) []Object {
+	cr := p.CR
+	out := make([]Object, 0, len(names))
+	for _, name := range names {
+		tmpl, ok := cr.Spec.Traffic.Template(name)
+		if !ok {
+			continue // xr.Parse refuses a step naming no template.
+		}
+		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(tmpl.Template)}
+		u.SetName(AnalysisName(cr.RouteName, cr.Spec.Canary.Revision, step, name, retry))
+		u.SetNamespace(cr.RouteNamespace)
+		labels := u.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[LabelRoute] = cr.RouteName
+		labels[LabelRevision] = cr.Spec.Canary.Revision
+		labels[LabelStep] = strconv.Itoa(int(step))
+		if retry != "" {
+			labels[LabelRetry] = retry
+		}
+		u.SetLabels(labels)
+		// Analysis objects are ready once they exist: their verdict is the
+		// rollout's business, in status.rollout.analysis.
+		out = append(out, Object{Key: AnalysisKey(name), Object: u})
+	}
+	return out
+}
+
+// AnalysisTargets are the analysis objects of a step, by identity.
+func (p *Plan) AnalysisTargets(objects []Object) []Target {
+	out := make([]Target, 0, len(objects))
+	for _, o := range objects {
+		u, ok := o.Object.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		out = append(out, Target{Key: o.Key, APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()})
+	}
+	return out
+}
+
+// checkAnalysisKinds refuses analysis templates of kinds the Input does not
+// allow: Crossplane would compose them with its own, wide, rights.
+func checkAnalysisKinds(cr *xr.CanaryRoute, allows func(apiVersion, kind string) bool) field.ErrorList {
+	var errs field.ErrorList
+	for _, a := range cr.Spec.Traffic.Analysis {
+		apiVersion, _ := a.Template["apiVersion"].(string)
+		kind, _ := a.Template["kind"].(string)
+		if !allows(apiVersion, kind) {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "traffic", "analysis").Key(a.Name).Child("template", "kind"),
+				"analysis objects of kind "+fielderr.Quote(kind)+" ("+fielderr.Quote(apiVersion)+") are not in the function Input's allowedAnalysisKinds"))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,195 @@
+package expr
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// job is a Job's status as the API server returns it, decoded from JSON.
+func job(t testing.TB, status string) map[string]any {
+	t.Helper()
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(`{"apiVersion":"batch/v1","kind":"Job","status":`+status+`}`), &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+func TestCompile(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		text   string
+		err    string // a part of the error; "" for none
+	}{
+		"Bool":        {reason: "A comparison is a bool.", text: "object.status.succeeded > 0"},
+		"In":          {reason: "Membership is a bool.", text: "object.status.phase in ['Failed', 'Error']"},
+		"Dyn":         {reason: "A field whose type is only known at evaluation may be a bool: checked then.", text: "object.status.ready"},
+		"Has":         {reason: "has() tests a field's presence.", text: "has(object.status) && object.status.succeeded > 0"},
+		"Int":         {reason: "An expression known to return an int is refused.", text: "1 + 2", err: "returns int, not a bool"},
+		"String":      {reason: "An expression known to return a string is refused.", text: "'yes'", err: "returns string, not a bool"},
+		"Syntax":      {reason: "A syntax error says where.", text: "object.status.succeeded >", err: "Syntax error"},
+		"UnknownName": {reason: "Only `object` is bound.", text: "status.succeeded > 0", err: "undeclared reference to 'status'"},
+		"TooLong":     {reason: "An expression longer than MaxLength is refused before it is parsed.", text: strings.Repeat("true && ", 200) + "true", err: "longer than 1024"},
+	}
+	c, err := NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := c.Compile(tc.text)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if (tc.err == "") != (got == "") || !strings.Contains(got, tc.err) {
+				t.Errorf("%s\nCompile(%q): error %q, want one containing %q", tc.reason, tc.text, got, tc.err)
+			}
+		})
+	}
+}
+
+func TestEval(t *testing.T) {
+	type want struct {
+		value bool
+		err   string
+	}
+	cases := map[string]struct {
+		reason string
+		text   string
+		status string
+		want   want
+	}{
+		"Succeeded":     {reason: "A Job that succeeded passes.", text: "object.status.succeeded > 0", status: `{"succeeded":1}`, want: want{value: true}},
+		"NotYet":        {reason: "A Job still running does not.", text: "object.status.active > 0 && object.status.succeeded > 0", status: `{"active":1,"succeeded":0}`, want: want{value: false}},
+		"MissingField":  {reason: "A missing field is an error, for the caller to hold on.", text: "object.status.succeeded > 0", status: `{}`, want: want{err: "no such key: succeeded"}},
+		"DynNotBool":    {reason: "A dyn result that is not a bool is an error.", text: "object.status.phase", status: `{"phase":"Running"}`, want: want{err: "not a bool"}},
+		"DynBool":       {reason: "A dyn result that is a bool is the verdict.", text: "object.status.ready", status: `{"ready":true}`, want: want{value: true}},
+		"PhaseIn":       {reason: "Argo's AnalysisRun phases.", text: "object.status.phase in ['Failed', 'Error']", status: `{"phase":"Error"}`, want: want{value: true}},
+		"NumbersAsJSON": {reason: "JSON numbers are doubles: comparing them with integer literals works.", text: "object.status.succeeded == 2", status: `{"succeeded":2}`, want: want{value: true}},
+	}
+	c, err := NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := c.Compile(tc.text)
+			if err != nil {
+				t.Fatalf("Compile(%q): %v", tc.text, err)
+			}
+			v, err := p.Eval(context.Background(), job(t, tc.status))
+			got := want{value: v}
+			if err != nil {
+				got.err = err.Error()
+				if strings.Contains(got.err, tc.want.err) && tc.want.err != "" {
+					got.err = tc.want.err
+				}
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nEval(%q): -want, +got:\n%s", tc.reason, tc.text, diff)
+			}
+		})
+	}
+}
+
+func TestCostLimit(t *testing.T) {
+	c, err := NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A comprehension over a large list, nested: far more than CostLimit
+	// operations.
+	p, err := c.Compile("object.items.all(a, object.items.all(b, a + b >= 0))")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]any, 1000)
+	for i := range items {
+		items[i] = float64(i)
+	}
+	_, err = p.Eval(context.Background(), map[string]any{"items": items})
+	if err == nil || !strings.Contains(err.Error(), "cost limit exceeded") {
+		t.Errorf("Eval(...) of a million operations: %v, want the cost limit", err)
+	}
+}
+
+func TestCacheIsBounded(t *testing.T) {
+	c, err := NewCompiler(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := c.Compile("true")
+	if again, _ := c.Compile("true"); again != first {
+		t.Error("Compile(...) compiled the same text twice")
+	}
+	for i := range 5 {
+		if _, err := c.Compile(fmt.Sprintf("object.n == %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := c.Len(); got != 2 {
+		t.Errorf("the cache holds %d expressions, want at most 2", got)
+	}
+	if again, _ := c.Compile("true"); again == first {
+		t.Error("the least recently used expression was not evicted")
+	}
+}
+
+func TestCompilerIsSafeForConcurrentUse(t *testing.T) {
+	c, err := NewCompiler(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 50 {
+				p, err := c.Compile(fmt.Sprintf("object.n == %d", (i+j)%6))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := p.Eval(context.Background(), map[string]any{"n": float64(j)}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// FuzzExpression compiles arbitrary text and evaluates what compiles against
+// an arbitrary JSON object: never a panic, and never more work than the cost
+// limit allows.
+func FuzzExpression(f *testing.F) {
+	f.Add("object.status.succeeded > 0", `{"status":{"succeeded":1}}`)
+	f.Add("object.status.phase in ['Failed', 'Error']", `{"status":{"phase":"Error"}}`)
+	f.Add("object.items.all(a, object.items.all(b, a == b))", `{"items":[1,2,3,4,5,6,7,8,9,10]}`)
+	f.Add("object.s.matches('^(a+)+$')", `{"s":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaab"}`)
+	f.Add("size(object.s + object.s + object.s) > 0", `{"s":"x"}`)
+	c, err := NewCompiler(64)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text, doc string) {
+		var obj map[string]any
+		if json.Unmarshal([]byte(doc), &obj) != nil {
+			t.Skip()
+		}
+		p, err := c.Compile(text)
+		if err != nil {
+			return
+		}
+		_, det, err := p.prg.ContextEval(context.Background(), map[string]any{Variable: obj})
+		if err == nil && det != nil && det.ActualCost() != nil && *det.ActualCost() > CostLimit {
+			t.Fatalf("%q cost %d, more than the limit %d", text, *det.ActualCost(), CostLimit)
+		}
+	})
+}

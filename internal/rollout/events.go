@@ -1,0 +1,39 @@
+package rollout
+
+import (
+	"slices"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// transitions adds to a decision's events the phase changes this run makes
+// that its move does not already say: the rollout paused, failed or was
+// aborted, or an approval step started waiting. A run that changes nothing
+// says nothing, so no event repeats on every reconcile: Crossplane would
+// count it against the XR's event budget and drop the ones that matter.
+func transitions(in Input, d Decision) []Event {
+	var prevPhase xr.Phase
+	prevAwaiting := false
+	if p := in.Previous; p != nil {
+		prevPhase, prevAwaiting = p.Phase, p.AwaitingApproval
+	}
+	s := d.Status
+	events := d.Events
+	said := func(reasons ...string) bool {
+		return slices.ContainsFunc(events, func(e Event) bool { return slices.Contains(reasons, e.Reason) })
+	}
+	switch {
+	case s.Phase == xr.PhaseFailed && prevPhase != xr.PhaseFailed:
+		events = append(events, Event{Reason: EventFailed, Message: s.Message, Warning: true})
+	case s.Phase == xr.PhaseAborted && prevPhase != xr.PhaseAborted:
+		events = append(events, Event{Reason: EventAborted, Message: s.Message, Warning: true})
+	case s.Phase == xr.PhasePaused && prevPhase != xr.PhasePaused && !said(ReasonPaused):
+		events = append(events, Event{Reason: EventPaused, Message: s.Message})
+	case s.Phase == xr.PhaseSucceeded && prevPhase != xr.PhaseSucceeded && prevPhase != "" && !said(ReasonSucceeded):
+		events = append(events, Event{Reason: ReasonSucceeded, Message: s.Message})
+	}
+	if s.AwaitingApproval && !prevAwaiting {
+		events = append(events, Event{Reason: ReasonAwaitingApproval, Message: s.Message})
+	}
+	return events
+}
