@@ -47,7 +47,7 @@ var (
 		{Group: "inference.networking.k8s.io", Kind: "InferencePool"},
 		{Group: "example.com", Kind: "Proxy"},
 	}
-	probeNames = []string{"corp.internal", "api.corp.internal.", "xcorp.internal", "evil.example", "a.evil.example", "example.com"}
+	probeNames    = []string{"corp.internal", "api.corp.internal.", "xcorp.internal", "evil.example", "a.evil.example", "example.com"}
 	probeAnalysis = []schema.GroupVersionKind{
 		{Group: "batch", Version: "v1", Kind: "Job"},
 		{Group: "argoproj.io", Version: "v1alpha1", Kind: "AnalysisRun"},
