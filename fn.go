@@ -210,7 +210,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	status.CanaryBackends = canaryBackends
 
 	rsp := newResponse(req, decision.Requeue)
-	require(rsp, cr, targets)
+	require(rsp, cr, self, targets)
 	if err := setDesired(rsp, objects); err != nil {
 		return nil, errors.Wrap(err, errSetDesired)
 	}

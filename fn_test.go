@@ -352,6 +352,14 @@ status:
 				TTL:     time.Minute,
 			},
 		},
+		"ClaimOfAnotherGroupNotAsked": {
+			reason: "A claim is of its XR's own API group: a claimRef naming another group (a Secret in kube-system) is never asked of Crossplane, which would read it, and proves nothing.",
+			args: args{xr: strings.Replace(claimedXR("kube-system"), "apiVersion: platform.example.org/v1alpha1, kind: CanaryRouteClaim", "apiVersion: v1, kind: Secret", 1), input: allowMonitoring},
+			want: view{
+				Results: []string{`FATAL: CanaryRoute not allowed by the function's Input: spec.claimRef: Forbidden: no Secret kube-system/podinfo references this CanaryRoute, so its namespace "kube-system" must be in the function Input's allowedRouteNamespaces, as for any cluster-scoped CanaryRoute`},
+				TTL:     time.Minute,
+			},
+		},
 		"ProvenClaimRoutesInItsNamespace": {
 			reason: "A claim that Crossplane bound to this XR (its resourceRef names the XR) lets the route live in the claim's namespace without allowedRouteNamespaces; the claim is required back on every run.",
 			args: args{xr: claimedXR("team-a"), input: emptyInput, required: map[string][]string{
@@ -1577,7 +1585,7 @@ func TestCanaryDigestComparesMeaning(t *testing.T) {
 			xr:     respelled, digest: digest,
 		},
 		"LegacyDigest": {
-			reason: "A digest written by an older release (hashed from the spelling) is adopted, not compared: an upgrade restarts no rollout.",
+			reason: "A digest written by an older release (hashed from the spelling) of the same canary is adopted: an upgrade restarts no rollout.",
 			xr:     progressive, digest: "098b289f787e740b",
 		},
 	}
@@ -1592,4 +1600,16 @@ func TestCanaryDigestComparesMeaning(t *testing.T) {
 			}
 		})
 	}
+	t.Run("LegacyDigestOfAnotherCanary", func(t *testing.T) {
+		// An older release's digest of another canary: the canary changed
+		// across the upgrade, and nothing jumps to the current weight with
+		// a backend nobody tested.
+		status := maps.Clone(atStep1)
+		status["canaryDigest"] = "098b289f787e740b"
+		changed := strings.Replace(progressive, "name: canary-proxy,", "name: canary-untested,", 1)
+		got := run(t, changed, status)
+		if got["step"] != float64(0) || got["reason"] != "CanaryChanged" {
+			t.Errorf("the changed canary did not restart the rollout: step %v, reason %v", got["step"], got["reason"])
+		}
+	})
 }

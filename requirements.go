@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -30,7 +31,7 @@ func gateKey(i int) string { return fmt.Sprintf("gate-%d", i) }
 // namespace only, and for each object the run is about to compose, by name.
 // Crossplane calls the function again until the requirements stop changing,
 // so they depend on the spec alone.
-func require(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, targets []compose.Target) {
+func require(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, self ownership.Ref, targets []compose.Target) {
 	if rsp.GetRequirements() == nil {
 		rsp.Requirements = &fnv1.Requirements{}
 	}
@@ -45,7 +46,7 @@ func require(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, targets []compos
 			Namespace:  ptr.To(cr.RouteNamespace),
 		}
 	}
-	if c := cr.Claim; c != nil && c.APIVersion != "" && c.Kind != "" && c.Name != "" {
+	if c := cr.Claim; claimAskable(c, self) {
 		rsp.Requirements.Resources[requirementClaim] = &fnv1.ResourceSelector{
 			ApiVersion: c.APIVersion,
 			Kind:       c.Kind,
@@ -71,7 +72,7 @@ func require(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, targets []compos
 func claimProven(required map[string][]resource.Required, cr *xr.CanaryRoute, self ownership.Ref) bool {
 	c := cr.Claim
 	items, answered := required[requirementClaim]
-	if c == nil || c.APIVersion == "" || c.Kind == "" || c.Name == "" {
+	if !claimAskable(c, self) {
 		return false
 	}
 	if !answered {
@@ -83,6 +84,22 @@ func claimProven(required map[string][]resource.Required, cr *xr.CanaryRoute, se
 		}
 	}
 	return false
+}
+
+// claimAskable reports whether the function asks Crossplane for the claim a
+// claimRef names: a claim is of the XR's own API group (an XRD defines both
+// in one group), so a hand-written claimRef cannot make Crossplane read a
+// Secret, or fail its reconcile on a kind that does not exist.
+func claimAskable(c *xr.ClaimRef, self ownership.Ref) bool {
+	if c == nil || c.Kind == "" || c.Name == "" {
+		return false
+	}
+	claim, err := schema.ParseGroupVersion(c.APIVersion)
+	if err != nil || claim.Version == "" {
+		return false
+	}
+	composite, err := schema.ParseGroupVersion(self.APIVersion)
+	return err == nil && claim.Group == composite.Group && claim.Group != ""
 }
 
 // existing returns the objects Crossplane fetched for a target.

@@ -76,9 +76,11 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 		}
 	}
 
-	// Only canary backends that are not the primary's are zeroed: the
-	// record is status, which is not proof.
-	canary, refused := route.TrustedCanary(prev.CanaryBackends, primaryBackends(oxr, decoded, routeNamespace))
+	// Only canary backends that are not the primary's are zeroed, and only
+	// where the primary can be found beside them: the record is status,
+	// which is not proof.
+	primaries := primaryBackends(oxr, decoded, routeNamespace)
+	canary, refused := route.TrustedCanary(prev.CanaryBackends, primaries)
 	if len(canary) == 0 {
 		return cannotTellApart(req, cause, describeBackends(refused)), true
 	}
@@ -86,8 +88,8 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 	for k, obj := range decoded {
 		ready := true // Services and grants are ready once they exist.
 		if k.IsRoute() {
-			if route.RecordsEveryBackend(obj, canary, routeNamespace) {
-				return cannotTellApart(req, cause, "every backend of a rule"), true
+			if why := route.CannotZero(obj, canary, primaries, routeNamespace); why != "" {
+				return cannotTellApart(req, cause, why), true
 			}
 			if !route.ZeroCanary(obj, canary, routeNamespace) {
 				return nil, false
@@ -132,12 +134,16 @@ func cannotTellApart(req *fnv1.RunFunctionRequest, cause error, what string) *fn
 
 // primaryBackends are the primary's backends as far as they can be known
 // from a CanaryRoute that cannot be composed: the proxy Service composed
-// for it (service-primary), and the backendRef of spec.primary with Gateway
-// API's defaults applied, when it decodes.
+// for it (service-primary, as observed), and spec.primary as the spec
+// resolves it: its backendRef with Gateway API's defaults applied, or the
+// proxy Service <routeName>-primary of a service or externalName side.
 func primaryBackends(oxr *resource.Composite, decoded map[compose.Key]runtime.Object, routeNamespace string) []xr.BackendID {
 	var out []xr.BackendID
 	if svc, ok := decoded[compose.KeyServicePrimary].(metav1.Object); ok {
 		out = append(out, xr.BackendID{Kind: "Service", Namespace: svc.GetNamespace(), Name: svc.GetName()})
+	}
+	if proxy := proxyOf(oxr); proxy != "" {
+		out = append(out, xr.BackendID{Kind: "Service", Namespace: routeNamespace, Name: proxy})
 	}
 	var ref gwv1.BackendObjectReference
 	if oxr.Resource.GetValueInto("spec.primary.backendRef", &ref) == nil && ref.Name != "" {
@@ -149,6 +155,25 @@ func primaryBackends(oxr *resource.Composite, decoded map[compose.Key]runtime.Ob
 		out = append(out, xr.BackendID{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: string(ref.Name)})
 	}
 	return out
+}
+
+// proxyOf is the name of the primary's proxy Service as the spec resolves
+// it, read leniently from a spec that may not parse: <routeName>-primary for
+// a service or externalName side; "" otherwise.
+func proxyOf(oxr *resource.Composite) string {
+	_, noService := oxr.Resource.GetValue("spec.primary.service")
+	_, noExternal := oxr.Resource.GetValue("spec.primary.externalName")
+	if noService != nil && noExternal != nil {
+		return ""
+	}
+	name, _ := oxr.Resource.GetString("spec.routeName")
+	if name == "" {
+		name, _ = oxr.Resource.GetString("spec.claimRef.name")
+	}
+	if name == "" {
+		name = oxr.Resource.GetName()
+	}
+	return xr.ProxyServiceName(name, xr.RolePrimary)
 }
 
 // describeBackends names backends as kind namespace/name, for messages.

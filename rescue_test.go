@@ -132,13 +132,13 @@ results:
 			want: abortNotApplied("Service test/podinfo-stable", externalNameRefused),
 		},
 		"EveryBackendOfAWeightedRuleRecorded": {
-			reason: "canaryBackends that name every backend of a weighted rule (which always holds the primary) cannot be told from the primary, even when neither the spec nor a proxy Service says which one the primary is.",
+			reason: "canaryBackends that name every backend of a weighted rule (which always holds the primary) cannot be told from the primary when neither the spec (its primary does not decode) nor a proxy Service says which one the primary is.",
 			args: args{
-				xr: strings.Replace(abortedFlagger, "    service:\n      selector: {app: podinfo}", "    service: {}", 1) +
+				xr: strings.Replace(abortedFlagger, "    service:\n      selector: {app: podinfo}", "    backendRef: {name: 1}", 1) +
 					forgedCanaryBackends(`{group: "", kind: Service, namespace: test, name: podinfo-primary}`, `{group: "", kind: Service, namespace: monitoring, name: canary-proxy}`),
 				observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 80, 20)},
 			},
-			want: abortNotApplied("every backend of a rule", "invalid CanaryRoute: spec.primary.service.selector: Required value: a proxy Service selects the pods it sends traffic to"),
+			want: abortNotApplied("a backend of a rule in which the primary's backend cannot be found", "invalid CanaryRoute: spec.primary.backendRef.name: Invalid value: must be a string, not number"),
 		},
 		"OddBackendsNeverPanic": {
 			reason: "An observed route with backends of odd shapes (null, a string) does not decode into an HTTPRoute: the rescue gives up without a panic, and the Fatal stands.",

@@ -166,7 +166,9 @@ func setConditions(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, 
 	if v, held := obs.FirstHold(); held || !obs.Exists {
 		reason, msg := route.ReasonPending, "the route has not been created yet"
 		if obs.Exists {
-			reason, msg = v.Reason, explainHold(v)
+			// The gateway's own reason and message, bounded like any
+			// status the function writes.
+			reason, msg = xr.CutRunes(v.Reason, xr.MaxStatusValue), xr.CutRunes(explainHold(v), xr.MaxStatusMessage)
 		}
 		response.ConditionFalse(rsp, conditionRouteAccepted, reason).WithMessage(msg).TargetCompositeAndClaim()
 	} else {

@@ -179,9 +179,12 @@ func TestValidateExamples(t *testing.T) {
 			if err != nil || !bytes.Contains(result, []byte(" 0 failure cases")) {
 				t.Fatalf("crossplane beta validate %s: %v\n%s", dir, err, result)
 			}
-			// Only core kinds (Service) may lack a schema.
+			// Only built-in kinds may lack a schema: crossplane beta
+			// validate knows CRDs, not the API server's own types. The
+			// proxy Services and the analysis Jobs reach a real API
+			// server in test/live, which validates them.
 			for _, line := range strings.Split(string(result), "\n") {
-				if strings.Contains(line, "could not find CRD/XRD") && !strings.Contains(line, "/v1, Kind=Service") {
+				if strings.Contains(line, "could not find CRD/XRD") && !strings.Contains(line, "/v1, Kind=Service") && !strings.Contains(line, "batch/v1, Kind=Job") {
 					t.Errorf("no schema checked %s", line)
 				}
 			}

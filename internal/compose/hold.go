@@ -8,9 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -118,14 +118,34 @@ type Held struct {
 // backend reference, that the Input no longer allows. A ReferenceGrant in a
 // namespace the Input no longer allows is not re-emitted (so Crossplane
 // deletes it), nor a grant's entry of a kind it no longer allows; in the
-// route, a backend the Input refuses goes to weight 0 and a mirror to it is
-// removed, as an abort would. The primary the spec names stays, as it would
-// in any run: without its grant, the gateway itself refuses it. The route's
-// readiness honours requireAcceptedRoute.
+// route, a canary backend (as the previous run recorded it) that the Input
+// refuses goes to weight 0, as an abort would, and so does a canary
+// ExternalName proxy Service or Istio Hostname whose host the Input now
+// refuses (that proxy Service is not re-emitted); a mirror to any refused
+// backend is removed. Any other backend (the primary, even one the spec no
+// longer names) stays, as it would in any run: without its grant, the
+// gateway itself refuses it. The route's readiness honours
+// requireAcceptedRoute.
 func (p *Plan) Held(observed map[Key]map[string]any, obs route.Observation) (Held, error) {
 	objects, err := Hold(observed, RouteReady(p.CR, obs))
 	if err != nil {
 		return Held{}, err
+	}
+	var recorded []xr.BackendID
+	if r := p.CR.Status.Rollout; r != nil {
+		recorded = r.CanaryBackends
+	}
+	// Proxy Services the function composed: its own, whatever the Input
+	// says of backendRef kinds; an ExternalName one is refused when the
+	// Input now refuses its host.
+	proxies, refusedProxies := map[string]bool{}, map[string]bool{}
+	for _, o := range objects {
+		if svc, ok := o.Object.(*corev1.Service); ok {
+			proxies[svc.Name] = true
+			if svc.Spec.Type == corev1.ServiceTypeExternalName && p.refusesExternalName(svc.Spec.ExternalName) {
+				refusedProxies[svc.Name] = true
+			}
+		}
 	}
 	var held Held
 	for _, o := range objects {
@@ -138,9 +158,14 @@ func (p *Plan) Held(observed map[Key]map[string]any, obs route.Observation) (Hel
 			if obj.Spec.To = p.allowedGrantTargets(obj.Namespace, obj.Spec.To); len(obj.Spec.To) == 0 {
 				continue
 			}
+		case *corev1.Service:
+			id := xr.BackendID{Kind: "Service", Namespace: obj.Namespace, Name: obj.Name}
+			if refusedProxies[obj.Name] && recordedAs(recorded, id) {
+				continue
+			}
 		default:
 			if o.Key.IsRoute() {
-				zeroed, err := p.zeroRefused(obj, observed)
+				zeroed, err := p.zeroRefused(obj, recorded, proxies, refusedProxies)
 				if err != nil {
 					return Held{}, err
 				}
@@ -150,6 +175,27 @@ func (p *Plan) Held(observed map[Key]map[string]any, obs route.Observation) (Hel
 		held.Objects = append(held.Objects, o)
 	}
 	return held, nil
+}
+
+// recordedAs reports whether a backend is among the recorded ones, on any
+// port.
+func recordedAs(recorded []xr.BackendID, id xr.BackendID) bool {
+	return slices.ContainsFunc(recorded, func(r xr.BackendID) bool {
+		return r.Group == id.Group && r.Kind == id.Kind && r.Namespace == id.Namespace && r.Name == id.Name
+	})
+}
+
+// refusesExternalName reports whether the Input refuses an ExternalName
+// proxy's host now.
+func (p *Plan) refusesExternalName(host string) bool {
+	return !p.Policy.AllowExternalNames || p.refusesHost(host)
+}
+
+// refusesHost reports whether a host is refused as an ExternalName or an
+// Istio Hostname: cluster-local, local, a metadata or host alias, or under
+// the Input's deniedExternalNames.
+func (p *Plan) refusesHost(host string) bool {
+	return len(xr.ExternalName(field.NewPath("host"), host)) > 0 || p.Policy.DeniedExternalName(host) != ""
 }
 
 // allowedGrantTargets are the entries of a held grant that the Input still
@@ -163,43 +209,37 @@ func (p *Plan) allowedGrantTargets(namespace string, to []gwv1.ReferenceGrantTo)
 	})
 }
 
-// zeroRefused sends nothing to the backends of a held route that the Input
-// refuses, but for the spec's primary; it returns those that carried
-// traffic.
-func (p *Plan) zeroRefused(obj runtime.Object, observed map[Key]map[string]any) ([]xr.BackendID, error) {
+// zeroRefused sends nothing to the recorded canary backends of a held route
+// that the Input refuses, and removes the mirrors to any refused backend; it
+// returns the canary backends that carried traffic.
+func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies, refusedProxies map[string]bool) ([]xr.BackendID, error) {
 	ns := p.CR.RouteNamespace
 	if m, ok := obj.(metav1.Object); ok {
 		ns = m.GetNamespace()
 	}
-	// The proxy Services the function composed are its own, whatever the
-	// Input says of backendRef kinds.
-	proxies := map[string]bool{}
-	for _, k := range []Key{KeyServicePrimary, KeyServiceCanary} {
-		if o, ok := observed[k]; ok {
-			if name, _, _ := unstructured.NestedString(o, "metadata", "name"); name != "" {
-				proxies[name] = true
+	var zero, mirrors, zeroed []xr.BackendID
+	for _, r := range route.References(obj, ns) {
+		id := r.ID
+		proxy := id.Group == "" && id.Kind == "Service" && id.Namespace == ns && proxies[id.Name]
+		b := backend.Backend{Ref: gwv1.BackendObjectReference{Group: ptr.To(gwv1.Group(id.Group)), Kind: ptr.To(gwv1.Kind(id.Kind)), Name: gwv1.ObjectName(id.Name)},
+			Namespace: id.Namespace, FromBackendRef: !proxy}
+		refused := grant.RefusalReason(b, ns, p.Policy) != "" ||
+			(proxy && refusedProxies[id.Name]) ||
+			(id.Group == backend.KindIstioHostname.Group && id.Kind == backend.KindIstioHostname.Kind && p.refusesHost(id.Name))
+		switch {
+		case !refused:
+		case r.Mirror:
+			mirrors = append(mirrors, id)
+		case recordedAs(recorded, id):
+			zero = append(zero, id)
+			if r.Weight > 0 && !slices.ContainsFunc(zeroed, func(z xr.BackendID) bool { return reflect.DeepEqual(z, id) }) {
+				zeroed = append(zeroed, id)
 			}
 		}
 	}
-	primary := p.Primary.ID()
-	var refused, zeroed []xr.BackendID
-	for _, r := range route.References(obj, ns) {
-		id := r.ID
-		if id.Group == primary.Group && id.Kind == primary.Kind && id.Namespace == primary.Namespace && id.Name == primary.Name {
-			continue
-		}
-		b := backend.Backend{Ref: gwv1.BackendObjectReference{Group: ptr.To(gwv1.Group(id.Group)), Kind: ptr.To(gwv1.Kind(id.Kind)), Name: gwv1.ObjectName(id.Name)},
-			Namespace: id.Namespace, FromBackendRef: !(id.Group == "" && id.Kind == "Service" && id.Namespace == ns && proxies[id.Name])}
-		if grant.RefusalReason(b, ns, p.Policy) == "" {
-			continue
-		}
-		refused = append(refused, id)
-		if !r.Mirror && r.Weight > 0 && !slices.ContainsFunc(zeroed, func(z xr.BackendID) bool { return reflect.DeepEqual(z, id) }) {
-			zeroed = append(zeroed, id)
-		}
+	if len(zero) > 0 && !route.ZeroCanary(obj, zero, ns) {
+		return nil, fmt.Errorf("cannot hold the previous route: no rule would be left once its canary is at 0%%")
 	}
-	if len(refused) > 0 && !route.ZeroCanary(obj, refused, ns) {
-		return nil, fmt.Errorf("cannot hold the previous route: the function's Input allows none of its backends but the primary, and the route has no rule for it")
-	}
+	route.DropMirrors(obj, mirrors, ns)
 	return zeroed, nil
 }

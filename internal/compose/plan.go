@@ -304,11 +304,16 @@ func (p *Plan) RouteKey() Key { return RouteKey(p.CR.Spec.Kind) }
 func (p *Plan) CanaryDigest() string { return backend.Digest(p.CR.Spec.Canary, p.Canary) }
 
 // Previous is status.rollout as the previous run left it, for the rollout
-// engine: a canary digest of an older release (hashed from the spelling) is
-// adopted rather than compared, so an upgrade restarts no rollout.
+// engine. A canary digest of an older release (hashed from the spelling) is
+// compared with that release's digest of the canary as the spec has it now:
+// the same canary adopts this release's digest, so an upgrade restarts no
+// rollout; another canary keeps it, so the rollout restarts (or holds).
 func (p *Plan) Previous() *xr.RolloutStatus {
 	prev := p.CR.Status.Rollout
 	if prev == nil || !backend.IsLegacyDigest(prev.CanaryDigest) {
+		return prev
+	}
+	if prev.CanaryDigest != backend.LegacyDigest(p.CR.Spec.Canary, p.Canary) {
 		return prev
 	}
 	adopted := *prev

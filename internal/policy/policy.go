@@ -24,8 +24,11 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
-// errDecode is the context of an Input that does not decode.
-const errDecode = "cannot decode the Input"
+const (
+	// errDecode is the context of an Input that does not decode.
+	errDecode           = "cannot decode the Input"
+	errTooManyFieldsFmt = "the Input has %d fields, more than an Input may have (%d)"
+)
 
 // AnyNamespace in allowedBackendNamespaces or allowedRouteNamespaces allows
 // every namespace.
@@ -62,7 +65,12 @@ var inputLimits = bounds.Limits{"defaultParentRefs": 32}
 // and returns its policy. The decoding's messages are deterministic, so the
 // same bad Input always gives the same Fatal result.
 func Parse(input map[string]any) (*Policy, error) {
-	// Nothing oversized reaches the decoder: see package bounds.
+	// Nothing oversized reaches the decoder: see package bounds. The Input
+	// has a dozen fields: thousands of keys are refused by their number,
+	// before anything sorts or decodes them.
+	if len(input) > bounds.DefaultItems {
+		return nil, errors.Errorf(errTooManyFieldsFmt, len(input), bounds.DefaultItems)
+	}
 	errs := make(field.ErrorList, 0, len(input))
 	for _, k := range slices.Sorted(maps.Keys(input)) {
 		errs = append(errs, bounds.Check(field.NewPath(k), input[k], inputLimits)...)

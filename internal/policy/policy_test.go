@@ -388,7 +388,7 @@ func TestParse(t *testing.T) {
 			reason: "An Input with many bad entries is a Fatal of at most 20 errors, then how many more: the message ends up in an event and a condition.",
 			input: func() map[string]any {
 				in := map[string]any{}
-				for i := range 100 {
+				for i := range 60 {
 					in[fmt.Sprintf("unknown%03d", i)] = true
 				}
 				return in
@@ -398,8 +398,19 @@ func TestParse(t *testing.T) {
 				for i := range 20 {
 					errs = append(errs, fmt.Sprintf("unknown%03d: Invalid value: unknown field", i))
 				}
-				return "cannot decode the Input: [" + strings.Join(errs, ", ") + "] (and 80 more errors)"
+				return "cannot decode the Input: [" + strings.Join(errs, ", ") + "] (and 40 more errors)"
 			}(),
+		},
+		"ThousandsOfKeys": {
+			reason: "An Input with more keys than any Input has is refused by their number, before anything sorts or decodes them: a short Fatal, quickly.",
+			input: func() map[string]any {
+				in := map[string]any{}
+				for i := range 150000 {
+					in[fmt.Sprintf("unknown%06d", i)] = true
+				}
+				return in
+			}(),
+			want: "the Input has 150000 fields, more than an Input may have (64)",
 		},
 		"WrongType": {
 			reason: "A value of the wrong type is an error naming the field.",

@@ -80,7 +80,7 @@ func violations(in Input, d Decision) []string {
 			bad("message %q names a weight the route does not carry (%d%%)", s.Message, w)
 		}
 	}
-	if d.HoldPrevious && !isFrozen(in) {
+	if d.HoldPrevious && !isFrozen(in) && !manualHold(in) {
 		bad("holds the previous composition without being paused")
 	}
 	if isFrozen(in) {
@@ -264,6 +264,14 @@ func moveEvent(d Decision) string {
 		}
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// manualHold reports whether a paused manual run sees another canary than
+// the previous run composed, and a route to hold.
+func manualHold(in Input) bool {
+	p := in.Previous
+	return !in.Traffic.Progressive() && in.Traffic.Paused && !in.Traffic.Abort && !in.CanaryRefused && p != nil && !in.RouteMissing &&
+		p.CanaryDigest != "" && in.CanaryDigest != "" && p.CanaryDigest != in.CanaryDigest
 }
 
 // canaryChanged reports whether a paused run sees another canary than the

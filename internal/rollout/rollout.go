@@ -243,11 +243,29 @@ func manual(in Input) Decision {
 		// write the status. Without a previous run there is nothing to
 		// freeze yet, so the first run is Paused at traffic.weight (and the
 		// next run agrees, so the status does not change).
-		if in.Previous != nil {
-			w = clampPercent(in.Previous.CanaryWeight)
-		}
 		status.Phase, status.Reason = xr.PhasePaused, ReasonPaused
 		status.Message = fmt.Sprintf("paused at %d%%", w)
+		prev := in.Previous
+		if prev == nil {
+			break
+		}
+		w = clampPercent(prev.CanaryWeight)
+		status.Message = fmt.Sprintf("paused at %d%%", w)
+		// The frozen weight belongs to the canary the previous run composed:
+		// a changed canary must not inherit it. The previous composition is
+		// held (or, with no route to hold, the new canary gets 0%) until
+		// paused is cleared; the status keeps the digest it is measured
+		// against.
+		if prev.CanaryDigest != "" && in.CanaryDigest != "" && prev.CanaryDigest != in.CanaryDigest {
+			status.CanaryDigest = prev.CanaryDigest
+			if in.RouteMissing {
+				w = 0
+				status.Message = "paused with the canary at 0%: the route was not observed, so nothing composed can be held; the changed canary gets traffic.weight when paused is cleared"
+			} else {
+				d.HoldPrevious = true
+				status.Message = fmt.Sprintf("paused at %d%%; the changed canary gets traffic.weight when paused is cleared", w)
+			}
+		}
 	}
 	status.CanaryWeight, status.PrimaryWeight = w, percentTotal-w
 	d.CanaryWeight, d.Active, d.Status = w, w > 0 && w < percentTotal, status

@@ -203,6 +203,31 @@ func TestDecideManual(t *testing.T) {
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
+		"PausedChangedCanaryHoldsPrevious": {
+			reason: "Paused means nothing moves in manual mode too: a changed canary never inherits the frozen weight; the previous composition is held and the status keeps the digest the change is measured against.",
+			in: manualIn(func(in *Input) {
+				in.Traffic.Weight, in.Traffic.Paused, in.CanaryDigest = i32(20), true, "d2"
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, CanaryWeight: 50, PrimaryWeight: 50, CanaryDigest: "d1"}
+			}),
+			want: Decision{
+				CanaryWeight: 50, Active: true, HoldPrevious: true,
+				Status: xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryDigest: "d1", CanaryWeight: 50, PrimaryWeight: 50,
+					Message: "paused at 50%; the changed canary gets traffic.weight when paused is cleared"},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
+		"PausedChangedCanaryWithoutRoute": {
+			reason: "With no route to hold, the changed canary is composed at 0%, not at the frozen weight.",
+			in: manualIn(func(in *Input) {
+				in.Traffic.Weight, in.Traffic.Paused, in.CanaryDigest, in.RouteMissing = i32(20), true, "d2", true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, CanaryWeight: 50, PrimaryWeight: 50, CanaryDigest: "d1"}
+			}),
+			want: Decision{
+				Status: xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryDigest: "d1", CanaryWeight: 0, PrimaryWeight: 100,
+					Message: "paused with the canary at 0%: the route was not observed, so nothing composed can be held; the changed canary gets traffic.weight when paused is cleared"},
+				Requeue: MaxRequeue, Healthy: true,
+			},
+		},
 		"PausedAtZeroIsNotActive": {
 			reason: "Pausing never changes who sees the canary: a manual route paused at 0% keeps A/B rules and mirroring off (the reference: active means weight > 0 or a step in progress).",
 			in: manualIn(func(in *Input) {

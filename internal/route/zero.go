@@ -77,6 +77,45 @@ func ZeroCanary(obj runtime.Object, canary []xr.BackendID, routeNamespace string
 	return ok
 }
 
+// DropMirrors removes every RequestMirror filter, on a rule or on a
+// backend, whose target is one of the backends given (with Gateway API's
+// defaults applied), leaving the weights alone.
+func DropMirrors(obj runtime.Object, targets []xr.BackendID, routeNamespace string) {
+	if len(targets) == 0 {
+		return
+	}
+	is := func(ref gwv1.BackendObjectReference) bool {
+		id := identify(ref, routeNamespace)
+		return slices.ContainsFunc(targets, func(c xr.BackendID) bool { return sameBackend(c, id) })
+	}
+	http := func(fs []gwv1.HTTPRouteFilter) []gwv1.HTTPRouteFilter {
+		return slices.DeleteFunc(fs, func(f gwv1.HTTPRouteFilter) bool {
+			return f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil && is(f.RequestMirror.BackendRef)
+		})
+	}
+	grpc := func(fs []gwv1.GRPCRouteFilter) []gwv1.GRPCRouteFilter {
+		return slices.DeleteFunc(fs, func(f gwv1.GRPCRouteFilter) bool {
+			return f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil && is(f.RequestMirror.BackendRef)
+		})
+	}
+	switch r := obj.(type) {
+	case *gwv1.HTTPRoute:
+		for i := range r.Spec.Rules {
+			r.Spec.Rules[i].Filters = http(r.Spec.Rules[i].Filters)
+			for j := range r.Spec.Rules[i].BackendRefs {
+				r.Spec.Rules[i].BackendRefs[j].Filters = http(r.Spec.Rules[i].BackendRefs[j].Filters)
+			}
+		}
+	case *gwv1.GRPCRoute:
+		for i := range r.Spec.Rules {
+			r.Spec.Rules[i].Filters = grpc(r.Spec.Rules[i].Filters)
+			for j := range r.Spec.Rules[i].BackendRefs {
+				r.Spec.Rules[i].BackendRefs[j].Filters = grpc(r.Spec.Rules[i].BackendRefs[j].Filters)
+			}
+		}
+	}
+}
+
 // zeroRules zeroes the canary in each rule; backends returns a rule's
 // backendRefs, after dropping its mirrors to the canary.
 func zeroRules[R any](rules []R, isCanary func(gwv1.BackendObjectReference) bool, backends func(*R) []*gwv1.BackendRef) ([]R, bool) {
@@ -154,23 +193,41 @@ func TrustedCanary(recorded, primaries []xr.BackendID) (trusted, refused []xr.Ba
 	return trusted, refused
 }
 
-// RecordsEveryBackend reports whether some rule of the route has more than
-// one backend and every one of them is a recorded canary: a weighted rule
-// always holds the primary, so such a record names the primary too.
-func RecordsEveryBackend(obj runtime.Object, canary []xr.BackendID, routeNamespace string) bool {
+// CannotZero says why zeroing the recorded canary backends of a route
+// cannot be trusted to send every request to the primary, or "" when it
+// can: the record names no backend of the route at all (it says nothing
+// about this route), or a rule with more than one backend holds a recorded
+// canary but none of the primary's backends (so the record may name the
+// primary, and zeroing would leave the canary with everything). primaries
+// are the primary's backends as far as they are known, compared without
+// their ports.
+func CannotZero(obj runtime.Object, canary, primaries []xr.BackendID, routeNamespace string) string {
 	isCanary := func(ref gwv1.BackendObjectReference) bool {
 		id := identify(ref, routeNamespace)
 		return slices.ContainsFunc(canary, func(c xr.BackendID) bool { return sameBackend(c, id) })
 	}
-	every := func(refs []gwv1.BackendObjectReference) bool {
-		return len(refs) > 1 && !slices.ContainsFunc(refs, func(r gwv1.BackendObjectReference) bool { return !isCanary(r) })
+	isPrimary := func(ref gwv1.BackendObjectReference) bool {
+		id := identify(ref, routeNamespace)
+		return slices.ContainsFunc(primaries, func(p xr.BackendID) bool {
+			return p.Group == id.Group && p.Kind == id.Kind && p.Namespace == id.Namespace && p.Name == id.Name
+		})
 	}
-	for _, refs := range ruleBackends(obj) {
-		if every(refs) {
-			return true
+	matched := false
+	for _, r := range References(obj, routeNamespace) {
+		if slices.ContainsFunc(canary, func(c xr.BackendID) bool { return sameBackend(c, r.ID) }) {
+			matched = true
+			break
 		}
 	}
-	return false
+	if !matched {
+		return "no backend of the route"
+	}
+	for _, refs := range ruleBackends(obj) {
+		if len(refs) > 1 && slices.ContainsFunc(refs, isCanary) && !slices.ContainsFunc(refs, isPrimary) {
+			return "a backend of a rule in which the primary's backend cannot be found"
+		}
+	}
+	return ""
 }
 
 // ruleBackends lists the backends of each rule of a route of any kind.

@@ -2,8 +2,9 @@ package xr
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -119,6 +120,9 @@ type rawGate struct {
 // the pipeline) are none of its business and are ignored.
 var specKeys = jsonNames(reflect.TypeFor[rawSpec]())
 
+// sortedSpecKeys are the keys of specKeys, sorted.
+var sortedSpecKeys = slices.Sorted(maps.Keys(specKeys))
+
 func jsonNames(t reflect.Type) map[string]int {
 	names := make(map[string]int, t.NumField())
 	for i := range t.NumField() {
@@ -134,19 +138,16 @@ func jsonNames(t reflect.Type) map[string]int {
 func decodeSpec(path *field.Path, spec map[string]any) (*rawSpec, field.ErrorList) {
 	out := &rawSpec{}
 	v := reflect.ValueOf(out).Elem()
-	keys := make([]string, 0, len(spec))
-	for k := range spec {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // Errors come out in a stable order.
-
 	var errs field.ErrorList
-	for _, k := range keys {
-		i, ok := specKeys[k]
+	// In a stable order, and only the fields the function reads: a spec
+	// may hold any number of others.
+	for _, k := range sortedSpecKeys {
+		raw, ok := spec[k]
 		if !ok {
 			continue
 		}
-		b, err := json.Marshal(spec[k])
+		i := specKeys[k]
+		b, err := json.Marshal(raw)
 		if err != nil {
 			errs = append(errs, field.Invalid(path.Child(k), field.OmitValueType{}, err.Error()))
 			continue

@@ -190,7 +190,7 @@ func checkInvariants(t *testing.T, cr *CanaryRoute) {
 		fail("HTTP features on a %s", s.Kind)
 	}
 	for _, g := range tr.Gates {
-		if g.APIVersion == "" || g.Kind == "" || g.Name == "" || g.ConditionType == "" || g.FailAfter < 0 {
+		if g.APIVersion == "" || g.Kind == "" || g.Name == "" || (g.ConditionType == "") == (g.SuccessWhen == "") || (g.FailWhen != "" && g.SuccessWhen == "") || g.FailAfter < 0 {
 			fail("gate %+v", g)
 		}
 	}

@@ -3,7 +3,6 @@ package xr
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
+	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
@@ -48,22 +48,29 @@ const (
 // they are not package bounds' defaults. The XRDs (hack/xrdgen/schema.yaml)
 // state the same limits: TestLimitsMatchTheXRDs holds them together.
 var specLimits = bounds.Limits{
-	"spec.namespace":                      63,
-	"spec.routeName":                      253,
-	"spec.parentRefs":                     maxParentRefs,
-	"spec.hostnames":                      maxHostnames,
-	"spec.rules":                          maxRules,
-	"spec.rules[*].filters":               16,
-	"spec.primary.filters":                16,
-	"spec.canary.filters":                 16,
-	"spec.primary.service.selector":       maxSelector,
-	"spec.canary.service.selector":        maxSelector,
-	"spec.primary.externalName":           254,
-	"spec.canary.externalName":            254,
-	"spec.canary.revision":                63,
-	"spec.traffic.steps":                  maxSteps,
-	"spec.traffic.gates":                  maxGates,
-	"spec.traffic.gates[*].conditionType": maxConditionType,
+	"spec.namespace":                       63,
+	"spec.routeName":                       253,
+	"spec.parentRefs":                      maxParentRefs,
+	"spec.hostnames":                       maxHostnames,
+	"spec.rules":                           maxRules,
+	"spec.rules[*].filters":                16,
+	"spec.primary.filters":                 16,
+	"spec.canary.filters":                  16,
+	"spec.primary.service.selector":        maxSelector,
+	"spec.canary.service.selector":         maxSelector,
+	"spec.primary.externalName":            254,
+	"spec.canary.externalName":             254,
+	"spec.canary.revision":                 63,
+	"spec.traffic.steps":                   maxSteps,
+	"spec.traffic.gates":                   maxGates,
+	"spec.traffic.gates[*].conditionType":  maxConditionType,
+	"spec.traffic.gates[*].successWhen":    expr.MaxLength,
+	"spec.traffic.gates[*].failWhen":       expr.MaxLength,
+	"spec.traffic.steps[*].analysis":       maxStepAnalysis,
+	"spec.traffic.analysis":                maxAnalysisTemplates,
+	"spec.traffic.analysis[*].successWhen": expr.MaxLength,
+	"spec.traffic.analysis[*].failWhen":    expr.MaxLength,
+	"spec.traffic.retry":                   63,
 }
 
 // checkBounds checks the sizes of the spec fields the function reads, and
@@ -71,9 +78,11 @@ var specLimits = bounds.Limits{
 // business.
 func checkBounds(specPath *field.Path, spec map[string]any, status any) field.ErrorList {
 	var errs field.ErrorList
-	for _, k := range slices.Sorted(maps.Keys(spec)) {
-		if _, reads := specKeys[k]; reads {
-			errs = append(errs, bounds.Check(specPath.Child(k), spec[k], specLimits)...)
+	// The fields the function reads, not the spec's own keys: a spec may
+	// hold any number of other fields, which are none of its business.
+	for _, k := range sortedSpecKeys {
+		if v, ok := spec[k]; ok {
+			errs = append(errs, bounds.Check(specPath.Child(k), v, specLimits)...)
 		}
 	}
 	if st, ok := status.(map[string]any); ok {

@@ -1008,6 +1008,11 @@ rollout: {phase: Stable, canaryWeight: 20, primaryWeight: 80, futureField: {a: 1
 			args:   args{patches: []patch{set("status.rollout", `{phase: Progressing, stepStartedAt: yesterday}`)}},
 			want:   want{errs: []fieldErr{invalid("status.rollout.stepStartedAt", "cannot parse")}},
 		},
+		"StatusRolloutLowercaseTime": {
+			reason: "The API server's date-time format admits a lowercase t and z: such a stepStartedAt reads as the time it is, never as a status no run can move past.",
+			args:   args{patches: []patch{set("status.rollout", `{phase: Progressing, stepStartedAt: "2026-12-02t10:00:00z", nextStepAt: "2026-12-02t10:01:00z"}`)}},
+			want:   want{},
+		},
 		"StatusRolloutCanaryBackend": {
 			reason: "A malformed element of status.rollout.canaryBackends is named by index and field.",
 			args:   args{patches: []patch{set("status.rollout", `{phase: Stable, canaryBackends: [{kind: Service, name: a}, {kind: Service, name: 5}]}`)}},

@@ -47,7 +47,7 @@ func parseStatus(obj map[string]any) (Status, field.ErrorList) {
 	// (conditions, Crossplane's own) are none of the parser's business.
 	var errs field.ErrorList
 	if v, ok := raw["rollout"]; ok && v != nil {
-		errs = append(errs, decodeLenient(path.Child("rollout"), v, &s.Rollout)...)
+		errs = append(errs, decodeLenient(path.Child("rollout"), normalizeTimes(v), &s.Rollout)...)
 	}
 	if v, ok := raw["route"]; ok && v != nil {
 		errs = append(errs, decodeLenient(path.Child("route"), v, &s.Route)...)
@@ -56,6 +56,39 @@ func parseStatus(obj map[string]any) (Status, field.ErrorList) {
 		return Status{}, errs
 	}
 	return s, nil
+}
+
+// normalizeTimes writes the times of status.rollout as Go parses them: the
+// date-time format the API server checks accepts a lowercase t and z
+// (2026-12-02t10:00:00z), which RFC 3339 allows and Go's parser does not.
+// Without this, a status the API server admitted would be one no run could
+// read. It returns a copy; the XR is never changed.
+func normalizeTimes(v any) any {
+	rollout, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := maps.Clone(rollout)
+	for _, k := range []string{"stepStartedAt", "nextStepAt"} {
+		if t, ok := out[k].(string); ok {
+			out[k] = strings.ToUpper(t)
+		}
+	}
+	if list, ok := out["analysis"].([]any); ok {
+		verdicts := make([]any, 0, len(list))
+		for _, item := range list {
+			if m, ok := item.(map[string]any); ok {
+				if t, ok := m["time"].(string); ok {
+					m = maps.Clone(m)
+					m["time"] = strings.ToUpper(t)
+				}
+				item = m
+			}
+			verdicts = append(verdicts, item)
+		}
+		out["analysis"] = verdicts
+	}
+	return out
 }
 
 // decodeLenient decodes a value of the unstructured object into a typed
