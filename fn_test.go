@@ -354,7 +354,7 @@ status:
 		},
 		"ClaimOfAnotherGroupNotAsked": {
 			reason: "A claim is of its XR's own API group: a claimRef naming another group (a Secret in kube-system) is never asked of Crossplane, which would read it, and proves nothing.",
-			args: args{xr: strings.Replace(claimedXR("kube-system"), "apiVersion: platform.example.org/v1alpha1, kind: CanaryRouteClaim", "apiVersion: v1, kind: Secret", 1), input: allowMonitoring},
+			args:   args{xr: strings.Replace(claimedXR("kube-system"), "apiVersion: platform.example.org/v1alpha1, kind: CanaryRouteClaim", "apiVersion: v1, kind: Secret", 1), input: allowMonitoring},
 			want: view{
 				Results: []string{`FATAL: CanaryRoute not allowed by the function's Input: spec.claimRef: Forbidden: no Secret kube-system/podinfo references this CanaryRoute, so its namespace "kube-system" must be in the function Input's allowedRouteNamespaces, as for any cluster-scoped CanaryRoute`},
 				TTL:     time.Minute,

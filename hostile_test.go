@@ -485,7 +485,6 @@ func TestHostileClaims(t *testing.T) {
 	}
 }
 
-
 // ---------------------------------------------------------------------------
 // 6. Bounded work at the new code paths.
 
@@ -508,7 +507,6 @@ func requestWithRequired(t *testing.T, xrYAML, input string, required map[string
 	}
 	return req
 }
-
 
 // ---------------------------------------------------------------------------
 // 7. Status within the XRD's limits.
@@ -600,7 +598,6 @@ status:
 }
 
 func structpbNew(m map[string]any) (*structpb.Struct, error) { return structpb.NewStruct(m) }
-
 
 // ---------------------------------------------------------------------------
 // 8. Holds of other kinds and versions.
@@ -732,7 +729,6 @@ status:
 // ---------------------------------------------------------------------------
 // 10. Bounded Input errors.
 
-
 // ---------------------------------------------------------------------------
 // 11. Manual mode: paused while the canary changes.
 
@@ -804,7 +800,6 @@ func TestHostileHoldZeroesOldPrimaryKind(t *testing.T) {
 		t.Errorf("the held route sends %.0f%% to the old canary podinfo-v2 (it had 50%%, paused); status says canaryWeight=%v, message %q", s*100, v.Rollout["canaryWeight"], v.Rollout["message"])
 	}
 }
-
 
 // TestHostileRescueForgedShapes: canaryBackends forged in the shapes the XRD
 // admits, with the primary's proxy Service observed.
