@@ -146,8 +146,11 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err := ownership.Check(owner, targets, existing(required)); err != nil {
 		return nil, err
 	}
-	gates := gate.Observe(ctx, cr.Spec.Traffic.Gates, cr.RouteNamespace, gateObjects(required), plan.Program)
-	analysis := gate.ObserveAnalysis(ctx, cr.Spec.Traffic, cr.RouteName, analysisObjects(observed), plan.Program)
+	// One budget bounds every expression this run evaluates.
+	budget := &expr.Budget{}
+	gates := gate.Observe(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, gateObjects(required), plan.Program)
+	observedAnalysis := analysisObjects(observed)
+	analysis := gate.ObserveAnalysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, observedAnalysis, plan.Program)
 
 	decision := rollout.Decide(rollout.Input{
 		Traffic:             cr.Spec.Traffic,
@@ -173,7 +176,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	// never composed over an object another owner manages either.
 	var analysisObjs []compose.Object
 	if step := decision.Status.Step; step != nil && len(decision.Analysis) > 0 {
-		analysisObjs = plan.AnalysisObjects(*step, decision.Analysis, decision.Status.Retry)
+		analysisObjs = plan.AnalysisObjects(*step, decision.Analysis, decision.Status.Retry, observedAnalysis)
 	}
 	analysisTargets := plan.AnalysisTargets(analysisObjs)
 	if err := ownership.Check(owner, analysisTargets, existing(required)); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -94,6 +95,11 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 			if !route.ZeroCanary(obj, canary, routeNamespace) {
 				return nil, false
 			}
+			// What the API server would refuse cannot take traffic from
+			// the canary: the Fatal stands.
+			if errs := route.Check(obj); len(errs) > 0 {
+				return nil, false
+			}
 			obs, err := route.ObserveAsComposed(observed[resource.Name(k)].Resource.Object, routeNamespace)
 			ready = err == nil && obs.AllReady()
 			routes++
@@ -106,14 +112,19 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 
 	status := prev
 	status.CanaryBackends = canary
-	status.Phase, status.Reason, status.NextStepAt = xr.PhaseAborted, rollout.ReasonAborted, nil
+	status.Phase, status.Reason, status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil
 	status.CanaryWeight, status.PrimaryWeight = 0, 100
 	status.Message = msgRescuedAbort
 	rsp := newResponse(req, rollout.MaxRequeue)
 	if setDesired(rsp, objects) != nil || setStatus(rsp, req, status, nil) != nil {
 		return nil, false
 	}
-	response.Warning(rsp, errors.Errorf(msgRescueFmt, cause.Error())).WithReason(rollout.ReasonAborted).TargetCompositeAndClaim()
+	// Said once, on the run that rescues the abort: the runs after it
+	// change nothing, and a Warning on each would spend the XR's event
+	// budget.
+	if prev.Phase != xr.PhaseAborted || prev.Reason != rollout.ReasonAbortRescued {
+		response.Warning(rsp, errors.Errorf(msgRescueFmt, cause.Error())).WithReason(rollout.EventAborted).TargetCompositeAndClaim()
+	}
 	resendConditions(rsp, req, conditionRolloutHealthy)
 	response.ConditionFalse(rsp, conditionRolloutHealthy, rollout.ReasonAborted).WithMessage(msgRescuedAbort).TargetCompositeAndClaim()
 	return rsp, true
@@ -125,11 +136,22 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 func cannotTellApart(req *fnv1.RunFunctionRequest, cause error, what string) *fnv1.RunFunctionResponse {
 	msg := fmt.Sprintf(msgCannotTellApartFmt, what)
 	rsp := response.To(req, response.DefaultTTL)
-	response.Warning(rsp, errors.New(msg)).WithReason(reasonAbortNotApplied).TargetCompositeAndClaim()
+	// A Fatal leaves the status alone, but not the conditions the function
+	// re-sends: RolloutHealthy says whether an earlier run already warned.
+	if !saidAbortNotApplied(req) {
+		response.Warning(rsp, errors.New(msg)).WithReason(reasonAbortNotApplied).TargetCompositeAndClaim()
+	}
 	response.Fatal(rsp, cause)
 	resendConditions(rsp, req, conditionRolloutHealthy)
 	response.ConditionFalse(rsp, conditionRolloutHealthy, reasonAbortNotApplied).WithMessage(msg).TargetCompositeAndClaim()
 	return rsp
+}
+
+// saidAbortNotApplied reports whether the XR's RolloutHealthy condition
+// already says that the abort was not applied.
+func saidAbortNotApplied(req *fnv1.RunFunctionRequest) bool {
+	c := priorCondition(req, conditionRolloutHealthy)
+	return c.Status == corev1.ConditionFalse && string(c.Reason) == reasonAbortNotApplied
 }
 
 // primaryBackends are the primary's backends as far as they can be known

@@ -53,7 +53,7 @@ desired:
       status:
         rollout:
           phase: Aborted
-          reason: Aborted
+          reason: AbortRescued
           canaryWeight: 0
           primaryWeight: 100
           canaryBackends: [{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 3456}]
@@ -88,7 +88,7 @@ desired:
         spec: {from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: test}], to: [{group: "", kind: Service, name: canary-proxy}]}
 results:
   - severity: SEVERITY_WARNING
-    reason: Aborted
+    reason: RolloutAborted
     target: TARGET_COMPOSITE_AND_CLAIM
     message: "spec.traffic.abort is set: the canary is held at 0% in the last composed route, although the CanaryRoute cannot be composed: CanaryRoute not allowed by the function's Input: spec.canary.externalName: Forbidden: the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"
 conditions:
@@ -120,6 +120,19 @@ results:
 				},
 			},
 			want: abortNotApplied("Service test/podinfo-primary", externalNameRefused),
+		},
+		"AbortNotAppliedWarnsOnce": {
+			reason: "A Fatal leaves status.rollout alone, but the conditions the function re-sends say that an earlier run already warned: the Warning is not sent again on every reconcile.",
+			args: args{
+				xr: abortedFlagger + forgedCanaryBackends(`{group: "", kind: Service, namespace: test, name: podinfo-primary, port: 9898}`) +
+					"  conditions:\n    - {type: RolloutHealthy, status: \"False\", reason: AbortNotApplied, message: earlier, lastTransitionTime: \"2026-12-02T10:00:00Z\"}\n",
+				observed: map[string]string{
+					"route-httproute": ownRoute("crossplane.io/composite: podinfo", 80, 20),
+					"service-primary": observedPrimary,
+				},
+			},
+			want: strings.Replace(abortNotApplied("Service test/podinfo-primary", externalNameRefused),
+				"  - severity: SEVERITY_WARNING\n    reason: AbortNotApplied\n    target: TARGET_COMPOSITE_AND_CLAIM\n    message: \"spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names Service test/podinfo-primary, which carries the primary's traffic. Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand\"\n", "", 1),
 		},
 		"CanaryBackendsNamingThePrimaryOfTheSpec": {
 			reason: "A primary backendRef resolved from the spec (defaults applied: core group, kind Service, the route's namespace) is never taken for the canary either.",

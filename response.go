@@ -126,7 +126,7 @@ func priorCondition(req *fnv1.RunFunctionRequest, typ string) xpv2.Condition {
 	if err != nil {
 		return xpv2.Condition{}
 	}
-	return oxr.Resource.GetCondition(xpv2.ConditionType(typ))
+	return observedConditions(oxr.Resource.Object)[xpv2.ConditionType(typ)]
 }
 
 // resendConditions sets the function's conditions as the observed XR has
@@ -137,8 +137,9 @@ func resendConditions(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionReques
 	if err != nil {
 		return
 	}
+	observed := observedConditions(oxr.Resource.Object)
 	for _, typ := range ownConditions {
-		c := oxr.Resource.GetCondition(xpv2.ConditionType(typ))
+		c := observed[xpv2.ConditionType(typ)]
 		// A condition the XR does not carry comes back Unknown without a
 		// reason; the function always gives one.
 		if c.Reason == "" || slices.Contains(skip, typ) {
@@ -158,6 +159,30 @@ func resendConditions(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionReques
 		}
 		opt.TargetCompositeAndClaim()
 	}
+}
+
+// observedConditions reads the XR's conditions one by one, the first of
+// each type: a condition that does not decode (written by another writer
+// with a time the API machinery does not read back) is skipped, and keeps
+// none of the others from being re-sent.
+func observedConditions(obj map[string]any) map[xpv2.ConditionType]xpv2.Condition {
+	items, _, _ := unstructured.NestedFieldNoCopy(obj, "status", "conditions")
+	list, _ := items.([]any)
+	out := make(map[xpv2.ConditionType]xpv2.Condition, len(list))
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c xpv2.Condition
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err != nil {
+			continue
+		}
+		if _, seen := out[c.Type]; !seen {
+			out[c.Type] = c
+		}
+	}
+	return out
 }
 
 // setConditions sets the function's XR conditions, and a Warning for every

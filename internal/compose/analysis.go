@@ -15,13 +15,14 @@ import (
 )
 
 // Labels of the analysis objects: whose they are, and for which revision,
-// attempt and step, so that an object left by another step or attempt is
-// never taken for this one's.
+// canary, attempt and step, so that an object left by another step, another
+// canary or an earlier attempt is never taken for this one's.
 const (
 	LabelRoute    = "canaryroute.fn.crossplane.io/route"
 	LabelRevision = "canaryroute.fn.crossplane.io/revision"
 	LabelStep     = "canaryroute.fn.crossplane.io/step"
 	LabelRetry    = "canaryroute.fn.crossplane.io/retry"
+	LabelCanary   = "canaryroute.fn.crossplane.io/canary-digest"
 )
 
 // maxObjectName is the longest analysis object name: a Job's name becomes
@@ -49,8 +50,18 @@ func AnalysisName(routeName, revision string, step int32, name, retry string) st
 }
 
 // AnalysisObjects are the analysis objects of a step, composed while it is
-// current: each template, named, in the route's namespace, labelled.
-func (p *Plan) AnalysisObjects(step int32, names []string, retry string) []Object {
+// current: each template, named, in the route's namespace, labelled with
+// the route, the revision, the canary's digest, the attempt and the step.
+//
+// An analysis keeps its composed-resource key (analysis-<name>) from step
+// to step, and Crossplane keeps the name of an object it observed under a
+// key: composing the next step's object over the last one would relabel the
+// old object, whose status (a Job's succeeded count) would then pass a step
+// it never tested. So an object observed under the key for another step,
+// revision, canary or attempt, or being deleted, is not composed over: this
+// run leaves the key out, Crossplane deletes the old object, and a later run
+// composes the new one.
+func (p *Plan) AnalysisObjects(step int32, names []string, retry string, observed map[Key]map[string]any) []Object {
 	cr := p.CR
 	out := make([]Object, 0, len(names))
 	for _, name := range names {
@@ -67,16 +78,39 @@ func (p *Plan) AnalysisObjects(step int32, names []string, retry string) []Objec
 		}
 		labels[LabelRoute] = cr.RouteName
 		labels[LabelRevision] = cr.Spec.Canary.Revision
+		labels[LabelCanary] = p.CanaryDigest()
 		labels[LabelStep] = strconv.Itoa(int(step))
 		if retry != "" {
 			labels[LabelRetry] = retry
 		}
 		u.SetLabels(labels)
+		key := AnalysisKey(name)
+		if old, seen := observed[key]; seen && !sameAnalysis(old, u) {
+			continue
+		}
 		// Analysis objects are ready once they exist: their verdict is the
 		// rollout's business, in status.rollout.analysis.
-		out = append(out, Object{Key: AnalysisKey(name), Object: u})
+		_, seen := observed[key]
+		out = append(out, Object{Key: key, Object: u, Ready: seen})
 	}
 	return out
+}
+
+// sameAnalysis reports whether an observed analysis object is the one
+// composed now: the same name and namespace, the same labels of the
+// function's, and not being deleted.
+func sameAnalysis(observed map[string]any, want *unstructured.Unstructured) bool {
+	o := unstructured.Unstructured{Object: observed}
+	if o.GetDeletionTimestamp() != nil || o.GetName() != want.GetName() || o.GetNamespace() != want.GetNamespace() {
+		return false
+	}
+	have, wantLabels := o.GetLabels(), want.GetLabels()
+	for _, l := range []string{LabelRoute, LabelRevision, LabelCanary, LabelStep, LabelRetry} {
+		if have[l] != wantLabels[l] {
+			return false
+		}
+	}
+	return true
 }
 
 // AnalysisTargets are the analysis objects of a step, by identity.

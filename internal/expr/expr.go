@@ -12,10 +12,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/env"
+	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/interpreter"
 )
 
 // Limits of an expression and of its evaluation.
@@ -28,10 +35,33 @@ const (
 	CostLimit = 100_000
 	// CacheSize is how many distinct compiled expressions are kept.
 	CacheSize = 512
+	// RunBudget bounds the cost of every evaluation of one run together:
+	// a run evaluates at most this much, plus one evaluation's CostLimit,
+	// whatever the number of gates and analysis templates.
+	RunBudget = 300_000
+	// MaxMatchWork bounds one matches() call: the string's length times
+	// the size of the pattern's program. Go's regular expressions run in
+	// linear time, but that time is the product of the two, and CEL's cost
+	// model charges matches() by the string's length alone: a long
+	// pattern over a long annotation could take seconds.
+	MaxMatchWork = 100_000
+	// matchCostDivisor turns a matches() call's work into CEL cost: the
+	// largest call costs a tenth of an evaluation's limit.
+	matchCostDivisor = MaxMatchWork * 10 / CostLimit
+	// maxErrorLength bounds the compile error quoted in a Fatal: CEL's
+	// errors repeat the source line, which may be a kilobyte.
+	maxErrorLength = 256
 
 	// interruptEvery is how many comprehension iterations run between two
 	// checks of the context.
 	interruptEvery = 100
+)
+
+// The overloads of the bounded matches(): ids of their own, since the
+// interpreter knows the standard library's.
+const (
+	overloadMatches       = "bounded_matches"
+	overloadMatchesMember = "bounded_string_matches"
 )
 
 // Variable is the name the observed object is bound to.
@@ -46,11 +76,20 @@ type Program struct {
 // Text is the expression's source.
 func (p *Program) Text() string { return p.text }
 
-// Eval evaluates the expression against an object. An error (a missing
-// field, a value of another type than expected, a result that is not a
-// boolean, the cost limit) is the caller's to report: for a gate, it holds.
-func (p *Program) Eval(ctx context.Context, object map[string]any) (bool, error) {
-	out, _, err := p.prg.ContextEval(ctx, map[string]any{Variable: object})
+// Eval evaluates the expression against an object, within the run's
+// budget. An error (a missing field, a value of another type than expected,
+// a result that is not a boolean, the cost limit, a spent budget) is the
+// caller's to report: for a gate, it holds.
+func (p *Program) Eval(ctx context.Context, budget *Budget, object map[string]any) (bool, error) {
+	if budget.spent() {
+		return false, ErrBudget
+	}
+	out, details, err := p.prg.ContextEval(ctx, map[string]any{Variable: object})
+	if cost := details.ActualCost(); cost != nil {
+		budget.charge(*cost)
+	} else {
+		budget.charge(CostLimit)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -59,6 +98,33 @@ func (p *Program) Eval(ctx context.Context, object map[string]any) (bool, error)
 		return false, fmt.Errorf("the expression returned %s, not a bool", out.Type().TypeName())
 	}
 	return bool(b), nil
+}
+
+// A Budget is what is left of a run's evaluation cost. Its zero value is a
+// full budget. It is not safe for concurrent use: one run evaluates its
+// expressions in order.
+type Budget struct {
+	used uint64
+}
+
+// ErrBudget is returned for an expression that a run did not evaluate: the
+// run's earlier evaluations spent its budget.
+var ErrBudget = fmt.Errorf("not evaluated: this run's expressions already cost %d, the most one run may spend", RunBudget)
+
+func (b *Budget) spent() bool { return b != nil && b.used >= RunBudget }
+
+func (b *Budget) charge(cost uint64) {
+	if b != nil {
+		b.used += cost
+	}
+}
+
+// Used is the cost the run's evaluations have spent.
+func (b *Budget) Used() uint64 {
+	if b == nil {
+		return 0
+	}
+	return b.used
 }
 
 // A Compiler compiles expressions and keeps the most recently used ones.
@@ -84,7 +150,15 @@ func NewCompiler(size int) (*Compiler, error) {
 	if size <= 0 {
 		size = CacheSize
 	}
-	env, err := cel.NewEnv(cel.Variable(Variable, cel.MapType(cel.StringType, cel.DynType)))
+	env, err := cel.NewCustomEnv(
+		cel.Variable(Variable, cel.MapType(cel.StringType, cel.DynType)),
+		// The standard library's matches() is replaced by one whose work
+		// is bounded and charged (see MaxMatchWork).
+		cel.StdLib(cel.StdLibSubset(env.NewLibrarySubset().AddExcludedFunctions(&env.Function{Name: overloads.Matches}))),
+		cel.Function(overloads.Matches,
+			cel.Overload(overloadMatches, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType, cel.BinaryBinding(boundedMatch)),
+			cel.MemberOverload(overloadMatchesMember, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType, cel.BinaryBinding(boundedMatch))),
+	)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the CEL environment: %w", err)
 	}
@@ -136,17 +210,130 @@ func (c *Compiler) Len() int {
 func (c *Compiler) compile(text string) (*Program, error) {
 	ast, iss := c.env.Compile(text)
 	if iss.Err() != nil {
-		return nil, errors.New(iss.Err().Error())
+		return nil, errors.New(compileError(iss.Err().Error()))
 	}
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("the expression returns %s, not a bool", t)
 	}
 	prg, err := c.env.Program(ast,
 		cel.CostLimit(CostLimit),
+		cel.CostTrackerOptions(
+			interpreter.OverloadCostTracker(overloadMatches, matchCost),
+			interpreter.OverloadCostTracker(overloadMatchesMember, matchCost)),
 		cel.InterruptCheckFrequency(interruptEvery),
-		cel.EvalOptions(cel.OptOptimize))
+		// Not OptOptimize: it would replace matches() of a constant pattern
+		// with one that is not bounded.
+		cel.EvalOptions(cel.OptTrackCost))
 	if err != nil {
 		return nil, fmt.Errorf("cannot prepare the expression: %w", err)
 	}
 	return &Program{text: text, prg: prg}, nil
+}
+
+// compileError keeps what a CEL compile error says and drops the source
+// lines it quotes (the expression is the field's value, which the Fatal
+// quotes once, cut), within maxErrorLength.
+func compileError(msg string) string {
+	var kept []string
+	for line := range strings.SplitSeq(msg, "\n") {
+		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "|") {
+			continue
+		}
+		kept = append(kept, strings.TrimSpace(line))
+	}
+	out := strings.Join(kept, "; ")
+	if len(out) > maxErrorLength {
+		out = strings.ToValidUTF8(out[:maxErrorLength], "") + "..."
+	}
+	return out
+}
+
+// boundedMatch is CEL's matches(), refused (an evaluation error, which
+// holds a gate) when the string's length times the size of the pattern's
+// program exceeds MaxMatchWork.
+func boundedMatch(str, pattern ref.Val) ref.Val {
+	s, ok := str.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(str)
+	}
+	p, ok := pattern.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(pattern)
+	}
+	re, err := patterns.get(string(p))
+	if err != nil {
+		return types.WrapErr(err)
+	}
+	if work := re.work(len(s)); work > MaxMatchWork {
+		return types.NewErr("matches() on a string of %d bytes with a pattern of %d bytes is too costly to evaluate (at most %d units of work; shorten the string or the pattern)",
+			len(s), len(p), MaxMatchWork)
+	}
+	return types.Bool(re.re.MatchString(string(s)))
+}
+
+// matchCost charges a matches() call by its work.
+func matchCost(args []ref.Val, _ ref.Val) *uint64 {
+	cost := uint64(1)
+	if len(args) == 2 {
+		s, _ := args[0].(types.String)
+		p, _ := args[1].(types.String)
+		if re, err := patterns.get(string(p)); err == nil {
+			cost = max(cost, min(re.work(len(s)), MaxMatchWork)/matchCostDivisor)
+		}
+	}
+	return &cost
+}
+
+// A pattern is a compiled regular expression and the size of its program.
+type pattern struct {
+	re   *regexp.Regexp
+	size uint64
+}
+
+// work is what matching a string of n bytes takes at worst: its length
+// times the size of the pattern's program, which is how Go's regular
+// expression engines scale.
+func (p *pattern) work(n int) uint64 { return uint64(n+1) * p.size }
+
+// patternCacheSize bounds the compiled patterns kept across evaluations.
+const patternCacheSize = 256
+
+// patterns are the patterns matches() has compiled, so that a call in a
+// comprehension does not compile its pattern once per element.
+var patterns = &patternCache{entries: map[string]*pattern{}}
+
+// A patternCache keeps compiled patterns; once full, it starts afresh,
+// which is as good as any eviction for a handful of patterns per run.
+type patternCache struct {
+	mu      sync.Mutex
+	entries map[string]*pattern
+}
+
+func (c *patternCache) get(text string) (*pattern, error) {
+	c.mu.Lock()
+	p, ok := c.entries[text]
+	c.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	parsed, err := syntax.Parse(text, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return nil, err
+	}
+	re, err := regexp.Compile(text)
+	if err != nil {
+		return nil, err
+	}
+	p = &pattern{re: re, size: uint64(max(len(prog.Inst), len(text)))}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= patternCacheSize {
+		c.entries = map[string]*pattern{}
+	}
+	c.entries[text] = p
+	return p, nil
 }

@@ -3,6 +3,7 @@ package expr
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -84,7 +85,7 @@ func TestEval(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Compile(%q): %v", tc.text, err)
 			}
-			v, err := p.Eval(context.Background(), job(t, tc.status))
+			v, err := p.Eval(context.Background(), nil, job(t, tc.status))
 			got := want{value: v}
 			if err != nil {
 				got.err = err.Error()
@@ -114,7 +115,7 @@ func TestCostLimit(t *testing.T) {
 	for i := range items {
 		items[i] = float64(i)
 	}
-	_, err = p.Eval(context.Background(), map[string]any{"items": items})
+	_, err = p.Eval(context.Background(), nil, map[string]any{"items": items})
 	if err == nil || !strings.Contains(err.Error(), "cost limit exceeded") {
 		t.Errorf("Eval(...) of a million operations: %v, want the cost limit", err)
 	}
@@ -156,13 +157,169 @@ func TestCompilerIsSafeForConcurrentUse(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if _, err := p.Eval(context.Background(), map[string]any{"n": float64(j)}); err != nil {
+				if _, err := p.Eval(context.Background(), nil, map[string]any{"n": float64(j)}); err != nil {
 					t.Error(err)
 				}
 			}
 		})
 	}
 	wg.Wait()
+}
+
+func TestMatches(t *testing.T) {
+	type want struct {
+		value bool
+		err   string // a part of the error; "" for none
+	}
+	long := strings.Repeat("ab", 100_000)
+	cases := map[string]struct {
+		reason string
+		text   string
+		object map[string]any
+		want   want
+	}{
+		"Member": {
+			reason: "matches() as a member works as CEL's own.",
+			text:   "object.s.matches('^Succ.*$')", object: map[string]any{"s": "Successful"}, want: want{value: true},
+		},
+		"Global": {
+			reason: "matches() as a function works as CEL's own.",
+			text:   "matches(object.s, 'ful$')", object: map[string]any{"s": "Successful"}, want: want{value: true},
+		},
+		"NoMatch": {
+			reason: "A string that does not match is false.",
+			text:   "object.s.matches('^Failed$')", object: map[string]any{"s": "Successful"}, want: want{value: false},
+		},
+		"LongStringShortPattern": {
+			reason: "A long string with a short pattern is within the work bound: 200 KB by a pattern of a few instructions would not be, so a 20 KB one is used.",
+			text:   "object.s.matches('b$')", object: map[string]any{"s": long[:20_000]}, want: want{value: true},
+		},
+		"TooCostly": {
+			reason: "A long pattern over a 200 KB string is refused before it runs: Go's regexp would take seconds, and CEL's cost model charges matches() by the string alone.",
+			text:   "object.s.matches('" + strings.Repeat("(?:a|b)", 50) + "z')", object: map[string]any{"s": long},
+			want: want{err: "too costly to evaluate"},
+		},
+		"BadPattern": {
+			reason: "A pattern that does not compile is an evaluation error, which holds.",
+			text:   "object.s.matches(object.p)", object: map[string]any{"s": "x", "p": "("}, want: want{err: "missing closing )"},
+		},
+	}
+	c, err := NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := c.Compile(tc.text)
+			if err != nil {
+				t.Fatalf("Compile(%q): %v", tc.text, err)
+			}
+			v, err := p.Eval(context.Background(), nil, tc.object)
+			got := want{value: v}
+			if err != nil {
+				got.err = err.Error()
+				if tc.want.err != "" && strings.Contains(got.err, tc.want.err) {
+					got.err = tc.want.err
+				}
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nEval(%q): -want, +got:\n%s", tc.reason, tc.text, diff)
+			}
+		})
+	}
+}
+
+func TestMatchesAreCharged(t *testing.T) {
+	c, err := NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each call is within MaxMatchWork, but together they are worth many
+	// evaluations: the cost limit stops the comprehension.
+	p, err := c.Compile("object.items.all(s, s.matches('" + strings.Repeat("(?:a|b)", 10) + "z'))")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]any, 1000)
+	for i := range items {
+		items[i] = strings.Repeat("ab", 600) + "z"
+	}
+	if _, err := p.Eval(context.Background(), nil, map[string]any{"items": items}); err == nil || !strings.Contains(err.Error(), "cost limit exceeded") {
+		t.Errorf("Eval(...) of 1,000 matches() of 1,200 bytes each: %v, want the cost limit", err)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	c, err := NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heavy, err := c.Compile("object.items.all(a, object.items.all(b, a + b >= 0))")
+	if err != nil {
+		t.Fatal(err)
+	}
+	light, err := c.Compile("object.ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]any, 1000)
+	for i := range items {
+		items[i] = float64(i)
+	}
+	obj := map[string]any{"items": items, "ok": true}
+	budget := &Budget{}
+	// Each heavy evaluation spends up to CostLimit, then fails: RunBudget
+	// allows a few of them.
+	n := 0
+	for ; n < 100; n++ {
+		if _, err := heavy.Eval(context.Background(), budget, obj); errors.Is(err, ErrBudget) {
+			break
+		}
+	}
+	if want := RunBudget / CostLimit; n < want || n > want+1 {
+		t.Errorf("%d heavy evaluations ran before the budget was spent, want %d or %d", n, want, want+1)
+	}
+	if _, err := light.Eval(context.Background(), budget, obj); !errors.Is(err, ErrBudget) {
+		t.Errorf("an evaluation after the budget was spent: %v, want ErrBudget", err)
+	}
+	if ok, err := light.Eval(context.Background(), &Budget{}, obj); err != nil || !ok {
+		t.Errorf("an evaluation with a budget of its own: %v, %v, want true", ok, err)
+	}
+}
+
+func TestCompileErrorIsBounded(t *testing.T) {
+	c, err := NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A kilobyte of text with an error at its end: CEL's error quotes the
+	// whole line, which the function's Fatal must not.
+	text := strings.Repeat("object.a == 1 && ", 58) + "object.b =="
+	_, err = c.Compile(text)
+	if err == nil {
+		t.Fatal("Compile(...) of a syntax error: no error")
+	}
+	if strings.Contains(err.Error(), "object.a == 1 && object.a") || len(err.Error()) > maxErrorLength+3 {
+		t.Errorf("Compile(...): the error quotes the source or is longer than %d: %q", maxErrorLength, err)
+	}
+	if !strings.Contains(err.Error(), "Syntax error") {
+		t.Errorf("Compile(...): %q, want it to say what is wrong", err)
+	}
+}
+
+// BenchmarkCompile is what a run pays for an expression it has not seen:
+// the longest one the XRD admits.
+func BenchmarkCompile(b *testing.B) {
+	text := strings.Repeat("object.status.phase == 'Running' && ", 27) + "true"
+	for i := 0; b.Loop(); i++ {
+		c, err := NewCompiler(1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Compile(text); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // FuzzExpression compiles arbitrary text and evaluates what compiles against

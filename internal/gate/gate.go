@@ -24,7 +24,7 @@ type Programs func(text string) *expr.Program
 // it (fetched(i) for gate i), and judges it. On the first call of a
 // reconcile Crossplane has fetched nothing yet: every gate is "not found",
 // which holds the rollout.
-func Observe(ctx context.Context, gates []xr.Gate, routeNamespace string, fetched func(i int) []*unstructured.Unstructured, programs Programs) []rollout.GateObservation {
+func Observe(ctx context.Context, budget *expr.Budget, gates []xr.Gate, routeNamespace string, fetched func(i int) []*unstructured.Unstructured, programs Programs) []rollout.GateObservation {
 	if len(gates) == 0 {
 		return nil
 	}
@@ -39,7 +39,7 @@ func Observe(ctx context.Context, gates []xr.Gate, routeNamespace string, fetche
 			}
 			o.Found = true
 			if g.SuccessWhen != "" {
-				o.Check = Judge(ctx, programs(g.SuccessWhen), programs(g.FailWhen), obj.Object)
+				o.Check = Judge(ctx, budget, programs(g.SuccessWhen), programs(g.FailWhen), obj.Object)
 				continue
 			}
 			o.Condition = Condition(obj.Object, g.ConditionType)
@@ -72,15 +72,15 @@ func Condition(obj map[string]any, typ string) *metav1.Condition {
 	return nil
 }
 
-// Judge evaluates an object's successWhen and failWhen. An evaluation
-// error (a field not there yet, a value of another type) is no verdict: it
-// holds, and says why.
-func Judge(ctx context.Context, successWhen, failWhen *expr.Program, object map[string]any) rollout.Check {
+// Judge evaluates an object's successWhen and failWhen within the run's
+// budget. An evaluation error (a field not there yet, a value of another
+// type, a spent budget) is no verdict: it holds, and says why.
+func Judge(ctx context.Context, budget *expr.Budget, successWhen, failWhen *expr.Program, object map[string]any) rollout.Check {
 	var c rollout.Check
 	if failWhen != nil {
 		// A failWhen that cannot be evaluated yet says nothing: the object
 		// has not failed.
-		if failed, err := failWhen.Eval(ctx, object); err == nil && failed {
+		if failed, err := failWhen.Eval(ctx, budget, object); err == nil && failed {
 			c.Failed = true
 			return c
 		}
@@ -89,7 +89,7 @@ func Judge(ctx context.Context, successWhen, failWhen *expr.Program, object map[
 		c.Err = "no successWhen to judge by"
 		return c
 	}
-	ok, err := successWhen.Eval(ctx, object)
+	ok, err := successWhen.Eval(ctx, budget, object)
 	if err != nil {
 		c.Err = err.Error()
 		return c
@@ -102,7 +102,7 @@ func Judge(ctx context.Context, successWhen, failWhen *expr.Program, object map[
 // their keys: which revision, attempt and step each was composed for (its
 // labels), and what its template's expressions say of it. Objects of
 // templates the spec no longer has are none of the rollout's business.
-func ObserveAnalysis(ctx context.Context, traffic xr.Traffic, routeName string, observed map[compose.Key]map[string]any, programs Programs) []rollout.AnalysisObservation {
+func ObserveAnalysis(ctx context.Context, budget *expr.Budget, traffic xr.Traffic, routeName string, observed map[compose.Key]map[string]any, programs Programs) []rollout.AnalysisObservation {
 	var out []rollout.AnalysisObservation
 	for _, a := range traffic.Analysis {
 		obj, ok := observed[compose.AnalysisKey(a.Name)]
@@ -115,13 +115,18 @@ func ObserveAnalysis(ctx context.Context, traffic xr.Traffic, routeName string, 
 		if err != nil || labels[compose.LabelRoute] != routeName {
 			continue
 		}
-		out = append(out, rollout.AnalysisObservation{
-			Name:     a.Name,
-			Revision: labels[compose.LabelRevision],
-			Retry:    labels[compose.LabelRetry],
-			Step:     int32(step),
-			Check:    Judge(ctx, programs(a.SuccessWhen), programs(a.FailWhen), obj),
-		})
+		o := rollout.AnalysisObservation{
+			Name:         a.Name,
+			Revision:     labels[compose.LabelRevision],
+			CanaryDigest: labels[compose.LabelCanary],
+			Retry:        labels[compose.LabelRetry],
+			Step:         int32(step),
+			Deleting:     u.GetDeletionTimestamp() != nil,
+		}
+		if !o.Deleting {
+			o.Check = Judge(ctx, budget, programs(a.SuccessWhen), programs(a.FailWhen), obj)
+		}
+		out = append(out, o)
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -142,7 +143,7 @@ func TestObserve(t *testing.T) {
 				}
 				return out
 			}
-			got := Observe(context.Background(), tc.args.gates, "test", fetched, func(string) *expr.Program { return nil })
+			got := Observe(context.Background(), nil, tc.args.gates, "test", fetched, func(string) *expr.Program { return nil })
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -234,6 +235,75 @@ func TestCondition(t *testing.T) {
 			got := Condition(tc.obj, "Available")
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nCondition(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestObserveAnalysis(t *testing.T) {
+	c, err := expr.NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	programs := func(text string) *expr.Program {
+		if text == "" {
+			return nil
+		}
+		p, err := c.Compile(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	traffic := xr.Traffic{Analysis: []xr.AnalysisTemplate{
+		{Name: "smoke", SuccessWhen: "object.status.succeeded > 0", FailWhen: "object.status.failed > 0"},
+		{Name: "load", SuccessWhen: "object.status.succeeded > 0"},
+	}}
+	job := func(labels, status string) map[string]any {
+		return fromYAML(t, `{apiVersion: batch/v1, kind: Job, metadata: {name: j, namespace: test, labels: `+labels+`}, status: `+status+`}`)
+	}
+	labels := `{canaryroute.fn.crossplane.io/route: podinfo, canaryroute.fn.crossplane.io/revision: v2, canaryroute.fn.crossplane.io/canary-digest: v2-aaaa, canaryroute.fn.crossplane.io/step: "1", canaryroute.fn.crossplane.io/retry: "3"}`
+	deleting := job(labels, `{succeeded: 1}`)
+	(&unstructured.Unstructured{Object: deleting}).SetDeletionTimestamp(&metav1.Time{Time: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)})
+
+	cases := map[string]struct {
+		reason   string
+		observed map[compose.Key]map[string]any
+		want     []rollout.AnalysisObservation
+	}{
+		"Judged": {
+			reason:   "An analysis object is read with the revision, canary, attempt and step of its labels, and judged by its template's expressions.",
+			observed: map[compose.Key]map[string]any{compose.AnalysisKey("smoke"): job(labels, `{succeeded: 1}`)},
+			want:     []rollout.AnalysisObservation{{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Retry: "3", Step: 1, Check: rollout.Check{Success: true}}},
+		},
+		"Failed": {
+			reason:   "failWhen true fails the analysis.",
+			observed: map[compose.Key]map[string]any{compose.AnalysisKey("smoke"): job(labels, `{failed: 1}`)},
+			want:     []rollout.AnalysisObservation{{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Retry: "3", Step: 1, Check: rollout.Check{Failed: true, Err: ""}}},
+		},
+		"Deleting": {
+			reason:   "An object being deleted is not judged: its status says nothing of the step that replaces it.",
+			observed: map[compose.Key]map[string]any{compose.AnalysisKey("smoke"): deleting},
+			want:     []rollout.AnalysisObservation{{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Retry: "3", Step: 1, Deleting: true}},
+		},
+		"OtherRoute": {
+			reason:   "An object labelled for another route is none of this rollout's business.",
+			observed: map[compose.Key]map[string]any{compose.AnalysisKey("smoke"): job(`{canaryroute.fn.crossplane.io/route: other, canaryroute.fn.crossplane.io/step: "1"}`, `{succeeded: 1}`)},
+		},
+		"NoStep": {
+			reason:   "An object without a step label is ignored.",
+			observed: map[compose.Key]map[string]any{compose.AnalysisKey("load"): job(`{canaryroute.fn.crossplane.io/route: podinfo}`, `{succeeded: 1}`)},
+		},
+		"UnknownTemplate": {
+			reason:   "An object under the key of a template the spec no longer has is ignored.",
+			observed: map[compose.Key]map[string]any{compose.AnalysisKey("gone"): job(labels, `{succeeded: 1}`)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ObserveAnalysis(context.Background(), &expr.Budget{}, traffic, "podinfo", tc.observed, programs)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nObserveAnalysis(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

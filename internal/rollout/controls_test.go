@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -111,11 +113,14 @@ func TestDecideControls(t *testing.T) {
 				}},
 		},
 		"AnalysisOfAnotherStepIgnored": {
-			reason: "An object left by another step (or another revision, or attempt) says nothing of this one.",
+			reason: "An object left by another step (or another revision, canary or attempt) says nothing of this one, and neither does one being deleted.",
 			in: controlsIn(func(in *Input) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(2*time.Minute), routeAt(10)
-				in.Analysis = []AnalysisObservation{smoke(1, Check{Success: true}), {Name: "smoke", Revision: "v1", Step: 0, Check: Check{Success: true}},
-					{Name: "smoke", Revision: "v2", Retry: "1", Step: 0, Check: Check{Success: true}}}
+				in.CanaryDigest = "v2-aaaa"
+				in.Analysis = []AnalysisObservation{smoke(1, Check{Success: true}), {Name: "smoke", Revision: "v1", CanaryDigest: "v2-aaaa", Step: 0, Check: Check{Success: true}},
+					{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Retry: "1", Step: 0, Check: Check{Success: true}},
+					{Name: "smoke", Revision: "v2", CanaryDigest: "v2-bbbb", Step: 0, Check: Check{Success: true}},
+					{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Step: 0, Deleting: true}}
 			}),
 			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
 				message: `holding step 0 (10%): analysis smoke has not been created yet`},
@@ -194,6 +199,19 @@ func TestDecideControls(t *testing.T) {
 			want: want{phase: xr.PhaseProgressing, reason: ReasonApproved, step: 2, weight: 100,
 				message: "holding step 2 (100%): the route carries 50%, not 100%",
 				events:  []Event{{Reason: ReasonApproved, Message: "step 1 of revision v2 approved: the rollout advanced to step 2 (100%)"}}},
+		},
+		"PausedWhileAwaitingApproval": {
+			reason: "A paused rollout waits for paused to be cleared, not for an approval: awaitingApproval is false while Paused.",
+			in: controlsIn(func(in *Input) {
+				in.Traffic.Paused = true
+				in.Previous = at0(1, func(s *xr.RolloutStatus) {
+					s.Reason, s.AwaitingApproval, s.NextStepAt = ReasonAwaitingApproval, true, nil
+					s.Message = "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"
+				})
+				in.Now, in.RouteAtWeight = at(time.Minute), routeAt(50)
+			}),
+			want: want{phase: xr.PhasePaused, reason: ReasonPaused, step: 1, weight: 50, message: "paused at step 1 (50%)",
+				events: []Event{{Reason: EventPaused, Message: "paused at step 1 (50%)"}}},
 		},
 		"ApprovalWaitsForThePause": {
 			reason: "The approval is asked for only once the step's pause, gates and analysis are through: an early approval just lets the step go when they are.",
@@ -310,5 +328,110 @@ func TestDecideControls(t *testing.T) {
 				t.Errorf("%s\ninvariant: %s", tc.reason, v)
 			}
 		})
+	}
+}
+
+// xrdMaxVerdicts is maxItems of status.rollout.analysis in the XRDs.
+const xrdMaxVerdicts = 128
+
+// TestVerdictsStayWithinTheXRD: every status field stays within the XRD's
+// limits, whatever the status held. With 128 verdicts admitted already, the
+// current step's new one makes room by dropping the oldest: the API server
+// accepts the status, and the next run keeps the new verdict instead of
+// judging it, and saying AnalysisPassed, again.
+func TestVerdictsStayWithinTheXRD(t *testing.T) {
+	prev := at0(0, func(s *xr.RolloutStatus) {
+		for i := range xrdMaxVerdicts {
+			// Verdicts of templates the spec had before they were renamed
+			// (or written by anyone who may write the status): admitted.
+			s.Analysis = append(s.Analysis, xr.AnalysisVerdict{Name: fmt.Sprintf("old%d", i), Step: int32(i % 2), Verdict: xr.VerdictPassed, Time: metav1.Time{Time: at(0)}})
+		}
+	})
+	in := controlsIn(func(in *Input) {
+		in.Previous, in.Now, in.RouteAtWeight = prev, at(30*time.Second), routeAt(10)
+		in.Analysis = []AnalysisObservation{smoke(0, Check{Success: true})}
+	})
+	d := Decide(in)
+	if n := len(d.Status.Analysis); n > xrdMaxVerdicts {
+		t.Errorf("status.rollout.analysis has %d verdicts, the XRD admits at most %d: the API server refuses the status", n, xrdMaxVerdicts)
+	}
+	// Feed the status back: the same run again must say nothing new.
+	in2 := in
+	st := d.Status
+	in2.Previous, in2.Now = &st, at(60*time.Second)
+	d2 := Decide(in2)
+	for _, e := range d2.Events {
+		if e.Reason == EventAnalysisPassed {
+			t.Errorf("the next run says %q again: the verdict recorded by the previous run was dropped and judged again", e.Message)
+		}
+	}
+}
+
+// TestPromoteOfARevertedRevisionActsAgain pins a decision of
+// docs/rollout.md: a promote acts once for the rollout it names, which
+// status.rollout.promoted records. Once v3 was promoted, a spec reverted to
+// v2 with its old promote {v2} (a Git revert) is a new rollout of v2, and
+// the promote it carries acts on it: the revert asked for it.
+func TestPromoteOfARevertedRevisionActsAgain(t *testing.T) {
+	steps := []xr.Step{{Weight: 10, Pause: time.Hour}, {Weight: 50, Approval: true}, {Weight: 100}}
+	run := func(prev *xr.RolloutStatus, rev string, now time.Duration) Decision {
+		return Decide(Input{Traffic: xr.Traffic{Steps: steps, RequireAcceptedRoute: false, Promote: &xr.Promote{Revision: rev}},
+			Revision: rev, Previous: prev, Now: at(now), RouteAtWeight: routeOK})
+	}
+	// v2 is promoted once.
+	d := run(nil, "v2", 0)
+	s := d.Status
+	d = run(&s, "v2", 10*time.Second)
+	s = d.Status
+	if s.Promoted != "v2" || *s.Step != 2 {
+		t.Fatalf("setup: v2 not promoted: %+v", s)
+	}
+	// v3, promoted too.
+	for i := range 3 {
+		d = run(&s, "v3", time.Duration(20+10*i)*time.Second)
+		s = d.Status
+	}
+	if s.Promoted != "v3" {
+		t.Fatalf("setup: v3 not promoted: %+v", s)
+	}
+	// The spec is reverted to v2, promote {v2} and all.
+	d = run(&s, "v2", time.Minute)
+	s = d.Status
+	d = run(&s, "v2", time.Minute+10*time.Second)
+	promoted := slices.ContainsFunc(d.Events, func(e Event) bool { return e.Reason == ReasonPromoted })
+	if !promoted || d.Status.Promoted != "v2" {
+		t.Errorf("the reverted v2 with promote {revision: v2}: events %v, promoted %q; want it promoted once more", d.Events, d.Status.Promoted)
+	}
+	// And only once.
+	s = d.Status
+	d = run(&s, "v2", time.Minute+20*time.Second)
+	if slices.ContainsFunc(d.Events, func(e Event) bool { return e.Reason == ReasonPromoted }) {
+		t.Errorf("the run after the promote promotes again: %v", d.Events)
+	}
+}
+
+// TestRetryActsOnAValueOtherThanTheLastOne pins a decision of
+// docs/rollout.md: status.rollout.retry records the last value acted on, and
+// any other value retries once. Retry "1" restarted a failed v2, then retry
+// "2"; a spec reverted to retry "1" while v2 has failed again restarts it:
+// use a counter or a timestamp, and a revert brings the older value back.
+func TestRetryActsOnAValueOtherThanTheLastOne(t *testing.T) {
+	steps := []xr.Step{{Weight: 10, Pause: time.Hour}, {Weight: 100}}
+	failed := func(retry string) *xr.RolloutStatus {
+		return &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonGateFailed, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), Retry: retry, Message: "failed"}
+	}
+	run := func(prev *xr.RolloutStatus, retry string) Decision {
+		return Decide(Input{Traffic: xr.Traffic{Steps: steps, RequireAcceptedRoute: false, Retry: retry},
+			Revision: "v2", Previous: prev, Now: at(time.Minute), RouteAtWeight: routeOK})
+	}
+	// "1" acted on, then "2": status records "2". The revision fails again
+	// and the spec goes back to retry "1".
+	d := run(failed("2"), "1")
+	if d.Status.Phase != xr.PhaseProgressing || d.Status.Retry != "1" {
+		t.Errorf("retry %q after %q: phase %s, retry %q, events %v; want the revision restarted and %q recorded", "1", "2", d.Status.Phase, d.Status.Retry, d.Events, "1")
+	}
+	// The value recorded, the same value does nothing more.
+	if d := run(failed("1"), "1"); d.Status.Phase != xr.PhaseFailed {
+		t.Errorf("retry %q, already acted on: phase %s, want Failed", "1", d.Status.Phase)
 	}
 }

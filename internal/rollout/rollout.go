@@ -65,6 +65,10 @@ const (
 	ReasonSucceeded = "RolloutSucceeded"
 	// ReasonAborted: traffic.abort sends every request to the primary.
 	ReasonAborted = "Aborted"
+	// ReasonAbortRescued: traffic.abort sends every request to the
+	// primary although the CanaryRoute cannot be composed: the route is
+	// kept as last composed, with the canary at 0%.
+	ReasonAbortRescued = "AbortRescued"
 	// ReasonGateFailed: a gate was False for longer than its failAfter.
 	ReasonGateFailed = "GateFailed"
 	// ReasonNotAllowedByPolicy: the function's Input refuses the canary.
@@ -156,10 +160,15 @@ type Check struct {
 // earlier, as observed, and what its template's expressions say of it.
 type AnalysisObservation struct {
 	Name string
-	// Revision, Retry and Step are the ones the object was composed for.
-	Revision string
-	Retry    string
-	Step     int32
+	// Revision, CanaryDigest, Retry and Step are the ones the object was
+	// composed for.
+	Revision     string
+	CanaryDigest string
+	Retry        string
+	Step         int32
+	// Deleting is true once the object is being deleted: it no longer
+	// judges anything.
+	Deleting bool
 	Check    Check
 }
 
@@ -557,6 +566,9 @@ func frozen(in Input, why restart) Decision {
 		cur.Message = fmt.Sprintf("revision %s completed all its steps at %d%%; paused%s", prev.Revision, w, note)
 	default:
 		cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
+		// A paused rollout waits for paused to be cleared, not for an
+		// approval: resuming restarts the step, and its wait.
+		cur.AwaitingApproval = false
 		cur.Message = fmt.Sprintf("paused at %d%%%s", w, note)
 		if cur.Step != nil && why != restartFirst {
 			cur.Message = fmt.Sprintf("paused at step %d (%d%%)%s", *cur.Step, w, note)

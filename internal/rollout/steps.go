@@ -305,6 +305,11 @@ func judgeAnalysis(in Input, cur xr.RolloutStatus) (xr.RolloutStatus, []string) 
 		}
 		if verdict != "" {
 			cur.Analysis = append(slices.Clone(cur.Analysis), xr.AnalysisVerdict{Name: name, Step: i, Verdict: verdict, Time: metav1.Time{Time: in.Now}})
+			// The XRD bounds the list: the oldest verdicts give way to the
+			// current step's, which decide what happens next.
+			if over := len(cur.Analysis) - maxVerdicts; over > 0 {
+				cur.Analysis = cur.Analysis[over:]
+			}
 		}
 	}
 	return cur, passed
@@ -341,11 +346,12 @@ func heldAnalysis(in Input, cur xr.RolloutStatus) string {
 }
 
 // observedAnalysis finds the analysis object of a name composed for the
-// current revision, retry and step: an object left by another step or an
-// earlier attempt says nothing about this one.
+// current revision, canary, attempt and step: an object left by another
+// step, another canary or an earlier attempt says nothing about this one,
+// and neither does one being deleted.
 func observedAnalysis(in Input, cur xr.RolloutStatus, name string) (AnalysisObservation, bool) {
 	for _, o := range in.Analysis {
-		if o.Name == name && o.Revision == in.Revision && o.Retry == cur.Retry && o.Step == *cur.Step {
+		if o.Name == name && o.Revision == in.Revision && o.CanaryDigest == in.CanaryDigest && o.Retry == cur.Retry && o.Step == *cur.Step && !o.Deleting {
 			return o, true
 		}
 	}
@@ -368,10 +374,14 @@ func verdictsOf(verdicts []xr.AnalysisVerdict, steps int) []xr.AnalysisVerdict {
 	var out []xr.AnalysisVerdict
 	for _, v := range verdicts {
 		if v.Step < 0 || int(v.Step) >= steps || (v.Verdict != xr.VerdictPassed && v.Verdict != xr.VerdictFailed) ||
-			verdictOf(out, v.Name, v.Step) != "" || len(out) >= maxVerdicts {
+			verdictOf(out, v.Name, v.Step) != "" {
 			continue
 		}
 		out = append(out, v)
+	}
+	// The newest verdicts are the ones that still decide something.
+	if over := len(out) - maxVerdicts; over > 0 {
+		out = out[over:]
 	}
 	return out
 }

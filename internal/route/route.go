@@ -250,6 +250,10 @@ func Admit(p Params, obj runtime.Object) field.ErrorList {
 	return explain(p, admit(obj))
 }
 
+// Check checks a route the way the Gateway API CRDs would: what the abort
+// rescue re-emits passes the same checks as what a run composes.
+func Check(obj runtime.Object) field.ErrorList { return admit(obj) }
+
 func admit(obj runtime.Object) field.ErrorList {
 	switch r := obj.(type) {
 	case *gwv1.HTTPRoute:

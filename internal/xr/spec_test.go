@@ -901,6 +901,93 @@ func specCases() map[string]specCase {
 			args:   args{patches: []patch{set("spec.traffic.gates", list(17, gate))}},
 			want:   want{errs: []fieldErr{tooMany("spec.traffic.gates", 16)}},
 		},
+		// rollout controls
+		"ExpressionGate": {
+			reason: "A gate may judge its object with successWhen and failWhen instead of a condition.",
+			args: args{
+				patches: []patch{set("spec.traffic.gates", `[{apiVersion: argoproj.io/v1alpha1, kind: AnalysisRun, name: run, successWhen: "object.status.phase == 'Successful'", failWhen: "object.status.phase == 'Failed'"}]`)},
+				pick:    pickGates,
+			},
+			want: want{value: []Gate{{APIVersion: "argoproj.io/v1alpha1", Kind: "AnalysisRun", Name: "run",
+				SuccessWhen: "object.status.phase == 'Successful'", FailWhen: "object.status.phase == 'Failed'", FailAfter: DefaultFailAfter}}},
+		},
+		"GateConditionAndExpression": {
+			reason: "A gate has either conditionType or successWhen.",
+			args:   args{patches: []patch{set("spec.traffic.gates", `[{apiVersion: apps/v1, kind: Deployment, name: p, conditionType: Available, successWhen: "true"}]`)}},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.gates[0].successWhen", "not both")}},
+		},
+		"GateFailWhenAlone": {
+			reason: "failWhen goes with successWhen.",
+			args:   args{patches: []patch{set("spec.traffic.gates", `[{apiVersion: apps/v1, kind: Deployment, name: p, conditionType: Available, failWhen: "true"}]`)}},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.gates[0].failWhen", "goes with successWhen")}},
+		},
+		"ExpressionsTooLongTogether": {
+			reason: "The expressions of a CanaryRoute hold at most 4,096 characters together: a run compiles the ones it has not seen, and must still answer in a few milliseconds.",
+			args: args{patches: []patch{set("spec.traffic.gates",
+				listf(5, `{apiVersion: apps/v1, kind: Deployment, name: p%d, successWhen: "`+strings.Repeat("true && ", 110)+`true"}`))}},
+			want: want{errs: []fieldErr{invalid("spec.traffic", "at most 4096 characters together")}},
+		},
+		"Controls": {
+			reason: "approval, promote and retry are kept.",
+			args: args{
+				patches: append(steps(`[{weight: 10}, {weight: 50, approval: true}, {weight: 100}]`),
+					set("spec.traffic.approval", `{revision: v2, step: 1}`), set("spec.traffic.promote", `{revision: v2}`), set("spec.traffic.retry", `"3"`)),
+				pick: func(cr *CanaryRoute) any {
+					t := cr.Spec.Traffic
+					return []any{t.Approval, t.Promote, t.Retry, t.Steps[1].Approval}
+				},
+			},
+			want: want{value: []any{&Approval{Revision: "v2", Step: 1}, &Promote{Revision: "v2"}, "3", true}},
+		},
+		"ControlsNeedSteps": {
+			reason: "approval, promote and retry act on progressive rollouts: with a manual weight they would silently do nothing.",
+			args:   args{patches: []patch{set("spec.traffic.approval", `{revision: v2, step: 1}`), set("spec.traffic.promote", `{revision: v2}`), set("spec.traffic.retry", `"1"`)}},
+			want: want{errs: []fieldErr{
+				forbidden("spec.traffic.approval", "needs traffic.steps"),
+				forbidden("spec.traffic.promote", "needs traffic.steps"),
+				forbidden("spec.traffic.retry", "needs traffic.steps"),
+			}},
+		},
+		"ApprovalWithoutStep": {
+			reason: "An approval names the last step it approves.",
+			args:   args{patches: append(steps(`[{weight: 10, approval: true}]`), set("spec.traffic.approval", `{revision: v2}`))},
+			want:   want{errs: []fieldErr{required("spec.traffic.approval.step", "names the last step")}},
+		},
+		"AnalysisTemplate": {
+			reason: "A step names the analysis templates it runs; a template keeps its object as written.",
+			args: args{
+				patches: append(steps(`[{weight: 10, analysis: [smoke]}]`),
+					set("spec.traffic.analysis", `{smoke: {template: {apiVersion: batch/v1, kind: Job, metadata: {labels: {team: web}}, spec: {}}, successWhen: "object.status.succeeded > 0"}}`)),
+				pick: func(cr *CanaryRoute) any { return []any{cr.Spec.Traffic.Steps[0].Analysis, cr.Spec.Traffic.Analysis} },
+			},
+			want: want{value: []any{[]string{"smoke"}, []AnalysisTemplate{{Name: "smoke",
+				Template:    map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"labels": map[string]any{"team": "web"}}, "spec": map[string]any{}},
+				SuccessWhen: "object.status.succeeded > 0"}}}},
+		},
+		"AnalysisNotFound": {
+			reason: "A step's analysis names a template of traffic.analysis.",
+			args:   args{patches: steps(`[{weight: 10, analysis: [smoke]}]`)},
+			want:   want{errs: []fieldErr{{Field: "spec.traffic.steps[0].analysis[0]", Type: field.ErrorTypeNotFound, Phrase: "smoke"}}},
+		},
+		"AnalysisTemplateMetadata": {
+			reason: "The function names and places an analysis object, and Crossplane owns it: a template's metadata holds only valid labels and annotations.",
+			args: args{patches: append(steps(`[{weight: 10, analysis: [smoke]}]`),
+				set("spec.traffic.analysis", `{smoke: {template: {apiVersion: batch/v1, kind: Job, metadata: {name: x, finalizers: [f], ownerReferences: [], labels: {"bad key!": v, ok: 1}, annotations: {a: 2}}}, successWhen: "true"}}`))},
+			want: want{errs: []fieldErr{
+				invalid("spec.traffic.analysis[smoke].template.metadata.annotations[a]", "must be a string"),
+				forbidden("spec.traffic.analysis[smoke].template.metadata.finalizers", "only hold labels and annotations"),
+				invalid("spec.traffic.analysis[smoke].template.metadata.labels[bad key!]", "name part must consist of alphanumeric"),
+				invalid("spec.traffic.analysis[smoke].template.metadata.labels[ok]", "must be a string"),
+				forbidden("spec.traffic.analysis[smoke].template.metadata.name", "names analysis objects"),
+				forbidden("spec.traffic.analysis[smoke].template.metadata.ownerReferences", "only hold labels and annotations"),
+			}},
+		},
+		"AnalysisWithoutSuccessWhen": {
+			reason: "An analysis passes when successWhen is true: it is required.",
+			args: args{patches: append(steps(`[{weight: 10, analysis: [smoke]}]`),
+				set("spec.traffic.analysis", `{smoke: {template: {apiVersion: batch/v1, kind: Job}}}`))},
+			want: want{errs: []fieldErr{required("spec.traffic.analysis[smoke].successWhen", "passes when")}},
+		},
 		"ProgressDeadline": {
 			reason: "progressDeadline is a duration kept for progressive rollouts.",
 			args: args{

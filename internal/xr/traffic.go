@@ -74,7 +74,31 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 	var controlErrs field.ErrorList
 	t, controlErrs = parseControls(path, t, raw)
 	errs = append(errs, controlErrs...)
+	errs = append(errs, expressionTotal(path, t)...)
 	return t, errs
+}
+
+// maxExpressionTotal bounds the text of every expression of a CanaryRoute
+// together: a run compiles the expressions it has not seen before (about
+// 2 ms a kilobyte), and a spec the XRD admits must still answer in a few
+// milliseconds.
+const maxExpressionTotal = 4096
+
+// expressionTotal refuses a CanaryRoute whose gates and analysis templates
+// hold more expression text than maxExpressionTotal together.
+func expressionTotal(path *field.Path, t Traffic) field.ErrorList {
+	total := 0
+	for _, g := range t.Gates {
+		total += len(g.SuccessWhen) + len(g.FailWhen)
+	}
+	for _, a := range t.Analysis {
+		total += len(a.SuccessWhen) + len(a.FailWhen)
+	}
+	if total <= maxExpressionTotal {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path, fmt.Sprintf("%d characters of expressions", total),
+		fmt.Sprintf("the successWhen and failWhen expressions of gates and analysis may hold at most %d characters together", maxExpressionTotal))}
 }
 
 // parseMatches reads A/B or mirror matches of the route's kind: each adds
@@ -344,12 +368,53 @@ func analysisTemplate(path *field.Path, tmpl map[string]any) field.ErrorList {
 	if kind, _ := tmpl["kind"].(string); kind == "" {
 		errs = append(errs, field.Required(path.Child("kind"), "an analysis object names its kind"))
 	}
-	if meta, ok := tmpl["metadata"].(map[string]any); ok {
-		for _, f := range []string{"name", "generateName", "namespace"} {
-			if _, set := meta[f]; set {
+	switch meta := tmpl["metadata"].(type) {
+	case nil:
+	case map[string]any:
+		// The function names and places the object, and Crossplane owns
+		// it: a template's owner references or finalizers could keep it
+		// from being deleted once its step has passed.
+		for _, f := range slices.Sorted(maps.Keys(meta)) {
+			switch f {
+			case "labels", "annotations":
+				errs = append(errs, stringMap(path.Child("metadata", f), meta[f], f == "labels")...)
+			case "name", "generateName", "namespace":
 				errs = append(errs, field.Forbidden(path.Child("metadata", f),
 					"the function names analysis objects after the route, revision and step, in the route's namespace"))
+			default:
+				errs = append(errs, field.Forbidden(path.Child("metadata", f),
+					"an analysis template's metadata may only hold labels and annotations: the function names the object and Crossplane owns it"))
 			}
+		}
+	default:
+		errs = append(errs, field.Invalid(path.Child("metadata"), field.OmitValueType{}, "must be an object"))
+	}
+	return errs
+}
+
+// stringMap checks a template's labels or annotations: strings, and for
+// labels, valid label keys and values (the API server would refuse others,
+// and the function adds its own labels beside them).
+func stringMap(path *field.Path, v any, labels bool) field.ErrorList {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return field.ErrorList{field.Invalid(path, field.OmitValueType{}, "must be an object of strings")}
+	}
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		val, ok := m[k].(string)
+		if !ok {
+			errs = append(errs, field.Invalid(path.Key(k), field.OmitValueType{}, "must be a string"))
+			continue
+		}
+		if !labels {
+			continue
+		}
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(path.Key(k), k, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(val) {
+			errs = append(errs, field.Invalid(path.Key(k), val, msg))
 		}
 	}
 	return errs
