@@ -15,6 +15,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 )
 
 // Speed and memory are measured here, never asserted in tests.
@@ -74,8 +76,10 @@ status:
 		"existing-service-primary": {},
 	}
 	reqs := map[string]*fnv1.RunFunctionRequest{
-		"Flagger":     testRequest(t, flaggerXR, allowMonitoring, nil),
-		"Progressive": progressive,
+		"Flagger":           testRequest(t, flaggerXR, allowMonitoring, nil),
+		"Progressive":       progressive,
+		"ProgressiveNoGate": progressiveWith(t, "", nil),
+		"ExpressionGates3":  progressiveWith(t, expressionGates, expressionGateObjects(t)),
 	}
 	for _, n := range []int{1, 4, 16} {
 		reqs[fmt.Sprintf("Rules%d", n)] = testRequest(t, rulesXR(n), allowMonitoring, nil)
@@ -97,6 +101,54 @@ status:
 		}
 	}
 	return reqs
+}
+
+// expressionGates are three expression gates of the kinds users judge: an
+// Argo Rollouts AnalysisRun, a Job, and a provider-http Request.
+const expressionGates = `[
+      {apiVersion: argoproj.io/v1alpha1, kind: AnalysisRun, name: podinfo-v2, successWhen: "object.status.phase in ['Running', 'Successful']", failWhen: "object.status.phase in ['Failed', 'Error']"},
+      {apiVersion: batch/v1, kind: Job, name: podinfo-load, successWhen: "has(object.status.succeeded) && object.status.succeeded > 0", failWhen: "has(object.status.failed) && object.status.failed > 0"},
+      {apiVersion: http.m.crossplane.io/v1alpha2, kind: Request, name: podinfo-errors, successWhen: "object.status.response.statusCode == 200 && object.status.response.body.matches('\"value\":\\\\[[0-9.e+]+,\"1\"\\\\]')"}]`
+
+// expressionGateObjects are the objects of expressionGates, as Crossplane
+// fetched them.
+func expressionGateObjects(t *testing.T) map[string]*fnv1.Resources {
+	objs := []string{
+		`{apiVersion: argoproj.io/v1alpha1, kind: AnalysisRun, metadata: {name: podinfo-v2, namespace: test}, status: {phase: Running}}`,
+		`{apiVersion: batch/v1, kind: Job, metadata: {name: podinfo-load, namespace: test}, status: {active: 1}}`,
+		`{apiVersion: http.m.crossplane.io/v1alpha2, kind: Request, metadata: {name: podinfo-errors, namespace: test}, status: {response: {statusCode: 200, body: '{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1764669600.123,"1"]}]}}'}}}`,
+	}
+	out := map[string]*fnv1.Resources{}
+	for i, o := range objs {
+		out[gateKey(i)] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: toStruct(t, o)}}}
+	}
+	return out
+}
+
+// progressiveWith is the progressive Flagger scenario at step 0 with the
+// given gates (a YAML list; "" for none) and their objects, the route and
+// the takeover check's answers fetched, under an Input that allows the
+// gates' kinds.
+func progressiveWith(t *testing.T, gates string, objects map[string]*fnv1.Resources) *fnv1.RunFunctionRequest {
+	xr := strings.Replace(progressiveXR, "\n    gates: [{apiVersion: apps/v1, kind: Deployment, name: podinfo-canary, conditionType: Available}]", "", 1)
+	if gates != "" {
+		xr = strings.Replace(xr, "{weight: 100}]", "{weight: 100}]\n    gates: "+gates, 1)
+	}
+	input := allowMonitoring + `
+allowedGateKinds:
+  - {apiVersion: argoproj.io/v1alpha1, kind: AnalysisRun}
+  - {apiVersion: batch/v1, kind: Job}
+  - {apiVersion: http.m.crossplane.io/v1alpha2, kind: Request}
+`
+	req := testRequest(t, xr, input, map[string]string{"route-httproute": acceptedRoute(3, 3)})
+	req.RequiredResources = map[string]*fnv1.Resources{
+		"existing-route-httproute": {Items: []*fnv1.Resource{{Resource: toStruct(t, ownRoute("crossplane.io/composite: podinfo", 90, 10))}}},
+		"existing-service-primary": {},
+	}
+	for k, v := range objects {
+		req.RequiredResources[k] = v
+	}
+	return req
 }
 
 // BenchmarkRunFunction measures whole runs in process.
@@ -143,6 +195,37 @@ func BenchmarkServeGRPC(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkColdExpressions measures a run that finds none of its
+// expressions compiled (the first run after they changed, or after other
+// CanaryRoutes churned the cache): 4,096 characters of expressions, the
+// most a CanaryRoute may hold, compiled by a compiler of its own on every
+// iteration.
+func BenchmarkColdExpressions(b *testing.B) {
+	t := &testing.T{}
+	var gates []string
+	for i := range 8 {
+		// 8 gates of two expressions of about 250 characters each.
+		e := fmt.Sprintf("has(object.status.phase) && object.status.phase in ['Running', 'Successful'] && object.metadata.name == 'gate-%d' && !has(object.metadata.deletionTimestamp) && (has(object.status.startedAt) || object.status.phase == 'Running')", i)
+		gates = append(gates, fmt.Sprintf("{apiVersion: argoproj.io/v1alpha1, kind: AnalysisRun, name: gate-%d, successWhen: %q, failWhen: %q}", i, e, "!("+e+")"))
+	}
+	req := progressiveWith(t, "["+strings.Join(gates, ", ")+"]", nil)
+	if t.Failed() {
+		b.Fatal("cannot build the request")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := expr.NewCompiler(0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow }), exprs: c}
+		rsp, err := f.RunFunction(context.Background(), req)
+		if err != nil || isFatal(rsp) {
+			b.Fatalf("RunFunction(...): %v %v", err, rsp.GetResults())
+		}
 	}
 }
 
