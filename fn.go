@@ -100,6 +100,9 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err != nil {
 		return nil, errors.Wrap(err, errRequest)
 	}
+	if err := checkCapabilities(req); err != nil {
+		return nil, err
+	}
 	pol, err := policy.Parse(req.GetInput().AsMap())
 	if err != nil {
 		return nil, errors.Wrap(err, errInput)
@@ -118,7 +121,8 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err != nil {
 		return nil, err
 	}
-	plan, err := compose.New(cr, pol, compiler)
+	selfGVK := oxr.Resource.GroupVersionKind()
+	plan, err := compose.New(cr, pol, compiler, chooseVersions(req, selfGVK))
 	if err != nil {
 		return nil, err
 	}
@@ -214,6 +218,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 
 	rsp := newResponse(req, decision.Requeue)
 	require(rsp, cr, self, targets)
+	requireSchemas(rsp, req, selfGVK, plan.Need)
 	if err := setDesired(rsp, objects); err != nil {
 		return nil, errors.Wrap(err, errSetDesired)
 	}

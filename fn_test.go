@@ -1613,3 +1613,108 @@ func TestCanaryDigestComparesMeaning(t *testing.T) {
 		}
 	})
 }
+
+func TestCapabilitiesAndServedVersions(t *testing.T) {
+	caps := func(c ...fnv1.Capability) *fnv1.RequestMeta { return &fnv1.RequestMeta{Capabilities: c} }
+	all := caps(fnv1.Capability_CAPABILITY_CAPABILITIES, fnv1.Capability_CAPABILITY_REQUIRED_RESOURCES,
+		fnv1.Capability_CAPABILITY_CONDITIONS, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS)
+	schema := func(s string) *fnv1.Schema { return &fnv1.Schema{OpenapiV3: toStruct(t, s)} }
+	type want struct {
+		fatal   string   // a part of the Fatal's message; "" for none
+		schemas []string // the schema requirements' names
+		grant   string   // the composed grant's apiVersion
+		route   string   // the composed route's apiVersion
+	}
+	cases := map[string]struct {
+		reason  string
+		meta    *fnv1.RequestMeta
+		xr      string
+		schemas map[string]*fnv1.Schema
+		want    want
+	}{
+		"NoCapabilities": {
+			reason: "A caller that advertises no capabilities predates them: no schemas are asked for, and the defaults apply.",
+			xr:     flaggerXR,
+			want:   want{grant: "gateway.networking.k8s.io/v1beta1", route: "gateway.networking.k8s.io/v1"},
+		},
+		"NoRequiredResources": {
+			reason: "A caller that advertises its capabilities without required resources cannot answer the takeover check: a Fatal that says which capability is missing, never a silent skip.",
+			meta:   caps(fnv1.Capability_CAPABILITY_CAPABILITIES, fnv1.Capability_CAPABILITY_CONDITIONS),
+			xr:     flaggerXR,
+			want:   want{fatal: "not CAPABILITY_REQUIRED_RESOURCES"},
+		},
+		"SchemasAsked": {
+			reason: "Where the caller offers required schemas, the function asks for the XR's own and every version of each kind it composes; the first call, before any is handed, composes the defaults.",
+			meta:   all,
+			xr:     flaggerXR,
+			want: want{
+				schemas: []string{"schema-httproute-v1", "schema-referencegrant-v1", "schema-referencegrant-v1beta1", "schema-self"},
+				grant:   "gateway.networking.k8s.io/v1beta1", route: "gateway.networking.k8s.io/v1",
+			},
+		},
+		"SchemasHanded": {
+			reason: "With the schemas handed, the newest served versions are composed: ReferenceGrant v1.",
+			meta:   all,
+			xr:     flaggerXR,
+			schemas: map[string]*fnv1.Schema{
+				"schema-self": schema(`{type: object}`), "schema-httproute-v1": schema(`{type: object}`),
+				"schema-referencegrant-v1": schema(`{type: object}`), "schema-referencegrant-v1beta1": schema(`{type: object}`),
+			},
+			want: want{
+				schemas: []string{"schema-httproute-v1", "schema-referencegrant-v1", "schema-referencegrant-v1beta1", "schema-self"},
+				grant:   "gateway.networking.k8s.io/v1", route: "gateway.networking.k8s.io/v1",
+			},
+		},
+		"NoSelfSchema": {
+			reason: "crossplane render without --required-schemas answers every schema empty, the XR's own too: nothing can be concluded, and the defaults apply.",
+			meta:   all,
+			xr:     flaggerXR,
+			schemas: map[string]*fnv1.Schema{
+				"schema-self": {}, "schema-httproute-v1": {}, "schema-referencegrant-v1": {}, "schema-referencegrant-v1beta1": {},
+			},
+			want: want{
+				schemas: []string{"schema-httproute-v1", "schema-referencegrant-v1", "schema-referencegrant-v1beta1", "schema-self"},
+				grant:   "gateway.networking.k8s.io/v1beta1", route: "gateway.networking.k8s.io/v1",
+			},
+		},
+		"KindNotServed": {
+			reason: "A cluster that serves no HTTPRoute at all: a Fatal naming spec.kind.",
+			meta:   all,
+			xr:     flaggerXR,
+			schemas: map[string]*fnv1.Schema{
+				"schema-self": schema(`{type: object}`), "schema-httproute-v1": {},
+				"schema-referencegrant-v1": schema(`{type: object}`), "schema-referencegrant-v1beta1": schema(`{type: object}`),
+			},
+			want: want{fatal: "spec.kind: Invalid value: \"HTTPRoute\": the cluster serves no HTTPRoute version"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
+			req := testRequest(t, tc.xr, allowMonitoring, nil)
+			req.Meta, req.RequiredSchemas = tc.meta, tc.schemas
+			rsp, err := f.RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatalf("%s\nRunFunction(...): unexpected error: %v", tc.reason, err)
+			}
+			var got want
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+					got.fatal = r.GetMessage()
+				}
+			}
+			if tc.want.fatal != "" && strings.Contains(got.fatal, tc.want.fatal) {
+				got.fatal = tc.want.fatal
+			}
+			for name := range rsp.GetRequirements().GetSchemas() {
+				got.schemas = append(got.schemas, name)
+			}
+			slices.Sort(got.schemas)
+			got.grant, _ = rsp.GetDesired().GetResources()["referencegrant-monitoring"].GetResource().AsMap()["apiVersion"].(string)
+			got.route, _ = rsp.GetDesired().GetResources()["route-httproute"].GetResource().AsMap()["apiVersion"].(string)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nRunFunction(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
@@ -56,7 +57,8 @@ func (c *CLI) Run() error {
 }
 
 // serve serves fn as the flags say, and blocks. A panic in fn becomes a
-// Fatal result instead of ending the process and every run in flight.
+// Fatal result instead of ending the process and every run in flight; with
+// a metrics address, runs are counted and timed.
 func (c *CLI) serve(fn fnv1.FunctionRunnerServiceServer, log logging.Logger) error {
 	// The SDK refuses this too, but in terms of its own options; a person
 	// deploying the function needs the flag and the variable to set.
@@ -69,8 +71,19 @@ func (c *CLI) serve(fn fnv1.FunctionRunnerServiceServer, log logging.Logger) err
 	if c.Insecure {
 		certs = ""
 	}
-	return function.Serve(withRecover(fn, log),
+	// A registry of the function's own, so that its metrics and the gRPC
+	// server's are all that --metrics-address serves.
+	reg := prometheus.NewRegistry()
+	var m *runMetrics
+	if c.MetricsAddress != "" {
+		var err error
+		if m, err = newRunMetrics(reg, time.Now); err != nil {
+			return errors.Wrap(err, "cannot register the metrics")
+		}
+	}
+	return function.Serve(withMetrics(withRecover(fn, log), m),
 		function.Listen(c.Network, c.Address),
+		function.WithMetricsRegistry(reg),
 		function.MTLSCertificates(certs),
 		function.Insecure(c.Insecure),
 		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),

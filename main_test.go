@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,8 +10,10 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,12 +24,16 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/utils/ptr"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
@@ -493,4 +500,106 @@ func TestServeRecoversPanics(t *testing.T) {
 	if diff := cmp.Diff(want, second, protocmp.Transform()); diff != "" {
 		t.Errorf("the run after a panic: -want (in process), +got (served):\n%s", diff)
 	}
+}
+
+// TestServeMetrics scrapes --metrics-address after runs of each result: the
+// function's own metrics sit beside the gRPC server's.
+func TestServeMetrics(t *testing.T) {
+	now, err := time.Parse(time.RFC3339, cliNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAddr := freeLoopbackAddress(t)
+	fn := &Function{log: logging.NewNopLogger(), clock: &onceClock{now: now}}
+	addr, err := startServing(t, func(addr string) error {
+		return parseCLI(t, "--insecure", "--address="+addr, "--metrics-address="+metricsAddr).serve(fn, logging.NewNopLogger())
+	})
+	if err != nil {
+		t.Fatalf("the function did not start: %v", err)
+	}
+	client := dial(t, addr, insecure.NewCredentials())
+	req, _ := exampleRequest(t)
+	bad := proto.Clone(req).(*fnv1.RunFunctionRequest) //nolint:forcetypeassert // A clone of a request.
+	bad.GetObserved().GetComposite().GetResource().GetFields()["spec"].GetStructValue().GetFields()["port"] = structpb.NewNumberValue(70000)
+	for _, r := range []*fnv1.RunFunctionRequest{req, req, bad} { // A panic (the clock's first read), a composition, a Fatal.
+		if _, err := client.RunFunction(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	rsp, err := http.Get("http://" + metricsAddr + "/metrics") //nolint:noctx // A test's scrape.
+	if err != nil {
+		t.Fatalf("cannot scrape the metrics: %v", err)
+	}
+	defer rsp.Body.Close() //nolint:errcheck // A test's scrape.
+	body, err := io.ReadAll(rsp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for line := range strings.SplitSeq(string(body), "\n") {
+		got[line] = true
+	}
+	for _, want := range []string{
+		`function_canary_route_runs_total{result="composed"} 1`,
+		`function_canary_route_runs_total{result="fatal"} 1`,
+		`function_canary_route_runs_total{result="panic"} 1`,
+		`function_canary_route_runs_total{result="abort_rescued"} 0`,
+		`function_canary_route_run_duration_seconds_count 3`,
+		`function_canary_route_rollout_transitions_total{reason="RolloutSucceeded"} 0`,
+	} {
+		if !got[want] {
+			t.Errorf("the scrape has no line %q", want)
+		}
+	}
+	if !strings.Contains(string(body), "grpc_server_handled_total") {
+		t.Error("the gRPC server's metrics are not served beside the function's")
+	}
+}
+
+// TestTransitionsCountedOnce: Crossplane calls the function again until
+// its requirements are answered, and applies only the last response, so a
+// transition counts on that run only.
+func TestTransitionsCountedOnce(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := newRunMetrics(reg, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := withMetrics(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}, m)
+	// A progressive rollout's first run: it starts (RolloutStarted), and
+	// asks for the gate object and the objects it composes.
+	req := testRequest(t, progressiveXR[:strings.Index(progressiveXR, "\nstatus:")], allowMonitoring, nil)
+	first, err := fn.RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := counterValue(t, m.transitions.WithLabelValues("RolloutStarted")); got != 0 {
+		t.Errorf("the first call, whose requirements Crossplane has not answered, counted %v transitions", got)
+	}
+	// Crossplane answers every requirement (nothing exists yet) and calls
+	// again: this response is applied.
+	req.RequiredResources = map[string]*fnv1.Resources{}
+	for name := range first.GetRequirements().GetResources() {
+		req.RequiredResources[name] = &fnv1.Resources{}
+	}
+	if _, err := fn.RunFunction(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got := counterValue(t, m.transitions.WithLabelValues("RolloutStarted")); got != 1 {
+		t.Errorf("the call whose response Crossplane applies counted %v RolloutStarted, want 1", got)
+	}
+	if got := counterValue(t, m.runs.WithLabelValues(resultComposed)); got != 2 {
+		t.Errorf("runs_total{result=composed} = %v, want 2: every call is a run", got)
+	}
+}
+
+// counterValue reads a counter.
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }

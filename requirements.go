@@ -1,20 +1,72 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
+	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
+
+// errNoRequiredResources is the Fatal of a caller that advertises its
+// capabilities, but not required resources.
+const errNoRequiredResources = "the caller advertises its capabilities but not CAPABILITY_REQUIRED_RESOURCES, which the function needs: it reads the objects it is about to compose (never to compose over another owner's), the gate objects and the claim through required resources. Run it under Crossplane v2.0 or later"
+
+// checkCapabilities refuses a caller that advertises its capabilities
+// without one the function needs. A caller that advertises none predates
+// capability advertisement (Crossplane before v2.0): it may still answer
+// required resources, as Crossplane v1.15 and later do, so it is not
+// refused.
+func checkCapabilities(req *fnv1.RunFunctionRequest) error {
+	if request.AdvertisesCapabilities(req) && !request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_RESOURCES) {
+		return errors.New(errNoRequiredResources)
+	}
+	return nil
+}
+
+// chooseVersions chooses the versions a run composes from the schemas
+// Crossplane handed, where it offers them.
+func chooseVersions(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind) compose.Chooser {
+	return func(need served.Need, o served.Overrides) (served.Versions, field.ErrorList) {
+		var schemas served.Schemas
+		if request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS) {
+			schemas = served.NewSchemas(self, need, func(name string) (map[string]any, bool) {
+				s, ok := request.GetRequiredSchema(req, name)
+				if !ok || s == nil {
+					return nil, ok
+				}
+				return s.AsMap(), true
+			})
+		}
+		return served.Choose(need, o, schemas)
+	}
+}
+
+// requireSchemas asks Crossplane for the schemas of the kinds the run
+// composes, at every version the function composes, and for the XR's own,
+// where Crossplane offers them.
+func requireSchemas(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, need served.Need) {
+	if !request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS) {
+		return
+	}
+	for name, gvk := range served.Requirements(self, need) {
+		apiVersion, kind := gvk.ToAPIVersionAndKind()
+		response.RequireSchema(rsp, name, apiVersion, kind)
+	}
+}
 
 // requirementClaim asks Crossplane for the claim that a cluster-scoped XR
 // says it is bound to.

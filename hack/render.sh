@@ -39,6 +39,8 @@ for d in "${dirs[@]}"; do
     --include-function-results)
   [ -e "${d}/observed.yaml" ] && args+=(--observed-resources "${d}/observed.yaml")
   [ -e "${d}/required.yaml" ] && args+=(--required-resources "${d}/required.yaml")
+  # The CRD schemas a cluster would hand over (required schemas).
+  [ -d "${d}/schemas" ] && args+=(--required-schemas "${d}/schemas")
   # The XRD applies its defaults to the XR, as the API server would.
   if grep -q '^kind: XCanaryRoute' "${d}/xr.yaml"; then
     args+=(--xrd example/definitions/canaryroute-cluster.yaml)

@@ -165,11 +165,14 @@ func TestValidateExamples(t *testing.T) {
 			if err := os.WriteFile(out, render(t, dir, "--include-full-xr"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			// v1alpha2 TLSRoutes and TCPRoutes are served by the
-			// experimental channel only.
+			// v1alpha2 routes, and the rules' retry and
+			// sessionPersistence, are of the experimental channel only.
 			channel := "standard"
-			if b, _ := os.ReadFile(filepath.Join(dir, "rendered.yaml")); bytes.Contains(b, []byte("gateway.networking.k8s.io/v1alpha2")) {
-				channel = "experimental"
+			b, _ := os.ReadFile(filepath.Join(dir, "rendered.yaml"))
+			for _, experimental := range []string{"gateway.networking.k8s.io/v1alpha2", "\n    retry:\n", "\n    sessionPersistence:\n"} {
+				if bytes.Contains(b, []byte(experimental)) {
+					channel = "experimental"
+				}
 			}
 			extensions := filepath.Join(env.gatewayAPI, channel) + "," + filepath.Join(env.root, "example", "definitions")
 			cmd := command(env.root, env.crossplane, "beta", "validate",
@@ -209,7 +212,7 @@ func examples(t *testing.T) []string {
 }
 
 // render runs crossplane render on an example folder, with its observed and
-// required resources when it has them.
+// required resources and its schemas when it has them.
 func render(t *testing.T, dir string, extra ...string) []byte {
 	t.Helper()
 	args := []string{
@@ -217,6 +220,10 @@ func render(t *testing.T, dir string, extra ...string) []byte {
 		filepath.Join(dir, "xr.yaml"), filepath.Join(dir, "composition.yaml"), filepath.Join(dir, "functions.yaml"),
 		"--function-annotations", "render.crossplane.io/runtime-development-target=" + env.target,
 		"--xrd", xrdFor(t, dir),
+	}
+	// The CRD schemas a cluster would hand over, as required schemas.
+	if _, err := os.Stat(filepath.Join(dir, "schemas")); err == nil {
+		args = append(args, "--required-schemas", filepath.Join(dir, "schemas"))
 	}
 	for flagName, file := range map[string]string{"--observed-resources": "observed.yaml", "--required-resources": "required.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, file)); err == nil {

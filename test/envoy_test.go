@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -29,7 +30,17 @@ const (
 	// the backends it could not resolve: Envoy answers those requests 500.
 	egInvalidBackend = "invalid-backend-cluster"
 	egTCPProxy       = "envoy.filters.network.tcp_proxy"
+	egUDPProxy       = "envoy.filters.udp_listener.udp_proxy"
 	egOverwrite      = "OVERWRITE_IF_EXISTS_OR_ADD"
+	// egStatefulSession is the HTTP filter that keeps a session on the
+	// backend it chose (Gateway API sessionPersistence); Envoy Gateway
+	// enables it per route.
+	egStatefulSession = "envoy.filters.http.stateful_session"
+	// egTransportSocketMatch is the endpoint metadata that picks one of its
+	// cluster's transport sockets (Envoy Gateway's upstream TLS of a
+	// BackendTLSPolicy).
+	egTransportSocketMatch = "envoy.transport_socket_match"
+	egUpstreamTLSContext   = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
 
 	annotationResourceName = "crossplane.io/composition-resource-name"
 )
@@ -43,8 +54,10 @@ const (
 // (v1.9.1, offline, see hack/tool.sh egctl). It checks the status Envoy Gateway
 // gives the route (Accepted, and ResolvedRefs through the composed
 // ReferenceGrants) and the xDS that reaches Envoy: every route in Envoy's
-// order, with the backends, weights, per-backend filters and mirrors it
-// carries.
+// order, with the backends, weights, per-backend filters, upstream TLS and
+// mirrors it carries, and the redirects, retries and session persistence of
+// the routes. It checks the status Envoy Gateway gives the composed
+// policies (BackendTLSPolicy) too.
 //
 // egctl runs without --add-missing-resources: that flag makes up every
 // Service, and every Service port, that a route names, so a proxy Service
@@ -59,14 +72,17 @@ func TestEnvoyGateway(t *testing.T) {
 		{Type: string(gwapiv1.RouteConditionResolvedRefs), Status: metav1.ConditionTrue, Reason: string(gwapiv1.RouteReasonResolvedRefs)},
 	}
 	setCookie := "Set-Cookie: storefront-canary=bfdbc061b9ec3583; Max-Age=86400; Path=/; HttpOnly"
+	canaryCookie := "Set-Cookie: checkout-canary=5b74a6f02cc6b0d6; Max-Age=86400; Path=/; Domain=example.com; Secure; HttpOnly; SameSite=Lax"
+	stableCookie := "Set-Cookie: checkout-stable=ca86d7827e53d5fc; Max-Age=86400; Path=/; Domain=example.com; Secure; HttpOnly; SameSite=Lax"
 
 	type args struct {
 		example string   // the folder under example/
 		omit    []string // kinds of composed objects to leave out of the cluster
 	}
 	type want struct {
-		status []routeStatus
-		xds    []xdsRoute
+		status   []routeStatus
+		policies []policyStatus
+		xds      []xdsRoute
 	}
 	cases := map[string]struct {
 		reason string
@@ -276,6 +292,189 @@ func TestEnvoyGateway(t *testing.T) {
 				}},
 			},
 		},
+		"RedirectAndStatic": {
+			reason: "Rules of their own stay out of the rollout: /old redirects (301, the prefix replaced by /), /assets reaches the CDN cache in cdn through the composed ReferenceGrant, and only /api splits 80/20 and retries 502 and 503 twice with a 100ms backoff (Envoy Gateway retries connection failures too).",
+			args:   args{example: "redirect-and-static"},
+			want: want{
+				status: []routeStatus{{Route: "HTTPRoute test/shop", Parent: "istio-ingress/gateway", Conditions: accepted}},
+				xds: []xdsRoute{
+					{
+						Name:     "httproute/test/shop/rule/1/match/0/shop_example_com",
+						Match:    "path-prefix /assets",
+						Backends: []xdsBackend{{Backend: "Service cdn/cdn-cache:80", Weight: 1}},
+					},
+					{
+						Name:     "httproute/test/shop/rule/0/match/0/shop_example_com",
+						Match:    "path-prefix /old",
+						Redirect: `301 regex ^/old\/* -> /`,
+					},
+					{
+						Name:  "httproute/test/shop/rule/2/match/0/shop_example_com",
+						Match: "path-prefix /api",
+						Backends: []xdsBackend{
+							{Backend: "Service test/shop-primary:8080", Weight: 80},
+							{Backend: "Service test/shop-canary:8080", Weight: 20},
+						},
+						Retry: &xdsRetry{
+							On:          []string{"connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"},
+							StatusCodes: []uint32{502, 503},
+							NumRetries:  2,
+							Backoff:     100 * time.Millisecond,
+						},
+					},
+				},
+			},
+		},
+		"RedirectAndStaticWithoutReferenceGrant": {
+			reason: "Without the composed ReferenceGrant the static rule's CDN cache in cdn is refused (RefNotPermitted) and /assets gets errors; the redirect and the weighted /api rule do not depend on it.",
+			args:   args{example: "redirect-and-static", omit: []string{"ReferenceGrant"}},
+			want: want{
+				status: []routeStatus{{
+					Route:  "HTTPRoute test/shop",
+					Parent: "istio-ingress/gateway",
+					Conditions: []routeCondition{
+						{Type: string(gwapiv1.RouteConditionAccepted), Status: metav1.ConditionTrue, Reason: string(gwapiv1.RouteReasonAccepted)},
+						{Type: string(gwapiv1.RouteConditionResolvedRefs), Status: metav1.ConditionFalse, Reason: string(gwapiv1.RouteReasonRefNotPermitted)},
+					},
+				}},
+				xds: []xdsRoute{
+					{
+						Name:     "httproute/test/shop/rule/1/match/0/shop_example_com",
+						Match:    "path-prefix /assets",
+						Backends: []xdsBackend{{Backend: "direct response 500"}},
+					},
+					{
+						Name:     "httproute/test/shop/rule/0/match/0/shop_example_com",
+						Match:    "path-prefix /old",
+						Redirect: `301 regex ^/old\/* -> /`,
+					},
+					{
+						Name:  "httproute/test/shop/rule/2/match/0/shop_example_com",
+						Match: "path-prefix /api",
+						Backends: []xdsBackend{
+							{Backend: "Service test/shop-primary:8080", Weight: 80},
+							{Backend: "Service test/shop-canary:8080", Weight: 20},
+						},
+						Retry: &xdsRetry{
+							On:          []string{"connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"},
+							StatusCodes: []uint32{502, 503},
+							NumRetries:  2,
+							Backoff:     100 * time.Millisecond,
+						},
+					},
+				},
+			},
+		},
+		"Sticky": {
+			reason: "Both sides are sticky: the canary's cookie companion rule comes first, then the primary's; each side sets its own cookie (Domain, Secure, HttpOnly, SameSite) on every response, in the companion rules and in the 70/30 rule.",
+			args:   args{example: "sticky"},
+			want: want{
+				status: []routeStatus{{Route: "HTTPRoute shop/checkout", Parent: "istio-ingress/gateway", Conditions: accepted}},
+				xds: []xdsRoute{
+					{
+						Name:  "httproute/shop/checkout/rule/0/match/0/checkout_example_com",
+						Match: `prefix / header Cookie~^(?:.*;\s*)?checkout-canary=5b74a6f02cc6b0d6(?:;.*)?$`,
+						Backends: []xdsBackend{
+							{Backend: "Service shop/checkout-canary:8080", Weight: 1, ResponseHeaders: []string{"add " + canaryCookie}},
+						},
+					},
+					{
+						Name:  "httproute/shop/checkout/rule/1/match/0/checkout_example_com",
+						Match: `prefix / header Cookie~^(?:.*;\s*)?checkout-stable=ca86d7827e53d5fc(?:;.*)?$`,
+						Backends: []xdsBackend{
+							{Backend: "Service shop/checkout-primary:8080", Weight: 1, ResponseHeaders: []string{"add " + stableCookie}},
+						},
+					},
+					{
+						Name:  "httproute/shop/checkout/rule/2/match/0/checkout_example_com",
+						Match: "prefix /",
+						Backends: []xdsBackend{
+							{Backend: "Service shop/checkout-primary:8080", Weight: 70, ResponseHeaders: []string{"add " + stableCookie}},
+							{Backend: "Service shop/checkout-canary:8080", Weight: 30, ResponseHeaders: []string{"add " + canaryCookie}},
+						},
+					},
+				},
+			},
+		},
+		"SessionPersistence": {
+			reason: "The weighted rule's sessionPersistence reaches Envoy as a cookie-based stateful session on the route (cookie orders-session, path /, 2h), beside the 75/25 split. (Envoy Gateway v1.9.1 honours sessionPersistence on HTTPRoutes only: on a GRPCRoute it accepts the route and ignores the field.)",
+			args:   args{example: "session-persistence"},
+			want: want{
+				status: []routeStatus{{Route: "HTTPRoute shop/orders", Parent: "istio-ingress/gateway", Conditions: accepted}},
+				xds: []xdsRoute{{
+					Name:  "httproute/shop/orders/rule/0/match/0/orders_example_com",
+					Match: "prefix /",
+					Backends: []xdsBackend{
+						{Backend: "Service shop/orders-primary:8080", Weight: 75},
+						{Backend: "Service shop/orders-canary:8080", Weight: 25},
+					},
+					Session: "cookie orders-session path / ttl 2h0m0s",
+				}},
+			},
+		},
+		"BackendTLS": {
+			reason: "Both BackendTLSPolicies reach Envoy: TLS to each proxy Service with the SNI and the certificate name it asks for, the primary's verified against the CA of the ConfigMap shop-ca, the canary's against the system's CAs. (Envoy Gateway v1.9.1 refuses an ExternalName Service as a backend, UnsupportedValue, so an externalName side with tls works on gateways that route to ExternalName Services only.)",
+			args:   args{example: "backend-tls"},
+			want: want{
+				status: []routeStatus{{Route: "HTTPRoute shop/payments", Parent: "istio-ingress/gateway", Conditions: accepted}},
+				policies: []policyStatus{
+					{
+						Policy:   "BackendTLSPolicy shop/payments-canary",
+						Ancestor: "istio-ingress/gateway",
+						Conditions: []routeCondition{
+							{Type: string(gwapiv1.PolicyConditionAccepted), Status: metav1.ConditionTrue, Reason: string(gwapiv1.PolicyReasonAccepted)},
+							{Type: string(gwapiv1.BackendTLSPolicyConditionResolvedRefs), Status: metav1.ConditionTrue, Reason: string(gwapiv1.BackendTLSPolicyReasonResolvedRefs)},
+						},
+					},
+					{
+						Policy:   "BackendTLSPolicy shop/payments-primary",
+						Ancestor: "istio-ingress/gateway",
+						Conditions: []routeCondition{
+							{Type: string(gwapiv1.PolicyConditionAccepted), Status: metav1.ConditionTrue, Reason: string(gwapiv1.PolicyReasonAccepted)},
+							{Type: string(gwapiv1.BackendTLSPolicyConditionResolvedRefs), Status: metav1.ConditionTrue, Reason: string(gwapiv1.BackendTLSPolicyReasonResolvedRefs)},
+						},
+					},
+				},
+				xds: []xdsRoute{{
+					Name:  "httproute/shop/payments/rule/0/match/0/payments_example_com",
+					Match: "prefix /",
+					Backends: []xdsBackend{
+						{
+							Backend: "Service shop/payments-primary:443",
+							Weight:  95,
+							TLS: &xdsTLS{
+								SNI:             "payments.shop.internal",
+								SubjectAltNames: []string{"DNS payments.shop.internal"},
+								CA:              "sds payments-primary/shop-ca",
+							},
+						},
+						{
+							Backend: "Service shop/payments-canary:443",
+							Weight:  5,
+							TLS: &xdsTLS{
+								SNI:             "payments.example.net",
+								SubjectAltNames: []string{"DNS payments.example.net"},
+								CA:              "sds system_ca_certificates",
+							},
+						},
+					},
+				}},
+			},
+		},
+		"UDP": {
+			reason: "A UDPRoute (v1) on the Gateway's UDP listener: Envoy's UDP proxy sends the datagrams to one cluster whose localities, the proxy Services, weigh 90/10.",
+			args:   args{example: "udp"},
+			want: want{
+				status: []routeStatus{{Route: "UDPRoute infra/dns", Parent: "gateways/udp/dns", Conditions: accepted}},
+				xds: []xdsRoute{{
+					Name: "gateways/udp/dns",
+					Backends: []xdsBackend{
+						{Backend: "Service infra/dns-primary:53", Weight: 90},
+						{Backend: "Service infra/dns-canary:53", Weight: 10},
+					},
+				}},
+			},
+		},
 	}
 
 	for name, tc := range cases {
@@ -294,6 +493,9 @@ func TestEnvoyGateway(t *testing.T) {
 
 			if diff := cmp.Diff(tc.want.status, got.routeStatuses(), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nroute status: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.policies, got.policyStatuses(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\npolicy status: -want, +got:\n%s", tc.reason, diff)
 			}
 			xds, err := got.xdsRoutes()
 			if err != nil {
@@ -410,20 +612,28 @@ func egctlTranslate(t *testing.T, egctl, file string) egctlResult {
 }
 
 // egctlResult is the part of `egctl x translate -o json` that the test
-// reads: the routes with the status Envoy Gateway gives them, and per
-// Gateway the xDS config dump that Envoy would receive.
+// reads: the routes and the policies with the status Envoy Gateway gives
+// them, and per Gateway the xDS config dump that Envoy would receive.
 type egctlResult struct {
-	HTTPRoutes []egctlRoute             `json:"httpRoutes"`
-	GRPCRoutes []egctlRoute             `json:"grpcRoutes"`
-	TLSRoutes  []egctlRoute             `json:"tlsRoutes"`
-	TCPRoutes  []egctlRoute             `json:"tcpRoutes"`
-	XDS        map[string]xdsConfigDump `json:"xds"`
+	HTTPRoutes         []egctlRoute             `json:"httpRoutes"`
+	GRPCRoutes         []egctlRoute             `json:"grpcRoutes"`
+	TLSRoutes          []egctlRoute             `json:"tlsRoutes"`
+	TCPRoutes          []egctlRoute             `json:"tcpRoutes"`
+	UDPRoutes          []egctlRoute             `json:"udpRoutes"`
+	BackendTLSPolicies []egctlPolicy            `json:"backendTLSPolicies"`
+	XDS                map[string]xdsConfigDump `json:"xds"`
 }
 
 type egctlRoute struct {
 	Kind     string              `json:"kind"`
 	Metadata metav1.ObjectMeta   `json:"metadata"`
 	Status   gwapiv1.RouteStatus `json:"status"`
+}
+
+type egctlPolicy struct {
+	Kind     string               `json:"kind"`
+	Metadata metav1.ObjectMeta    `json:"metadata"`
+	Status   gwapiv1.PolicyStatus `json:"status"`
 }
 
 // routeStatus is a route's status for one parent.
@@ -441,33 +651,71 @@ type routeCondition struct {
 
 func (r egctlResult) routeStatuses() []routeStatus {
 	var out []routeStatus
-	for _, route := range slices.Concat(r.HTTPRoutes, r.GRPCRoutes, r.TLSRoutes, r.TCPRoutes) {
+	for _, route := range slices.Concat(r.HTTPRoutes, r.GRPCRoutes, r.TLSRoutes, r.TCPRoutes, r.UDPRoutes) {
 		for _, p := range route.Status.Parents {
-			parent := string(p.ParentRef.Name)
-			if p.ParentRef.Namespace != nil {
-				parent = string(*p.ParentRef.Namespace) + "/" + parent
-			}
-			if p.ParentRef.SectionName != nil {
-				parent += "/" + string(*p.ParentRef.SectionName)
-			}
-			s := routeStatus{Route: route.Kind + " " + route.Metadata.Namespace + "/" + route.Metadata.Name, Parent: parent}
-			for _, c := range p.Conditions {
-				s.Conditions = append(s.Conditions, routeCondition{Type: c.Type, Status: c.Status, Reason: c.Reason})
-			}
-			slices.SortFunc(s.Conditions, func(a, b routeCondition) int { return strings.Compare(a.Type, b.Type) })
+			s := routeStatus{Route: route.Kind + " " + route.Metadata.Namespace + "/" + route.Metadata.Name, Parent: parentString(p.ParentRef)}
+			s.Conditions = conditions(p.Conditions)
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// xdsRoute is what Envoy does with the requests (an HTTP route) or the
-// connections (a TLS or TCP filter chain) that one match of a route selects.
+// policyStatus is a policy's status for one ancestor (the Gateway whose
+// traffic it applies to), or, without an ancestor, a policy that Envoy
+// Gateway attached to nothing.
+type policyStatus struct {
+	Policy     string // kind namespace/name
+	Ancestor   string // namespace/name[/sectionName]
+	Conditions []routeCondition
+}
+
+func (r egctlResult) policyStatuses() []policyStatus {
+	var out []policyStatus
+	for _, policy := range r.BackendTLSPolicies {
+		name := policy.Kind + " " + policy.Metadata.Namespace + "/" + policy.Metadata.Name
+		if len(policy.Status.Ancestors) == 0 {
+			out = append(out, policyStatus{Policy: name})
+		}
+		for _, a := range policy.Status.Ancestors {
+			out = append(out, policyStatus{Policy: name, Ancestor: parentString(a.AncestorRef), Conditions: conditions(a.Conditions)})
+		}
+	}
+	return out
+}
+
+func parentString(ref gwapiv1.ParentReference) string {
+	parent := string(ref.Name)
+	if ref.Namespace != nil {
+		parent = string(*ref.Namespace) + "/" + parent
+	}
+	if ref.SectionName != nil {
+		parent += "/" + string(*ref.SectionName)
+	}
+	return parent
+}
+
+// conditions keeps the conditions' type, status and reason, sorted by type.
+func conditions(cs []metav1.Condition) []routeCondition {
+	out := make([]routeCondition, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, routeCondition{Type: c.Type, Status: c.Status, Reason: c.Reason})
+	}
+	slices.SortFunc(out, func(a, b routeCondition) int { return strings.Compare(a.Type, b.Type) })
+	return out
+}
+
+// xdsRoute is what Envoy does with the requests (an HTTP route), the
+// connections (a TLS or TCP filter chain) or the datagrams (a UDP listener)
+// that one match of a route selects.
 type xdsRoute struct {
-	Name     string // Envoy's name: the route, its rule and match
+	Name     string // Envoy's name: the route, its rule and match; the filter chain; the UDP listener
 	Match    string // path, headers, query parameters or SNI names
+	Redirect string // "code [scheme s] [host h] [port p] [path p] [prefix p] [regex pattern -> substitution]"
 	Backends []xdsBackend
 	Mirrors  []xdsMirror
+	Retry    *xdsRetry
+	Session  string // the stateful session: "cookie name path p ttl d" or "header name"
 }
 
 type xdsBackend struct {
@@ -476,6 +724,22 @@ type xdsBackend struct {
 	RequestHeaders  []string // "add Name: value" or "set Name: value"
 	ResponseHeaders []string
 	HostRewrite     string
+	TLS             *xdsTLS // the upstream TLS of the backend's endpoints; nil for plaintext
+}
+
+// xdsTLS is the TLS that Envoy speaks to a backend.
+type xdsTLS struct {
+	SNI             string
+	SubjectAltNames []string // "DNS name": a name the backend's certificate must carry
+	CA              string   // the trusted CAs: "sds secret", "file path", "inline"; empty: no verification
+}
+
+// xdsRetry is a route's retry policy.
+type xdsRetry struct {
+	On          []string // Envoy's retry conditions
+	StatusCodes []uint32 // for retriable-status-codes
+	NumRetries  uint32
+	Backoff     time.Duration // the base interval
 }
 
 type xdsMirror struct {
@@ -489,11 +753,16 @@ type xdsConfigDump struct {
 		DynamicEndpointConfigs []struct {
 			EndpointConfig xdsLoadAssignment `json:"endpointConfig"`
 		} `json:"dynamicEndpointConfigs"`
+		DynamicActiveClusters []struct {
+			Cluster xdsCluster `json:"cluster"`
+		} `json:"dynamicActiveClusters"`
 		DynamicListeners []struct {
 			ActiveState struct {
 				Listener struct {
+					Name               string           `json:"name"`
 					FilterChains       []xdsFilterChain `json:"filterChains"`
 					DefaultFilterChain *xdsFilterChain  `json:"defaultFilterChain"`
+					ListenerFilters    []xdsFilter      `json:"listenerFilters"`
 				} `json:"listener"`
 			} `json:"activeState"`
 		} `json:"dynamicListeners"`
@@ -521,7 +790,62 @@ type xdsLoadAssignment struct {
 				} `json:"envoy-gateway"`
 			} `json:"filterMetadata"`
 		} `json:"metadata"`
+		LbEndpoints []struct {
+			Metadata struct {
+				FilterMetadata map[string]map[string]string `json:"filterMetadata"`
+			} `json:"metadata"`
+		} `json:"lbEndpoints"`
 	} `json:"endpoints"`
+}
+
+// xdsCluster is the part of a cluster that the test reads: the transport
+// sockets (upstream TLS) of its endpoints.
+type xdsCluster struct {
+	Name                   string              `json:"name"`
+	TransportSocket        *xdsTransportSocket `json:"transportSocket"`
+	TransportSocketMatches []struct {
+		Name            string              `json:"name"`
+		Match           map[string]string   `json:"match"`
+		TransportSocket *xdsTransportSocket `json:"transportSocket"`
+	} `json:"transportSocketMatches"`
+}
+
+type xdsTransportSocket struct {
+	Name        string          `json:"name"`
+	TypedConfig json.RawMessage `json:"typedConfig"`
+}
+
+// xdsUpstreamTLSContext is an UpstreamTlsContext, with the validation
+// context in any of its three places.
+type xdsUpstreamTLSContext struct {
+	Type             string `json:"@type"`
+	SNI              string `json:"sni"`
+	CommonTLSContext struct {
+		ValidationContext                *xdsValidationContext `json:"validationContext"`
+		ValidationContextSdsSecretConfig *xdsSDSSecretConfig   `json:"validationContextSdsSecretConfig"`
+		CombinedValidationContext        *struct {
+			DefaultValidationContext         *xdsValidationContext `json:"defaultValidationContext"`
+			ValidationContextSdsSecretConfig *xdsSDSSecretConfig   `json:"validationContextSdsSecretConfig"`
+		} `json:"combinedValidationContext"`
+	} `json:"commonTlsContext"`
+}
+
+type xdsValidationContext struct {
+	TrustedCA *struct {
+		Filename     string `json:"filename"`
+		InlineString string `json:"inlineString"`
+		InlineBytes  string `json:"inlineBytes"`
+	} `json:"trustedCa"`
+	MatchTypedSubjectAltNames []struct {
+		SANType string `json:"sanType"`
+		Matcher struct {
+			Exact string `json:"exact"`
+		} `json:"matcher"`
+	} `json:"matchTypedSubjectAltNames"`
+}
+
+type xdsSDSSecretConfig struct {
+	Name string `json:"name"`
 }
 
 type xdsRouteConfig struct {
@@ -545,10 +869,53 @@ type xdsRouteConfig struct {
 				} `json:"defaultValue"`
 			} `json:"runtimeFraction"`
 		} `json:"requestMirrorPolicies"`
+		RetryPolicy *struct {
+			RetryOn              string   `json:"retryOn"`
+			NumRetries           *uint32  `json:"numRetries"`
+			RetriableStatusCodes []uint32 `json:"retriableStatusCodes"`
+			RetryBackOff         *struct {
+				BaseInterval string `json:"baseInterval"`
+			} `json:"retryBackOff"`
+		} `json:"retryPolicy"`
 	} `json:"route"`
+	Redirect       *xdsRedirect `json:"redirect"`
 	DirectResponse *struct {
 		Status uint32 `json:"status"`
 	} `json:"directResponse"`
+	TypedPerFilterConfig map[string]json.RawMessage `json:"typedPerFilterConfig"`
+}
+
+type xdsRedirect struct {
+	HTTPSRedirect  bool   `json:"httpsRedirect"`
+	SchemeRedirect string `json:"schemeRedirect"`
+	HostRedirect   string `json:"hostRedirect"`
+	PortRedirect   uint32 `json:"portRedirect"`
+	PathRedirect   string `json:"pathRedirect"`
+	PrefixRewrite  string `json:"prefixRewrite"`
+	RegexRewrite   *struct {
+		Pattern      xdsRegex `json:"pattern"`
+		Substitution string   `json:"substitution"`
+	} `json:"regexRewrite"`
+	ResponseCode string `json:"responseCode"`
+}
+
+// xdsStatefulSession is the per-route config of the stateful session
+// filter.
+type xdsStatefulSession struct {
+	Disabled        bool `json:"disabled"`
+	StatefulSession *struct {
+		SessionState *struct {
+			TypedConfig struct {
+				Type   string `json:"@type"`
+				Cookie *struct {
+					Name string `json:"name"`
+					Path string `json:"path"`
+					TTL  string `json:"ttl"`
+				} `json:"cookie"`
+				Name string `json:"name"` // a header's
+			} `json:"typedConfig"`
+		} `json:"sessionState"`
+	} `json:"statefulSession"`
 }
 
 // xdsClusterSpecifier is where a route or a TCP proxy sends traffic: one
@@ -593,15 +960,36 @@ type xdsFilterChain struct {
 	FilterChainMatch struct {
 		ServerNames []string `json:"serverNames"`
 	} `json:"filterChainMatch"`
-	Filters []struct {
-		Name        string          `json:"name"`
-		TypedConfig json.RawMessage `json:"typedConfig"`
-	} `json:"filters"`
+	Filters []xdsFilter `json:"filters"`
 }
 
-// xdsRoutes lists every HTTP route and every TCP proxy filter chain of
-// every Gateway, in Envoy's order, with the backends behind their clusters.
-// The cluster holds no routes but the composed ones.
+type xdsFilter struct {
+	Name        string          `json:"name"`
+	TypedConfig json.RawMessage `json:"typedConfig"`
+}
+
+// xdsUDPProxy is a UDP proxy's config: Envoy Gateway sends every datagram
+// to one cluster, the matcher's action on no match.
+type xdsUDPProxy struct {
+	Matcher struct {
+		MatcherList json.RawMessage `json:"matcherList"`
+		OnNoMatch   struct {
+			Action struct {
+				TypedConfig xdsClusterSpecifier `json:"typedConfig"`
+			} `json:"action"`
+		} `json:"onNoMatch"`
+	} `json:"matcher"`
+}
+
+// xdsIndex holds a Gateway's clusters and their load assignments by name.
+type xdsIndex struct {
+	assignments map[string]xdsLoadAssignment
+	clusters    map[string]xdsCluster
+}
+
+// xdsRoutes lists every HTTP route, every TCP proxy filter chain and every
+// UDP proxy listener of every Gateway, in Envoy's order, with the backends
+// behind their clusters. The cluster holds no routes but the composed ones.
 func (r egctlResult) xdsRoutes() ([]xdsRoute, error) {
 	var out []xdsRoute
 	gateways := make([]string, 0, len(r.XDS))
@@ -611,17 +999,20 @@ func (r egctlResult) xdsRoutes() ([]xdsRoute, error) {
 	slices.Sort(gateways)
 	for _, gw := range gateways {
 		dump := r.XDS[gw]
-		assignments := map[string]xdsLoadAssignment{}
+		ix := xdsIndex{assignments: map[string]xdsLoadAssignment{}, clusters: map[string]xdsCluster{}}
 		for _, c := range dump.Configs {
 			for _, e := range c.DynamicEndpointConfigs {
-				assignments[e.EndpointConfig.ClusterName] = e.EndpointConfig
+				ix.assignments[e.EndpointConfig.ClusterName] = e.EndpointConfig
+			}
+			for _, cl := range c.DynamicActiveClusters {
+				ix.clusters[cl.Cluster.Name] = cl.Cluster
 			}
 		}
 		for _, c := range dump.Configs {
 			for _, rc := range c.DynamicRouteConfigs {
 				for _, vh := range rc.RouteConfig.VirtualHosts {
 					for _, rt := range vh.Routes {
-						route, err := rt.summary(assignments)
+						route, err := rt.summary(ix)
 						if err != nil {
 							return nil, fmt.Errorf("gateway %s, route %s: %w", gw, rt.Name, err)
 						}
@@ -630,8 +1021,26 @@ func (r egctlResult) xdsRoutes() ([]xdsRoute, error) {
 				}
 			}
 			for _, l := range c.DynamicListeners {
-				chains := l.ActiveState.Listener.FilterChains
-				if dfc := l.ActiveState.Listener.DefaultFilterChain; dfc != nil {
+				listener := l.ActiveState.Listener
+				for _, f := range listener.ListenerFilters {
+					if f.Name != egUDPProxy {
+						continue
+					}
+					var proxy xdsUDPProxy
+					if err := json.Unmarshal(f.TypedConfig, &proxy); err != nil {
+						return nil, err
+					}
+					if len(proxy.Matcher.MatcherList) > 0 {
+						return nil, fmt.Errorf("gateway %s, listener %s: a UDP proxy with a matcher list", gw, listener.Name)
+					}
+					backends, err := proxy.Matcher.OnNoMatch.Action.TypedConfig.backends(ix)
+					if err != nil {
+						return nil, fmt.Errorf("gateway %s, listener %s: %w", gw, listener.Name, err)
+					}
+					out = append(out, xdsRoute{Name: listener.Name, Backends: backends})
+				}
+				chains := listener.FilterChains
+				if dfc := listener.DefaultFilterChain; dfc != nil {
 					chains = append(chains, *dfc)
 				}
 				for _, fc := range chains {
@@ -643,7 +1052,7 @@ func (r egctlResult) xdsRoutes() ([]xdsRoute, error) {
 						if err := json.Unmarshal(f.TypedConfig, &proxy); err != nil {
 							return nil, err
 						}
-						backends, err := proxy.backends(assignments)
+						backends, err := proxy.backends(ix)
 						if err != nil {
 							return nil, fmt.Errorf("gateway %s, filter chain %s: %w", gw, fc.Name, err)
 						}
@@ -660,20 +1069,32 @@ func (r egctlResult) xdsRoutes() ([]xdsRoute, error) {
 	return out, nil
 }
 
-func (rt xdsRouteConfig) summary(assignments map[string]xdsLoadAssignment) (xdsRoute, error) {
+func (rt xdsRouteConfig) summary(ix xdsIndex) (xdsRoute, error) {
 	route := xdsRoute{Name: rt.Name, Match: rt.matchString()}
 	if rt.DirectResponse != nil {
 		route.Backends = []xdsBackend{{Backend: "direct response " + strconv.FormatUint(uint64(rt.DirectResponse.Status), 10)}}
+	}
+	if rt.Redirect != nil {
+		var err error
+		if route.Redirect, err = rt.Redirect.String(); err != nil {
+			return route, err
+		}
+	}
+	if raw, ok := rt.TypedPerFilterConfig[egStatefulSession]; ok {
+		var err error
+		if route.Session, err = sessionString(raw); err != nil {
+			return route, err
+		}
 	}
 	if rt.Route == nil {
 		return route, nil
 	}
 	var err error
-	if route.Backends, err = rt.Route.backends(assignments); err != nil {
+	if route.Backends, err = rt.Route.backends(ix); err != nil {
 		return route, err
 	}
 	for _, m := range rt.Route.RequestMirrorPolicies {
-		backends, err := xdsClusterSpecifier{Cluster: m.Cluster}.backends(assignments)
+		backends, err := xdsClusterSpecifier{Cluster: m.Cluster}.backends(ix)
 		if err != nil {
 			return route, err
 		}
@@ -690,41 +1111,213 @@ func (rt xdsRouteConfig) summary(assignments map[string]xdsLoadAssignment) (xdsR
 		}
 		route.Mirrors = append(route.Mirrors, xdsMirror{Backend: backends[0].Backend, Percent: percent})
 	}
+	if p := rt.Route.RetryPolicy; p != nil {
+		retry := &xdsRetry{StatusCodes: p.RetriableStatusCodes, NumRetries: 1} // Envoy's default: one retry
+		if p.RetryOn != "" {
+			retry.On = strings.Split(p.RetryOn, ",")
+		}
+		if p.NumRetries != nil {
+			retry.NumRetries = *p.NumRetries
+		}
+		if b := p.RetryBackOff; b != nil {
+			if retry.Backoff, err = time.ParseDuration(b.BaseInterval); err != nil {
+				return route, fmt.Errorf("retry backoff: %w", err)
+			}
+		}
+		route.Retry = retry
+	}
 	return route, nil
+}
+
+// String writes a redirect as its status code and the parts of the URL it
+// replaces.
+func (r xdsRedirect) String() (string, error) {
+	codes := map[string]string{"": "301", "MOVED_PERMANENTLY": "301", "FOUND": "302", "SEE_OTHER": "303", "TEMPORARY_REDIRECT": "307", "PERMANENT_REDIRECT": "308"}
+	code, ok := codes[r.ResponseCode]
+	if !ok {
+		return "", fmt.Errorf("unknown redirect response code %q", r.ResponseCode)
+	}
+	parts := []string{code}
+	switch {
+	case r.HTTPSRedirect:
+		parts = append(parts, "scheme https")
+	case r.SchemeRedirect != "":
+		parts = append(parts, "scheme "+r.SchemeRedirect)
+	}
+	if r.HostRedirect != "" {
+		parts = append(parts, "host "+r.HostRedirect)
+	}
+	if r.PortRedirect != 0 {
+		parts = append(parts, "port "+strconv.FormatUint(uint64(r.PortRedirect), 10))
+	}
+	if r.PathRedirect != "" {
+		parts = append(parts, "path "+r.PathRedirect)
+	}
+	if r.PrefixRewrite != "" {
+		parts = append(parts, "prefix "+r.PrefixRewrite)
+	}
+	if rr := r.RegexRewrite; rr != nil {
+		parts = append(parts, "regex "+rr.Pattern.Regex+" -> "+rr.Substitution)
+	}
+	return strings.Join(parts, " "), nil
+}
+
+// sessionString writes a route's stateful session config: the cookie or
+// the header that keeps a session on its backend.
+func sessionString(raw json.RawMessage) (string, error) {
+	var s xdsStatefulSession
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", err
+	}
+	switch {
+	case s.Disabled:
+		return "disabled", nil
+	case s.StatefulSession == nil || s.StatefulSession.SessionState == nil:
+		return "", nil
+	}
+	c := s.StatefulSession.SessionState.TypedConfig
+	if c.Cookie != nil {
+		out := "cookie " + c.Cookie.Name
+		if c.Cookie.Path != "" {
+			out += " path " + c.Cookie.Path
+		}
+		if c.Cookie.TTL != "" {
+			ttl, err := time.ParseDuration(c.Cookie.TTL)
+			if err != nil {
+				return "", fmt.Errorf("session cookie ttl: %w", err)
+			}
+			out += " ttl " + ttl.String()
+		}
+		return out, nil
+	}
+	if strings.HasSuffix(c.Type, ".HeaderBasedSessionState") {
+		return "header " + c.Name, nil
+	}
+	return "", fmt.Errorf("unknown session state %s", c.Type)
 }
 
 // backends resolves the clusters to the backends that Envoy Gateway put in
 // them (the metadata of each locality of their load assignment): a weighted
 // cluster holds one backend, a single cluster one locality per backend,
 // weighted by the locality.
-func (s xdsClusterSpecifier) backends(assignments map[string]xdsLoadAssignment) ([]xdsBackend, error) {
+func (s xdsClusterSpecifier) backends(ix xdsIndex) ([]xdsBackend, error) {
 	if s.WeightedClusters == nil {
 		if s.Cluster == "" {
 			return nil, nil
 		}
-		la, ok := assignments[s.Cluster]
+		la, ok := ix.assignments[s.Cluster]
 		if !ok {
 			return []xdsBackend{{Backend: s.Cluster}}, nil
 		}
 		var out []xdsBackend
-		for _, e := range la.Endpoints {
-			out = append(out, xdsBackend{Backend: localityBackend(e.Locality.Region, e.Metadata.FilterMetadata.EnvoyGateway.Resources), Weight: e.LoadBalancingWeight})
+		for i := range la.Endpoints {
+			e := la.Endpoints[i]
+			tls, err := ix.tls(s.Cluster, la, i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, xdsBackend{Backend: localityBackend(e.Locality.Region, e.Metadata.FilterMetadata.EnvoyGateway.Resources), Weight: e.LoadBalancingWeight, TLS: tls})
 		}
 		return out, nil
 	}
 	var out []xdsBackend
 	for _, c := range s.WeightedClusters.Clusters {
 		b := xdsBackend{Backend: c.Name, Weight: c.Weight, HostRewrite: c.HostRewriteLiteral}
-		if la, ok := assignments[c.Name]; ok {
+		if la, ok := ix.assignments[c.Name]; ok {
 			if len(la.Endpoints) != 1 {
 				return nil, fmt.Errorf("weighted cluster %s has %d localities, want one backend", c.Name, len(la.Endpoints))
 			}
 			e := la.Endpoints[0]
 			b.Backend = localityBackend(e.Locality.Region, e.Metadata.FilterMetadata.EnvoyGateway.Resources)
+			var err error
+			if b.TLS, err = ix.tls(c.Name, la, 0); err != nil {
+				return nil, err
+			}
 		}
 		b.RequestHeaders = headerStrings(c.RequestHeadersToAdd)
 		b.ResponseHeaders = headerStrings(c.ResponseHeadersToAdd)
 		out = append(out, b)
+	}
+	return out, nil
+}
+
+// tls is the upstream TLS of a locality's endpoints: the transport socket
+// of the cluster's first transport socket match that their metadata
+// satisfies, or else the cluster's own. All the locality's endpoints must
+// get the same.
+func (ix xdsIndex) tls(cluster string, la xdsLoadAssignment, locality int) (*xdsTLS, error) {
+	c, ok := ix.clusters[cluster]
+	if !ok {
+		return nil, fmt.Errorf("no cluster %s", cluster)
+	}
+	var out *xdsTLS
+	for i, lb := range la.Endpoints[locality].LbEndpoints {
+		socket := c.TransportSocket
+		meta := lb.Metadata.FilterMetadata[egTransportSocketMatch]
+		for _, m := range c.TransportSocketMatches {
+			if subset(m.Match, meta) {
+				socket = m.TransportSocket
+				break
+			}
+		}
+		tls, err := socket.tls()
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", cluster, err)
+		}
+		if i > 0 && !cmp.Equal(tls, out) {
+			return nil, fmt.Errorf("cluster %s: the endpoints of locality %d differ in TLS", cluster, locality)
+		}
+		out = tls
+	}
+	return out, nil
+}
+
+// subset reports whether every key of match has its value in meta.
+func subset(match, meta map[string]string) bool {
+	for k, v := range match {
+		if got, ok := meta[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// tls reads an upstream TLS transport socket; nil is plaintext.
+func (s *xdsTransportSocket) tls() (*xdsTLS, error) {
+	if s == nil {
+		return nil, nil
+	}
+	var ctx xdsUpstreamTLSContext
+	if err := json.Unmarshal(s.TypedConfig, &ctx); err != nil {
+		return nil, err
+	}
+	if ctx.Type != egUpstreamTLSContext {
+		return nil, fmt.Errorf("transport socket %s of type %s", s.Name, ctx.Type)
+	}
+	out := &xdsTLS{SNI: ctx.SNI}
+	common := ctx.CommonTLSContext
+	vc, sds := common.ValidationContext, common.ValidationContextSdsSecretConfig
+	if cvc := common.CombinedValidationContext; cvc != nil {
+		vc, sds = cvc.DefaultValidationContext, cvc.ValidationContextSdsSecretConfig
+	}
+	if sds != nil {
+		out.CA = "sds " + sds.Name
+	}
+	if vc != nil {
+		if ca := vc.TrustedCA; ca != nil {
+			switch {
+			case ca.Filename != "":
+				out.CA = "file " + ca.Filename
+			default:
+				out.CA = "inline"
+			}
+		}
+		for _, san := range vc.MatchTypedSubjectAltNames {
+			if san.Matcher.Exact == "" {
+				return nil, fmt.Errorf("transport socket %s: a subject alt name matcher that is not exact", s.Name)
+			}
+			out.SubjectAltNames = append(out.SubjectAltNames, san.SANType+" "+san.Matcher.Exact)
+		}
 	}
 	return out, nil
 }

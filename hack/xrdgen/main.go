@@ -101,10 +101,15 @@ func render(v variant) ([]byte, error) {
 			"name":          version,
 			"served":        true,
 			"referenceable": true,
+			// Beside the SYNCED, READY, COMPOSITION and AGE columns that
+			// Crossplane adds: where the rollout stands. ROUTE shows with
+			// -o wide.
 			"additionalPrinterColumns": []any{
-				column("ROUTE", "string", ".status.route.name"),
-				column("PHASE", "string", ".status.rollout.phase"),
-				column("CANARY", "integer", ".status.rollout.canaryWeight"),
+				column("PHASE", "string", ".status.rollout.phase", "Phase of the rollout: Stable, Progressing, Paused, Succeeded, Aborted or Failed."),
+				column("STEP", "integer", ".status.rollout.step", "Current step of a progressive rollout."),
+				column("CANARY", "integer", ".status.rollout.canaryWeight", "Percent of the traffic the canary gets."),
+				column("REVISION", "string", ".status.rollout.revision", "The canary's revision the rollout is about."),
+				wide(column("ROUTE", "string", ".status.route.name", "The composed route.")),
 			},
 			"schema": map[string]any{"openAPIV3Schema": map[string]any{
 				"type": "object",
@@ -131,8 +136,14 @@ func render(v variant) ([]byte, error) {
 	return append([]byte(header), b...), nil
 }
 
-func column(name, typ, path string) map[string]any {
-	return map[string]any{"name": name, "type": typ, "jsonPath": path}
+func column(name, typ, path, description string) map[string]any {
+	return map[string]any{"name": name, "type": typ, "jsonPath": path, "description": description}
+}
+
+// wide shows a column with kubectl get -o wide only.
+func wide(c map[string]any) map[string]any {
+	c["priority"] = 1
+	return c
 }
 
 // inline replaces a `$ref: side` with a copy of the side schema, merging the

@@ -42,6 +42,7 @@ canary: {backendRef: {name: canary, port: 80}}
 parentRefs: [{name: gateway}]
 port: 9898
 `
+	revisioned := strings.Replace(base, "{backendRef: {name: canary, port: 80}}", "{backendRef: {name: canary, port: 80}, revision: v2}", 1)
 	cases := map[string]struct {
 		reason string
 		spec   string
@@ -87,14 +88,84 @@ port: 9898
 			want:   []string{"a TLSRoute routes by SNI"},
 		},
 		"TCPRouteRuleMatches": {
-			reason: "TLS and TCP rules carry no matches.",
+			reason: "TLS, TCP and UDP rules carry no matches.",
 			spec:   base + "kind: TCPRoute\nrules: [{matches: [{path: {value: /}}]}]\n",
-			want:   []string{"TLSRoute and TCPRoute rules carry no matches"},
+			want:   []string{"TLSRoute, TCPRoute and UDPRoute rules carry no matches"},
+		},
+		"UDPRouteRuleBackends": {
+			reason: "A UDPRoute's one rule carries the rollout: no backendRefs of its own.",
+			spec:   base + "kind: UDPRoute\nrules: [{backendRefs: [{name: dns, port: 53}]}]\n",
+			want:   []string{"backendRefs of their own"},
 		},
 		"UnknownKind": {
 			reason: "The route kind is an enum.",
-			spec:   base + "kind: UDPRoute\n",
+			spec:   base + "kind: SCTPRoute\n",
 			want:   []string{"spec.kind"},
+		},
+		"RulesOfTheirOwn": {
+			reason: "An HTTPRoute rule may have backendRefs of its own, and a retry.",
+			spec:   base + "rules: [{backendRefs: [{name: cdn, port: 80}]}, {retry: {codes: [503], attempts: 2, backoff: 100ms}}]\n",
+		},
+		"RetryCodes": {
+			reason: "Retry codes are HTTP error statuses.",
+			spec:   base + "rules: [{retry: {codes: [200]}}]\n",
+			want:   []string{"spec.rules[0].retry.codes[0]"},
+		},
+		"StickyBothSides": {
+			reason: "Both cookies and their attributes are accepted.",
+			spec: base + "traffic: {sessionAffinity: {cookieName: canary, primaryCookieName: stable, maxAge: 1h, " +
+				"attributes: {path: /, domain: example.com, secure: true, sameSite: Lax}}}\n",
+		},
+		"StickySameCookie": {
+			reason: "Each side sets a cookie of its own.",
+			spec:   base + "traffic: {sessionAffinity: {cookieName: canary, primaryCookieName: canary, maxAge: 1h}}\n",
+			want:   []string{"primaryCookieName must differ from cookieName"},
+		},
+		"SameSiteNoneNeedsSecure": {
+			reason: "Browsers refuse SameSite=None without Secure.",
+			spec:   base + "traffic: {sessionAffinity: {cookieName: canary, maxAge: 1h, attributes: {sameSite: None}}}\n",
+			want:   []string{"SameSite=None needs secure: true"},
+		},
+		"SessionPersistenceNoAttributes": {
+			reason: "The gateway writes its own cookie with SessionPersistence.",
+			spec:   base + "traffic: {sessionAffinity: {cookieName: s, maxAge: 1h, mode: SessionPersistence, attributes: {secure: true}}}\n",
+			want:   []string{"primaryCookieName and attributes go with mode Cookie"},
+		},
+		"BackendTLS": {
+			reason: "tls on a service side with a hostname and one kind of CA is accepted.",
+			spec:   strings.Replace(base, "{service: {selector: {app: podinfo}}}", "{service: {selector: {app: podinfo}}, tls: {hostname: podinfo.internal, wellKnownCACertificates: System}}", 1),
+		},
+		"BackendTLSOneKindOfCA": {
+			reason: "tls sets exactly one of caCertificateRefs and wellKnownCACertificates.",
+			spec:   strings.Replace(base, "{service: {selector: {app: podinfo}}}", "{service: {selector: {app: podinfo}}, tls: {hostname: podinfo.internal}}", 1),
+			want:   []string{"set exactly one of caCertificateRefs or wellKnownCACertificates"},
+		},
+		"BackendTLSOnBackendRef": {
+			reason: "tls goes with a side whose proxy Service the function composes.",
+			spec:   strings.Replace(base, "{backendRef: {name: canary, port: 80}}", "{backendRef: {name: canary, port: 80}, tls: {hostname: c.internal, wellKnownCACertificates: System}}", 1),
+			want:   []string{"tls goes with a service or externalName side"},
+		},
+		"ControlsNeedSteps": {
+			reason: "approval, promote and retry act on progressive rollouts.",
+			spec:   base + "traffic: {weight: 10, retry: \"1\"}\n",
+			want:   []string{"they need steps"},
+		},
+		"StepAnalysisUnknown": {
+			reason: "A step's analysis names templates of traffic.analysis.",
+			spec:   revisioned + "traffic: {steps: [{weight: 10, analysis: [smoke]}]}\n",
+			want:   []string{"a step's analysis names templates of traffic.analysis"},
+		},
+		"StepAnalysisTwice": {
+			reason: "A step names each template once.",
+			spec: revisioned + "traffic: {steps: [{weight: 10, analysis: [smoke, smoke]}], " +
+				"analysis: {smoke: {template: {apiVersion: batch/v1, kind: Job}, successWhen: \"true\"}}}\n",
+			want: []string{"Duplicate value"},
+		},
+		"AnalysisName": {
+			reason: "Analysis names are DNS-1123 labels of at most 32 characters.",
+			spec: revisioned + "traffic: {steps: [{weight: 10}], " +
+				"analysis: {Smoke_Test: {template: {apiVersion: batch/v1, kind: Job}, successWhen: \"true\"}}}\n",
+			want: []string{"analysis names are DNS-1123 labels"},
 		},
 		"ProgressDeadline": {
 			reason: "A progress deadline between 1m and 24h is accepted with steps.",

@@ -19,23 +19,26 @@ type ReferenceGrantVersion string
 // Supported ReferenceGrant versions.
 const (
 	// ReferenceGrantV1Beta1 is served by every Gateway API release since
-	// v0.6, so it is the default: it works on the widest range of clusters.
+	// v0.6: it works on the widest range of clusters.
 	ReferenceGrantV1Beta1 ReferenceGrantVersion = "v1beta1"
 	// ReferenceGrantV1 is served by Gateway API v1.5 and later.
 	ReferenceGrantV1 ReferenceGrantVersion = "v1"
 )
 
 // RouteVersion is the gateway.networking.k8s.io version of a composed
-// TLSRoute or TCPRoute.
+// GRPCRoute, TLSRoute, TCPRoute or UDPRoute.
 // +kubebuilder:validation:Enum=v1;v1alpha2
 type RouteVersion string
 
-// Supported TLSRoute and TCPRoute versions.
+// Supported route versions.
 const (
-	// RouteV1 is served by Gateway API v1.5 and later (standard channel).
+	// RouteV1 is served by Gateway API v1.1 and later for GRPCRoute, v1.5
+	// and later for TLSRoute, and v1.6 and later for TCPRoute and UDPRoute
+	// (standard channel).
 	RouteV1 RouteVersion = "v1"
 	// RouteV1Alpha2 is the only version that older Gateway API releases
-	// serve for TLSRoute and TCPRoute (experimental channel).
+	// serve for TLSRoute, TCPRoute and UDPRoute (experimental channel), and
+	// the only GRPCRoute some implementations serve (Linkerd).
 	RouteV1Alpha2 RouteVersion = "v1alpha2"
 )
 
@@ -138,28 +141,51 @@ type Input struct {
 
 	// ReferenceGrantVersion is the version of the composed ReferenceGrants.
 	//
-	// Default: v1beta1, served by every Gateway API release since v0.6.
+	// Default: chosen from what the cluster serves, where Crossplane hands
+	// the function the CRD schemas (v2.2 and later): v1 when served, else
+	// v1beta1. Without schemas (older Crossplane, or crossplane render
+	// without --required-schemas): v1beta1, served by every Gateway API
+	// release since v0.6. Set it to override the choice.
 	// +optional
-	// +kubebuilder:default=v1beta1
 	ReferenceGrantVersion ReferenceGrantVersion `json:"referenceGrantVersion,omitempty"`
+
+	// GRPCRouteVersion is the version of a composed GRPCRoute.
+	//
+	// Default: v1 when served, else v1alpha2 (where Crossplane hands the
+	// function the CRD schemas); v1 without schemas. Set it to override
+	// the choice: Linkerd serves GRPCRoute v1alpha2 only.
+	// +optional
+	GRPCRouteVersion RouteVersion `json:"grpcRouteVersion,omitempty"`
 
 	// TLSRouteVersion is the version of a composed TLSRoute. Gateway API
 	// releases before v1.5 serve TLSRoute only as v1alpha2 (experimental
 	// channel).
 	//
-	// Default: v1.
+	// Default: v1 when served, else v1alpha2 (where Crossplane hands the
+	// function the CRD schemas); v1 without schemas. Set it to override
+	// the choice.
 	// +optional
-	// +kubebuilder:default=v1
 	TLSRouteVersion RouteVersion `json:"tlsRouteVersion,omitempty"`
 
 	// TCPRouteVersion is the version of a composed TCPRoute. Gateway API
-	// releases before v1.5 serve TCPRoute only as v1alpha2 (experimental
+	// releases before v1.6 serve TCPRoute only as v1alpha2 (experimental
 	// channel).
 	//
-	// Default: v1.
+	// Default: v1 when served, else v1alpha2 (where Crossplane hands the
+	// function the CRD schemas); v1 without schemas. Set it to override
+	// the choice.
 	// +optional
-	// +kubebuilder:default=v1
 	TCPRouteVersion RouteVersion `json:"tcpRouteVersion,omitempty"`
+
+	// UDPRouteVersion is the version of a composed UDPRoute. Gateway API
+	// releases before v1.6 serve UDPRoute only as v1alpha2 (experimental
+	// channel).
+	//
+	// Default: v1 when served, else v1alpha2 (where Crossplane hands the
+	// function the CRD schemas); v1 without schemas. Set it to override
+	// the choice.
+	// +optional
+	UDPRouteVersion RouteVersion `json:"udpRouteVersion,omitempty"`
 }
 
 // BackendKind is a group/kind pair of a Gateway API backend.

@@ -196,18 +196,23 @@ const (
 	typeArray  = "array"
 )
 
-// uniqueStrings reports items of an x-kubernetes-list-type set that repeat.
+// uniqueStrings reports items of an x-kubernetes-list-type set that repeat
+// an earlier one, as the API server does: at the second item of each value,
+// not the third or later.
 func uniqueStrings[T ~string](path *field.Path, list []T) field.ErrorList {
 	var errs field.ErrorList
 	if len(list) < 2 {
 		return nil
 	}
 	for i := 1; i < len(list); i++ {
+		v, n := jsonString(string(list[i])), 0
 		for j := range i {
-			if jsonString(string(list[i])) == jsonString(string(list[j])) {
-				errs = append(errs, field.Duplicate(path.Index(i), string(list[i])))
-				break
+			if jsonString(string(list[j])) == v {
+				n++
 			}
+		}
+		if n == 1 {
+			errs = append(errs, field.Duplicate(path.Index(i), string(list[i])))
 		}
 	}
 	return errs

@@ -27,7 +27,9 @@ var mirrored = []struct {
 	{"gateway.networking.k8s.io_grpcroutes.yaml", []string{"v1"}},
 	{"gateway.networking.k8s.io_tlsroutes.yaml", []string{"v1", "v1alpha2"}},
 	{"gateway.networking.k8s.io_tcproutes.yaml", []string{"v1", "v1alpha2"}},
+	{"gateway.networking.k8s.io_udproutes.yaml", []string{"v1", "v1alpha2"}},
 	{"gateway.networking.k8s.io_referencegrants.yaml", []string{"v1", "v1beta1"}},
+	{"gateway.networking.k8s.io_backendtlspolicies.yaml", []string{"v1", "v1alpha3"}},
 }
 
 // constraintKeys are the schema keywords that reject objects.
@@ -103,6 +105,10 @@ func walk(s map[string]any, path string, visit func(path, key string, value any)
 	if items, ok := s["items"].(map[string]any); ok {
 		walk(items, path+"[]", visit)
 	}
+	// The values of a map, such as a BackendTLSPolicy's options.
+	if values, ok := s["additionalProperties"].(map[string]any); ok {
+		walk(values, path+"{}", visit)
+	}
 }
 
 // TestCRDConstraintsUnchanged pins the rules of the Gateway API CRDs that
@@ -133,7 +139,7 @@ func TestPatternsAndMessagesAreTheCRDs(t *testing.T) {
 	_, patterns, messages, rules := constraints(t)
 	ourPatterns := []string{
 		patGroup, patKind, patNamespace, patSubdomain, patHostname, patHeaderName, patHeaderValue,
-		patDuration, patPath, patCORSOrigin, patGRPCService, patGRPCMethod,
+		patDuration, patPath, patCORSOrigin, patGRPCService, patGRPCMethod, patWellKnownCA, patAbsoluteURI,
 	}
 	for _, p := range ourPatterns {
 		if !slices.Contains(patterns, p) && !containsSubstring(rules, p) {
@@ -157,6 +163,8 @@ func TestPatternsAndMessagesAreTheCRDs(t *testing.T) {
 		msgCORSOriginsWildcard, msgCORSMethodsWildcard, msgCORSHeadersWildcard, msgAuthGRPCSpecified,
 		msgAuthGRPCProtocol, msgAuthHTTPSpecified, msgAuthHTTPProtocol, msgGRPCServiceOrMethod,
 		msgGRPCServiceChars, msgGRPCMethodChars,
+		msgTargetSectionSpecified, msgTargetSectionUnique, msgCACertificatesBoth, msgCACertificatesNeither,
+		msgSANHostnameSpecified, msgSANHostnameType, msgSANURISpecified, msgSANURIType,
 	)
 	for _, t := range unrepeatableHTTPFilters {
 		ourMessages = append(ourMessages, filterRepeated(string(t)))

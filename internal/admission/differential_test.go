@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+	gwv1alpha3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	"sigs.k8s.io/yaml"
 
@@ -34,6 +35,14 @@ func admit(obj any) field.ErrorList {
 		return TLSRouteV1Alpha2(o)
 	case *gwv1alpha2.TCPRoute:
 		return TCPRouteV1Alpha2(o)
+	case *gwv1.UDPRoute:
+		return UDPRoute(o)
+	case *gwv1alpha2.UDPRoute:
+		return UDPRouteV1Alpha2(o)
+	case *gwv1.BackendTLSPolicy:
+		return BackendTLSPolicy(o)
+	case *gwv1alpha3.BackendTLSPolicy:
+		return BackendTLSPolicyV1Alpha3(o)
 	case *gwv1.ReferenceGrant:
 		return ReferenceGrant(o)
 	case *gwv1beta1.ReferenceGrant:
@@ -47,7 +56,7 @@ func admit(obj any) field.ErrorList {
 // objects must pass all of them.
 func channels(obj any) []crdschema.Channel {
 	switch obj.(type) {
-	case *gwv1alpha2.TLSRoute, *gwv1alpha2.TCPRoute:
+	case *gwv1alpha2.TLSRoute, *gwv1alpha2.TCPRoute, *gwv1alpha2.UDPRoute, *gwv1alpha3.BackendTLSPolicy:
 		return []crdschema.Channel{crdschema.Experimental}
 	default:
 		return crdschema.Channels
@@ -145,7 +154,10 @@ var corpusSize = map[string]int{
 	"TCPRoute":         100,
 	"TLSRouteV1Alpha2": 100,
 	"TCPRouteV1Alpha2": 60,
+	"UDPRoute":         100,
+	"UDPRouteV1Alpha2": 60,
 	"ReferenceGrant":   120,
+	"BackendTLSPolicy": 400,
 }
 
 // corpus is every hand-written test case plus the generated objects.

@@ -37,8 +37,9 @@
 //     externalAuth) are checked with the experimental rules: the standard
 //     channel drops them. Enumerations are the standard ones where they are
 //     narrower, so an ExternalAuth filter type is refused.
-//   - TLSRoute and TCPRoute v1alpha2 exist only in the experimental channel
-//     (for older clusters) and are checked against that version's schema.
+//   - TLSRoute, TCPRoute and UDPRoute v1alpha2, and BackendTLSPolicy
+//     v1alpha3, exist only in the experimental channel (for older clusters)
+//     and are checked against that version's schema.
 //
 // A differential test compares every check with the CRD validator of both
 // channels (internal/crdschema) on a large generated corpus, and a fuzz
@@ -46,14 +47,17 @@
 //
 // # Fragments
 //
-// Besides whole objects (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute,
-// TLSRouteV1Alpha2, TCPRouteV1Alpha2, ReferenceGrant, ReferenceGrantV1Beta1),
-// the validators of fragments (ParentReferences, Hostnames, HTTPRouteMatches,
-// HTTPRouteFilters, BackendObjectReference, ...) take the path of the
-// fragment, so a caller can check what a user wrote at the user's own path
-// (say spec.rules[1].filters of the XR) before composing it. Rules that span
-// several fragments (total matches across rules, unique rule names) are
-// checked only by the whole-object and list-of-rules validators.
+// Besides whole objects (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute,
+// TLSRouteV1Alpha2, TCPRouteV1Alpha2, UDPRouteV1Alpha2, ReferenceGrant,
+// ReferenceGrantV1Beta1, BackendTLSPolicy, BackendTLSPolicyV1Alpha3), the
+// validators of fragments (ParentReferences, Hostnames, HTTPRouteMatches,
+// HTTPRouteFilters, BackendObjectReference, SessionPersistence,
+// BackendTLSPolicyValidation, ...) take the path of the fragment, so a caller
+// can check what a user wrote at the user's own path (say
+// spec.rules[1].filters, or a side's tls, of the XR) before composing it.
+// Rules that span several fragments (total matches across rules, unique rule
+// names, a policy's targetRefs) are checked only by the whole-object and
+// list-of-rules validators.
 //
 // # Cost
 //

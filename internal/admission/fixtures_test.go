@@ -5,6 +5,7 @@ import (
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+	gwv1alpha3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 )
 
@@ -175,6 +176,78 @@ func tcpRouteV1Alpha2() *gwv1alpha2.TCPRoute {
 			},
 		},
 	}
+}
+
+func udpRoute() *gwv1.UDPRoute {
+	return &gwv1.UDPRoute{
+		TypeMeta:   typeMeta(gwv1.GroupVersion.String(), "UDPRoute"),
+		ObjectMeta: meta(),
+		Spec: gwv1.UDPRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: parentRefs()},
+			Rules:           []gwv1.UDPRouteRule{{BackendRefs: []gwv1.BackendRef{backend("podinfo-primary", 90), backend("podinfo-canary", 10)}}},
+		},
+	}
+}
+
+func udpRouteV1Alpha2() *gwv1alpha2.UDPRoute {
+	return &gwv1alpha2.UDPRoute{
+		TypeMeta:   typeMeta(gwv1alpha2.GroupVersion.String(), "UDPRoute"),
+		ObjectMeta: meta(),
+		Spec: gwv1alpha2.UDPRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: parentRefs()},
+			Rules: []gwv1alpha2.UDPRouteRule{
+				{Name: ptr.To[gwv1.SectionName]("a"), BackendRefs: []gwv1.BackendRef{backend("podinfo-primary", 90), backend("podinfo-canary", 10)}},
+				{BackendRefs: []gwv1.BackendRef{backend("podinfo-primary", 1)}},
+			},
+		},
+	}
+}
+
+func serviceTarget(name string, section *gwv1.SectionName) gwv1.LocalPolicyTargetReferenceWithSectionName {
+	return gwv1.LocalPolicyTargetReferenceWithSectionName{
+		LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Group: "", Kind: "Service", Name: gwv1.ObjectName(name)},
+		SectionName:                section,
+	}
+}
+
+// backendTLSPolicy is the policy the function composes for its proxy
+// Services: CA certificates from a ConfigMap and the backend's hostname.
+func backendTLSPolicy() *gwv1.BackendTLSPolicy {
+	return &gwv1.BackendTLSPolicy{
+		TypeMeta:   typeMeta(gwv1.GroupVersion.String(), "BackendTLSPolicy"),
+		ObjectMeta: meta(),
+		Spec: gwv1.BackendTLSPolicySpec{
+			TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{
+				serviceTarget("podinfo-primary-proxy", nil),
+				serviceTarget("podinfo-canary-proxy", ptr.To[gwv1.SectionName]("https")),
+			},
+			Validation: gwv1.BackendTLSPolicyValidation{
+				CACertificateRefs: []gwv1.LocalObjectReference{{Group: "", Kind: "ConfigMap", Name: "podinfo-ca"}},
+				Hostname:          "podinfo.internal",
+			},
+		},
+	}
+}
+
+// backendTLSPolicySystem is the other form: the system's CA certificates,
+// and subject alternative names.
+func backendTLSPolicySystem() *gwv1.BackendTLSPolicy {
+	p := backendTLSPolicy()
+	p.Spec.Validation = gwv1.BackendTLSPolicyValidation{
+		WellKnownCACertificates: ptr.To(gwv1.WellKnownCACertificatesSystem),
+		Hostname:                "podinfo.example.com",
+		SubjectAltNames: []gwv1.SubjectAltName{
+			{Type: gwv1.HostnameSubjectAltNameType, Hostname: "*.example.com"},
+			{Type: gwv1.URISubjectAltNameType, URI: "spiffe://cluster.local/ns/test/sa/podinfo"},
+		},
+	}
+	return p
+}
+
+func backendTLSPolicyV1Alpha3(p *gwv1.BackendTLSPolicy) *gwv1alpha3.BackendTLSPolicy {
+	a := gwv1alpha3.BackendTLSPolicy(*p)
+	a.TypeMeta = typeMeta(gwv1alpha3.GroupVersion.String(), "BackendTLSPolicy")
+	return &a
 }
 
 func referenceGrant() *gwv1.ReferenceGrant {

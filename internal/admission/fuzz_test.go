@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
 )
 
 // The fuzz targets decode the fuzzer's bytes into a route's spec (skipping
@@ -53,6 +54,56 @@ func FuzzGRPCRoute(f *testing.F) {
 		}
 		if !agrees(t, r) {
 			t.Fatal(report("FuzzGRPCRoute", r, judge(t, r)))
+		}
+	})
+}
+
+// FuzzBackendTLSPolicy decodes the input into a BackendTLSPolicy's spec;
+// v1alpha3, which has the same schema, is covered by FuzzGenerated.
+func FuzzBackendTLSPolicy(f *testing.F) {
+	for _, c := range allCases() {
+		if p, ok := c.obj.(*gwv1.BackendTLSPolicy); ok {
+			addSeed(f, p.Spec)
+		}
+	}
+	addSeed(f, maximalBackendTLSPolicy().Spec)
+	judge(f, backendTLSPolicy())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := backendTLSPolicy()
+		p.Spec = gwv1.BackendTLSPolicySpec{}
+		if err := json.Unmarshal(data, &p.Spec); err != nil {
+			t.Skip()
+		}
+		if !agrees(t, p) {
+			t.Fatal(report("FuzzBackendTLSPolicy", p, judge(t, p)))
+		}
+	})
+}
+
+// FuzzUDPRoute decodes the input into the spec of a UDPRoute of both
+// versions: v1, which both channels serve, and v1alpha2, whose rules are
+// sent as null when nil.
+func FuzzUDPRoute(f *testing.F) {
+	for _, c := range allCases() {
+		switch r := c.obj.(type) {
+		case *gwv1.UDPRoute:
+			addSeed(f, r.Spec)
+		case *gwv1alpha2.UDPRoute:
+			addSeed(f, r.Spec)
+		}
+	}
+	judge(f, udpRoute())
+	judge(f, udpRouteV1Alpha2())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v1, v1alpha2 := udpRoute(), udpRouteV1Alpha2()
+		v1.Spec, v1alpha2.Spec = gwv1.UDPRouteSpec{}, gwv1alpha2.UDPRouteSpec{}
+		if json.Unmarshal(data, &v1.Spec) != nil || json.Unmarshal(data, &v1alpha2.Spec) != nil {
+			t.Skip()
+		}
+		for _, r := range []any{v1, v1alpha2} {
+			if !agrees(t, r) {
+				t.Fatal(report("FuzzUDPRoute", r, judge(t, r)))
+			}
 		}
 	})
 }

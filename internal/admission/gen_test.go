@@ -349,15 +349,50 @@ func (g *gen) httpMatches(ms []gwv1.HTTPRouteMatch) []gwv1.HTTPRouteMatch {
 func (g *gen) duration() *gwv1.Duration { return strp[gwv1.Duration](g, durations) }
 
 func (g *gen) sessionPersistence() *gwv1.SessionPersistence {
+	if g.chance(0.05) {
+		return &gwv1.SessionPersistence{}
+	}
 	s := &gwv1.SessionPersistence{
-		SessionName:     strp[string](g, []string{"s", long(128), long(129)}),
+		SessionName:     strp[string](g, []string{"s", "", "session-id", long(128), long(129), strings.Repeat("é", 128), strings.Repeat("é", 129)}),
 		AbsoluteTimeout: g.duration(),
-		Type:            strp[gwv1.SessionPersistenceType](g, []string{"Cookie", "Header", "Other"}),
+		Type:            strp[gwv1.SessionPersistenceType](g, []string{"Cookie", "Cookie", "Header", "Other", "", "cookie"}),
 	}
 	if g.chance(0.6) {
-		s.CookieConfig = &gwv1.CookieConfig{LifetimeType: strp[gwv1.CookieLifetimeType](g, []string{"Permanent", "Session", "Forever"})}
+		s.CookieConfig = &gwv1.CookieConfig{LifetimeType: strp[gwv1.CookieLifetimeType](g, []string{"Permanent", "Permanent", "Session", "Forever", ""})}
+	}
+	if g.chance(0.3) { // A permanent cookie, with or without its timeout.
+		s.Type = pick(g, nil, ptr.To(gwv1.CookieBasedSessionPersistence))
+		s.CookieConfig = &gwv1.CookieConfig{LifetimeType: ptr.To(gwv1.PermanentCookieLifetimeType)}
+		s.AbsoluteTimeout = pick(g, nil, ptr.To[gwv1.Duration]("1h"))
 	}
 	return s
+}
+
+// retryCodePool sits on the edges of 400 to 599, with repeats likely.
+var retryCodePool = []gwv1.HTTPRouteRetryStatusCode{400, 404, 500, 502, 503, 503, 599, 399, 600, 0, -1, 1 << 40}
+
+func (g *gen) retry() *gwv1.HTTPRouteRetry {
+	if g.chance(0.1) {
+		return &gwv1.HTTPRouteRetry{}
+	}
+	r := &gwv1.HTTPRouteRetry{
+		Attempts: pick(g, nil, ptr.To(0), ptr.To(1), ptr.To(2), ptr.To(-1), ptr.To(1<<40)),
+		Backoff:  g.duration(),
+	}
+	switch g.n(4) {
+	case 0: // Every valid code (a set has no maxItems), maybe one twice.
+		for c := gwv1.HTTPRouteRetryStatusCode(minRetryCode); c <= maxRetryCode; c++ {
+			r.Codes = append(r.Codes, c)
+		}
+		if g.chance(0.5) {
+			r.Codes = append(r.Codes, pick(g, retryCodePool...))
+		}
+	default:
+		for range pick(g, 0, 1, 2, 3, 5) {
+			r.Codes = append(r.Codes, pick(g, retryCodePool...))
+		}
+	}
+	return r
 }
 
 func (g *gen) mutateHTTPRule(r *gwv1.HTTPRouteRule) {
@@ -391,10 +426,7 @@ func (g *gen) mutateHTTPRule(r *gwv1.HTTPRouteRule) {
 	case 8:
 		r.Timeouts = &gwv1.HTTPRouteTimeouts{Request: g.duration(), BackendRequest: g.duration()}
 	case 9:
-		r.Retry = &gwv1.HTTPRouteRetry{Attempts: pick(g, nil, ptr.To(0), ptr.To(1), ptr.To(-1)), Backoff: g.duration()}
-		for range pick(g, 0, 1, 2) {
-			r.Retry.Codes = append(r.Retry.Codes, gwv1.HTTPRouteRetryStatusCode(pick(g, 400, 500, 503, 599, 399, 600)))
-		}
+		r.Retry = g.retry()
 	case 10:
 		r.SessionPersistence = g.sessionPersistence()
 	default: // Prefix rewrites and redirects, with or without one PathPrefix match.
@@ -651,6 +683,209 @@ func genTCPRouteV1Alpha2(g *gen) any {
 	return r
 }
 
+func genUDPRoute(g *gen) any {
+	r := udpRoute()
+	switch g.n(4) {
+	case 0:
+		r.Spec.ParentRefs = g.mutateParentRefs(r.Spec.ParentRefs)
+	case 1:
+		r.Spec.Rules = pick(g, nil, []gwv1.UDPRouteRule{}, append(r.Spec.Rules, r.Spec.Rules[0]))
+	case 2:
+		r.Spec.UseDefaultGateways = gwv1.GatewayDefaultScope(pick(g, "All", "None", "Some"))
+	default:
+		names, refs := []*gwv1.SectionName{r.Spec.Rules[0].Name}, [][]gwv1.BackendRef{r.Spec.Rules[0].BackendRefs}
+		g.mutateL4Rules(names, refs)
+		r.Spec.Rules[0].Name, r.Spec.Rules[0].BackendRefs = names[0], refs[0]
+	}
+	return r
+}
+
+func genUDPRouteV1Alpha2(g *gen) any {
+	r := udpRouteV1Alpha2()
+	switch g.n(5) {
+	case 0:
+		r.Spec.ParentRefs = g.mutateParentRefs(r.Spec.ParentRefs)
+	case 1:
+		for range pick(g, 0, 1, 14, 15) {
+			r.Spec.Rules = append(r.Spec.Rules, gwv1alpha2.UDPRouteRule{Name: strp[gwv1.SectionName](g, []string{"a", "b", "c"}), BackendRefs: []gwv1.BackendRef{backend("b", 1)}})
+		}
+	case 2: // Unlike TCPRoute v1alpha2's, rules is sent as null when nil.
+		r.Spec.Rules = pick(g, nil, []gwv1alpha2.UDPRouteRule{}, r.Spec.Rules[:1])
+	case 3:
+		r.Spec.Rules[1].Name = pick(g, nil, r.Spec.Rules[0].Name, ptr.To[gwv1.SectionName]("Bad"), ptr.To[gwv1.SectionName](""))
+	default:
+		i := g.n(2)
+		names, refs := []*gwv1.SectionName{r.Spec.Rules[i].Name}, [][]gwv1.BackendRef{r.Spec.Rules[i].BackendRefs}
+		g.mutateL4Rules(names, refs)
+		r.Spec.Rules[i].Name, r.Spec.Rules[i].BackendRefs = names[0], refs[0]
+	}
+	return r
+}
+
+// BackendTLSPolicy values on the edges of the CRD's patterns and lengths.
+var (
+	wellKnownCAs = []string{
+		"System", "example.com/bundle", "a/b", "a/" + long(63), "a/" + long(64), "a.b/C_d.E-f", "a/b_", "a/_b", "a/-b", "a/b-",
+		"system", "", "System ", "SYSTEM", "example.com/", "/b", "Example.com/b", "a..b/c", "a/b/c",
+		strings.Repeat(long(62)+".", 3) + long(62) + "/b", strings.Repeat(long(62)+".", 3) + long(62) + "/bc",
+	}
+	uris = []string{
+		"spiffe://cluster.local/ns/test/sa/podinfo", "https://example.com", "http://a", "a://", "x:///path", "https://a?b#c",
+		"https://" + long(245), "https://" + long(246), "urn:a", "a:b", "x", "", "://a", "a b://c", "HTTPS://A", "a/b://c", "é://a",
+	}
+	targetKinds = []string{"Service", "Service", "ServiceImport", "", "service", "1Service", long(63), long(64)}
+)
+
+func (g *gen) targetRef() gwv1.LocalPolicyTargetReferenceWithSectionName {
+	r := gwv1.LocalPolicyTargetReferenceWithSectionName{
+		LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{
+			Group: gwv1.Group(g.str(groups)), Kind: gwv1.Kind(g.str(targetKinds)), Name: gwv1.ObjectName(g.str(names)),
+		},
+		SectionName: strp[gwv1.SectionName](g, dnsish),
+	}
+	if g.chance(0.5) { // Mostly valid.
+		r.Group, r.Kind, r.Name = "", "Service", gwv1.ObjectName(pick(g, "podinfo-proxy", "podinfo-primary-proxy", "a"))
+		r.SectionName = pick(g, nil, ptr.To[gwv1.SectionName]("https"), ptr.To[gwv1.SectionName](""))
+	}
+	return r
+}
+
+func (g *gen) mutateTargetRefs(refs []gwv1.LocalPolicyTargetReferenceWithSectionName) []gwv1.LocalPolicyTargetReferenceWithSectionName {
+	switch g.n(8) {
+	case 0:
+		return pick(g, nil, []gwv1.LocalPolicyTargetReferenceWithSectionName{})
+	case 1:
+		return append(refs, g.targetRef())
+	case 2: // The same target twice, with or without a sectionName.
+		r := refs[0]
+		r.SectionName = pick(g, nil, ptr.To[gwv1.SectionName](""), r.SectionName, ptr.To[gwv1.SectionName]("other"))
+		return append(refs, r)
+	case 3: // Up to 16, or one more.
+		for i := len(refs); i < pick(g, 16, 17); i++ {
+			refs = append(refs, serviceTarget(long(1+i), nil))
+		}
+		return refs
+	case 4: // Every reference to one target.
+		for i := range refs {
+			refs[i].Name = "podinfo-proxy"
+			refs[i].SectionName = pick(g, nil, ptr.To[gwv1.SectionName](""), ptr.To[gwv1.SectionName]("a"), ptr.To[gwv1.SectionName]("b"))
+		}
+		return refs
+	case 5: // Two targets that differ only in group or kind.
+		r := refs[0]
+		if g.chance(0.5) {
+			r.Group = gwv1.Group(pick(g, "", "core", "multicluster.x-k8s.io"))
+		} else {
+			r.Kind = gwv1.Kind(pick(g, "Service", "ServiceImport"))
+		}
+		return append(refs, r)
+	default:
+		refs[g.n(len(refs))] = g.targetRef()
+		return refs
+	}
+}
+
+func (g *gen) subjectAltName() gwv1.SubjectAltName {
+	s := gwv1.SubjectAltName{Type: gwv1.SubjectAltNameType(pick(g, "Hostname", "URI", "Hostname", "URI", "", "DNS", "hostname"))}
+	switch {
+	case g.chance(0.15):
+		s.Hostname, s.URI = gwv1.Hostname(pick(g, "", g.str(hostnames))), gwv1.AbsoluteURI(pick(g, "", g.str(uris)))
+	case s.Type == gwv1.HostnameSubjectAltNameType:
+		s.Hostname = gwv1.Hostname(g.str(hostnames))
+	case s.Type == gwv1.URISubjectAltNameType:
+		s.URI = gwv1.AbsoluteURI(g.str(uris))
+	}
+	return s
+}
+
+func (g *gen) tlsOptions() map[gwv1.AnnotationKey]gwv1.AnnotationValue {
+	switch g.n(5) {
+	case 0:
+		return pick(g, nil, map[gwv1.AnnotationKey]gwv1.AnnotationValue{})
+	case 1:
+		m := map[gwv1.AnnotationKey]gwv1.AnnotationValue{}
+		for i := range pick(g, 15, 16, 17) {
+			m[gwv1.AnnotationKey("example.com/"+long(1+i))] = "v"
+		}
+		return m
+	case 2: // Keys that the AnnotationKey type's markers forbid and the CRD does not.
+		return map[gwv1.AnnotationKey]gwv1.AnnotationValue{
+			gwv1.AnnotationKey(pick(g, "", "Bad Key!", "a.b/c", long(300), "x[0]", "é")): "v",
+		}
+	default:
+		return map[gwv1.AnnotationKey]gwv1.AnnotationValue{
+			"example.com/min-version": gwv1.AnnotationValue(pick(g, "", "1.3", long(4096), long(4097), strings.Repeat("é", 4096), strings.Repeat("é", 4097), "a\nb")),
+			"example.com/ciphers":     gwv1.AnnotationValue(pick(g, "", "TLS_AES_128_GCM_SHA256", long(4097))),
+		}
+	}
+}
+
+func genBackendTLSPolicy(g *gen) any {
+	p := pick(g, backendTLSPolicy, backendTLSPolicySystem)()
+	for range 1 + g.n(2) {
+		v := &p.Spec.Validation
+		switch g.n(13) {
+		case 0:
+			p.Name = pick(g, "podinfo", "", "Podinfo", "a.b", long(253), long(254), "-a")
+			p.Namespace = pick(g, "test", "", "a.b", long(63), long(64))
+		case 1, 2:
+			if len(p.Spec.TargetRefs) == 0 {
+				p.Spec.TargetRefs = backendTLSPolicy().Spec.TargetRefs
+			}
+			p.Spec.TargetRefs = g.mutateTargetRefs(p.Spec.TargetRefs)
+		case 3: // Either, both or neither source of CA certificates.
+			switch g.n(4) {
+			case 0:
+				v.CACertificateRefs = pick(g, nil, []gwv1.LocalObjectReference{})
+			case 1:
+				for len(v.CACertificateRefs) < pick(g, 8, 9) {
+					v.CACertificateRefs = append(v.CACertificateRefs, gwv1.LocalObjectReference{Kind: "ConfigMap", Name: gwv1.ObjectName(long(1 + len(v.CACertificateRefs)))})
+				}
+			default:
+				v.CACertificateRefs = append(v.CACertificateRefs, gwv1.LocalObjectReference{
+					Group: gwv1.Group(g.str(groups)), Kind: gwv1.Kind(pick(g, "ConfigMap", "Secret", g.str(kinds))), Name: gwv1.ObjectName(g.str(names)),
+				})
+			}
+		case 4:
+			v.WellKnownCACertificates = strp[gwv1.WellKnownCACertificatesType](g, wellKnownCAs)
+		case 5:
+			v.WellKnownCACertificates = ptr.To(gwv1.WellKnownCACertificatesSystem)
+			v.CACertificateRefs = pick(g, nil, []gwv1.LocalObjectReference{}, backendTLSPolicy().Spec.Validation.CACertificateRefs)
+		case 6:
+			v.Hostname = gwv1.PreciseHostname(pick(g, g.str(hostnames), g.str(dnsish)))
+		case 7, 8:
+			switch g.n(4) {
+			case 0:
+				v.SubjectAltNames = pick(g, nil, []gwv1.SubjectAltName{})
+			case 1:
+				for len(v.SubjectAltNames) < pick(g, 5, 6) {
+					v.SubjectAltNames = append(v.SubjectAltNames, gwv1.SubjectAltName{Type: gwv1.URISubjectAltNameType, URI: "https://a"})
+				}
+			default:
+				v.SubjectAltNames = append(v.SubjectAltNames, g.subjectAltName())
+			}
+		case 9, 10:
+			p.Spec.Options = g.tlsOptions()
+		case 11: // A zero spec is not sent; a nearly zero one is.
+			p.Spec = gwv1.BackendTLSPolicySpec{}
+			switch g.n(4) {
+			case 0:
+				p.Spec.TargetRefs = []gwv1.LocalPolicyTargetReferenceWithSectionName{}
+			case 1:
+				p.Spec.Options = map[gwv1.AnnotationKey]gwv1.AnnotationValue{}
+			case 2:
+				p.Spec.Validation.SubjectAltNames = []gwv1.SubjectAltName{}
+			}
+		default:
+			p.Spec.Validation = gwv1.BackendTLSPolicyValidation{Hostname: gwv1.PreciseHostname(g.str(hostnames))}
+		}
+	}
+	if g.chance(0.25) {
+		return backendTLSPolicyV1Alpha3(p)
+	}
+	return p
+}
+
 func genReferenceGrant(g *gen) any {
 	rg := referenceGrant()
 	switch g.n(6) {
@@ -688,6 +923,9 @@ func generators() map[string]func(*gen) any {
 		"TCPRoute":         genTCPRoute,
 		"TLSRouteV1Alpha2": genTLSRouteV1Alpha2,
 		"TCPRouteV1Alpha2": genTCPRouteV1Alpha2,
+		"UDPRoute":         genUDPRoute,
+		"UDPRouteV1Alpha2": genUDPRouteV1Alpha2,
 		"ReferenceGrant":   genReferenceGrant,
+		"BackendTLSPolicy": genBackendTLSPolicy,
 	}
 }

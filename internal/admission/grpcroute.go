@@ -162,7 +162,7 @@ func GRPCRouteFilters(path *field.Path, filters []gwv1.GRPCRouteFilter) field.Er
 			errs = append(errs, requestMirror(p.Child(filterRequestMirror), f.RequestMirror)...)
 		}
 		if f.ExtensionRef != nil {
-			errs = append(errs, extensionRef(p.Child(filterExtensionRef), f.ExtensionRef)...)
+			errs = append(errs, localObjectReference(p.Child(filterExtensionRef), f.ExtensionRef)...)
 		}
 		switch f.Type { //nolint:exhaustive // Only these two cannot be repeated.
 		case gwv1.GRPCRouteFilterRequestHeaderModifier:

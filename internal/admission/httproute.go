@@ -271,14 +271,19 @@ func httpRouteMatch(path *field.Path, m *gwv1.HTTPRouteMatch) field.ErrorList {
 	return errs
 }
 
-// duplicateKey reports item i of an x-kubernetes-list-type map if an
-// earlier item has the same key, as the API server's list-map check does.
+// duplicateKey reports item i of an x-kubernetes-list-type map if exactly
+// one earlier item has the same key: the API server's list-map check reports
+// the second item of each key, not the third or later.
 func duplicateKey[T any](path *field.Path, i int, list []T, key func(T) string) field.ErrorList {
 	k := jsonString(key(list[i]))
+	n := 0
 	for j := range i {
 		if jsonString(key(list[j])) == k {
-			return field.ErrorList{field.Duplicate(path.Index(i), map[string]any{"name": k})}
+			n++
 		}
+	}
+	if n == 1 {
+		return field.ErrorList{field.Duplicate(path.Index(i), map[string]any{"name": k})}
 	}
 	return nil
 }
@@ -417,7 +422,7 @@ func httpRouteFilter(path *field.Path, f *gwv1.HTTPRouteFilter) field.ErrorList 
 		errs = append(errs, cors(path.Child(filterCORS), f.CORS)...)
 	}
 	if f.ExtensionRef != nil {
-		errs = append(errs, extensionRef(path.Child(filterExtensionRef), f.ExtensionRef)...)
+		errs = append(errs, localObjectReference(path.Child(filterExtensionRef), f.ExtensionRef)...)
 	}
 	if f.ExternalAuth != nil {
 		errs = append(errs, externalAuth(path.Child(filterExternalAuth), f.ExternalAuth)...)
@@ -600,7 +605,10 @@ func contains[T ~string](list []T, v string) bool {
 	return false
 }
 
-func extensionRef(path *field.Path, r *gwv1.LocalObjectReference) field.ErrorList {
+// localObjectReference validates a reference to an object in the same
+// namespace, such as a filter's extensionRef or a BackendTLSPolicy's
+// caCertificateRefs.
+func localObjectReference(path *field.Path, r *gwv1.LocalObjectReference) field.ErrorList {
 	if r == nil {
 		return nil
 	}
@@ -703,26 +711,43 @@ func httpRouteRetry(path *field.Path, r *gwv1.HTTPRouteRetry) field.ErrorList {
 	}
 	var errs field.ErrorList
 	if len(r.Codes) > 0 {
-		// A set without maxItems: a bitmap of the valid codes keeps the
-		// duplicate check linear. Out of range codes fail anyway.
-		var seen [maxRetryCode - minRetryCode + 1]bool
-		p := path.Child("codes")
-		for i, c := range r.Codes {
-			if c < minRetryCode || c > maxRetryCode {
-				errs = append(errs, intRangeIndex(p, i, int64(c), minRetryCode, maxRetryCode)...)
-				continue
-			}
-			if seen[c-minRetryCode] {
-				errs = append(errs, field.Duplicate(p.Index(i), int(c)))
-			}
-			seen[c-minRetryCode] = true
-		}
+		errs = append(errs, retryCodes(path.Child("codes"), r.Codes)...)
 	}
 	if r.Attempts != nil {
 		errs = append(errs, intMin(path, "attempts", int64(*r.Attempts), 1)...)
 	}
 	if r.Backoff != nil {
 		errs = append(errs, strDuration.check(path, "backoff", string(*r.Backoff))...)
+	}
+	return errs
+}
+
+// retryCodes validates a retry's codes, a set without maxItems: each code is
+// 400 to 599, and the API server reports the second item of each value, out
+// of range or not, as a duplicate. Counts of the valid codes in an array,
+// and of the others in a map made only if needed, keep it linear.
+func retryCodes(path *field.Path, codes []gwv1.HTTPRouteRetryStatusCode) field.ErrorList {
+	var (
+		errs  field.ErrorList
+		seen  [maxRetryCode - minRetryCode + 1]uint8
+		other map[gwv1.HTTPRouteRetryStatusCode]uint8
+	)
+	for i, c := range codes {
+		var n uint8
+		if c >= minRetryCode && c <= maxRetryCode {
+			n = seen[c-minRetryCode]
+			seen[c-minRetryCode] = min(n+1, 2)
+		} else {
+			errs = append(errs, intRangeIndex(path, i, int64(c), minRetryCode, maxRetryCode)...)
+			if other == nil {
+				other = map[gwv1.HTTPRouteRetryStatusCode]uint8{}
+			}
+			n = other[c]
+			other[c] = min(n+1, 2)
+		}
+		if n == 1 {
+			errs = append(errs, field.Duplicate(path.Index(i), int(c)))
+		}
 	}
 	return errs
 }

@@ -649,6 +649,101 @@ func httpRouteCases() map[string]httpRouteCase {
 				below("spec.rules[1].retry.attempts", 1),
 			),
 		},
+		"ValidRetry": {
+			reason: "A typical retry (experimental) is accepted; an empty one too.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				r.Spec.Rules[0].Retry = &gwv1.HTTPRouteRetry{Codes: []gwv1.HTTPRouteRetryStatusCode{500, 502, 503}, Attempts: ptr.To(2), Backoff: ptr.To[gwv1.Duration]("100ms")}
+				r.Spec.Rules[1].Retry = &gwv1.HTTPRouteRetry{}
+			},
+		},
+		"RetryEveryCode": {
+			reason: "codes has no maxItems: every code from 400 to 599 at once is fine, and attempts has no maximum.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				r.Spec.Rules[1].Retry = &gwv1.HTTPRouteRetry{Attempts: ptr.To(1 << 40)}
+				for c := gwv1.HTTPRouteRetryStatusCode(minRetryCode); c <= maxRetryCode; c++ {
+					r.Spec.Rules[1].Retry.Codes = append(r.Spec.Rules[1].Retry.Codes, c)
+				}
+			},
+		},
+		"RetryRepeatedCodes": {
+			reason: "The API server reports the second item of each repeated code, out of range or not, and not the third.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				r.Spec.Rules[1].Retry = &gwv1.HTTPRouteRetry{Codes: []gwv1.HTTPRouteRetryStatusCode{503, 503, 503, 600, 600, 600, 399}}
+			},
+			want: errs(
+				duplicate("spec.rules[1].retry.codes[1]"),
+				above("spec.rules[1].retry.codes[3]", maxRetryCode),
+				above("spec.rules[1].retry.codes[4]", maxRetryCode),
+				duplicate("spec.rules[1].retry.codes[4]"),
+				above("spec.rules[1].retry.codes[5]", maxRetryCode),
+				below("spec.rules[1].retry.codes[6]", minRetryCode),
+			),
+		},
+		"RetryBackoff": {
+			reason: "A retry's backoff is a GEP-2257 duration; attempts is at least 1.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				r.Spec.Rules[1].Retry = &gwv1.HTTPRouteRetry{Attempts: ptr.To(-1), Backoff: ptr.To[gwv1.Duration]("0.5s")}
+			},
+			want: errs(below("spec.rules[1].retry.attempts", 1), mismatch("spec.rules[1].retry.backoff", patDuration)),
+		},
+		"ValidSessionPersistence": {
+			reason: "A permanent cookie with its timeout, and a header-based session, are accepted; sessionName counts characters.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				r.Spec.Rules[0].SessionPersistence = &gwv1.SessionPersistence{
+					SessionName:     ptr.To(strings.Repeat("é", 128)),
+					AbsoluteTimeout: ptr.To[gwv1.Duration]("24h"),
+					Type:            ptr.To(gwv1.CookieBasedSessionPersistence),
+					CookieConfig:    &gwv1.CookieConfig{LifetimeType: ptr.To(gwv1.PermanentCookieLifetimeType)},
+				}
+				r.Spec.Rules[1].SessionPersistence = &gwv1.SessionPersistence{Type: ptr.To(gwv1.HeaderBasedSessionPersistence), SessionName: ptr.To("")}
+				r.Spec.Rules[2].SessionPersistence = &gwv1.SessionPersistence{}
+			},
+		},
+		"SessionPersistenceDefaults": {
+			reason: "type defaults to Cookie and lifetimeType to Session: a cookie config alone needs no timeout.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				r.Spec.Rules[1].SessionPersistence = &gwv1.SessionPersistence{CookieConfig: &gwv1.CookieConfig{}}
+			},
+		},
+		"PermanentCookieDefaultType": {
+			reason: "A permanent cookie of the default type needs an absolute timeout.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				r.Spec.Rules[1].SessionPersistence = &gwv1.SessionPersistence{CookieConfig: &gwv1.CookieConfig{LifetimeType: ptr.To(gwv1.PermanentCookieLifetimeType)}}
+			},
+			want: errs(celErr("spec.rules[1].sessionPersistence", msgAbsoluteTimeout)),
+		},
+		"SessionPersistenceValues": {
+			reason: "sessionName has at most 128 characters, absoluteTimeout is a duration, type and lifetimeType are enums.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				r.Spec.Rules[1].SessionPersistence = &gwv1.SessionPersistence{
+					SessionName:     ptr.To(strings.Repeat("é", 129)),
+					AbsoluteTimeout: ptr.To[gwv1.Duration]("1d"),
+					Type:            ptr.To[gwv1.SessionPersistenceType](""),
+					CookieConfig:    &gwv1.CookieConfig{LifetimeType: ptr.To[gwv1.CookieLifetimeType]("Forever")},
+				}
+			},
+			want: errs(
+				tooLong("spec.rules[1].sessionPersistence.sessionName", 128),
+				mismatch("spec.rules[1].sessionPersistence.absoluteTimeout", patDuration),
+				notSupported("spec.rules[1].sessionPersistence.type", enumSessionType),
+				notSupported("spec.rules[1].sessionPersistence.cookieConfig.lifetimeType", enumLifetimeType),
+				celErr("spec.rules[1].sessionPersistence", msgCookieConfigType),
+			),
+		},
+		"ThreeEqualHeaders": {
+			reason: "The API server reports the second item of a repeated list-map key or set item, not the third.",
+			mutate: func(r *gwv1.HTTPRoute) {
+				m := &r.Spec.Rules[0].Matches[0]
+				m.Headers = slices.Repeat(m.Headers, 3)
+				f := r.Spec.Rules[0].Filters[0].RequestHeaderModifier
+				f.Remove = []string{"a", "a", "a", "b", "b"}
+			},
+			want: errs(
+				duplicate("spec.rules[0].matches[0].headers[1]"),
+				duplicate("spec.rules[0].filters[0].requestHeaderModifier.remove[1]"),
+				duplicate("spec.rules[0].filters[0].requestHeaderModifier.remove[4]"),
+			),
+		},
 		"SessionPersistence": {
 			reason: "A permanent cookie (experimental) needs an absolute timeout; a cookie config needs the Cookie type.",
 			mutate: func(r *gwv1.HTTPRoute) {

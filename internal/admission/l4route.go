@@ -7,8 +7,8 @@ import (
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 )
 
-// Limits of TLSRoute and TCPRoute: v1 has exactly one rule, v1alpha2 up to
-// 16.
+// Limits of TLSRoute, TCPRoute and UDPRoute: v1 has exactly one rule,
+// v1alpha2 up to 16.
 const (
 	maxL4RulesV1       = 1
 	maxL4RulesV1Alpha2 = 16
@@ -29,6 +29,19 @@ func TLSRoute(r *gwv1.TLSRoute) field.ErrorList {
 
 // TCPRoute validates a TCPRoute v1 as both Gateway API channels would.
 func TCPRoute(r *gwv1.TCPRoute) field.ErrorList {
+	errs := ObjectMeta(field.NewPath("metadata"), &r.ObjectMeta)
+	spec := field.NewPath("spec")
+	errs = append(errs, commonRouteSpec(spec, &r.Spec.CommonRouteSpec, true)...)
+	names, refs := make([]*gwv1.SectionName, len(r.Spec.Rules)), make([][]gwv1.BackendRef, len(r.Spec.Rules))
+	for i := range r.Spec.Rules {
+		names[i], refs[i] = r.Spec.Rules[i].Name, r.Spec.Rules[i].BackendRefs
+	}
+	return append(errs, l4Rules(spec.Child("rules"), names, refs, maxL4RulesV1, true)...)
+}
+
+// UDPRoute validates a UDPRoute v1 as both Gateway API channels would. Its
+// schema is TCPRoute's.
+func UDPRoute(r *gwv1.UDPRoute) field.ErrorList {
 	errs := ObjectMeta(field.NewPath("metadata"), &r.ObjectMeta)
 	spec := field.NewPath("spec")
 	errs = append(errs, commonRouteSpec(spec, &r.Spec.CommonRouteSpec, true)...)
@@ -76,8 +89,25 @@ func TCPRouteV1Alpha2(r *gwv1alpha2.TCPRoute) field.ErrorList {
 	return append(errs, l4Rules(spec.Child("rules"), names, refs, maxL4RulesV1Alpha2, true)...)
 }
 
-// l4Rules validates the rules of a TLSRoute or TCPRoute, given as their
-// names and backendRefs. emptyIsMissing tells whether an empty list is
+// UDPRouteV1Alpha2 validates a UDPRoute v1alpha2, which only the
+// experimental channel serves, against that version's schema (TCPRoute
+// v1alpha2's).
+func UDPRouteV1Alpha2(r *gwv1alpha2.UDPRoute) field.ErrorList {
+	errs := ObjectMeta(field.NewPath("metadata"), &r.ObjectMeta)
+	spec := field.NewPath("spec")
+	errs = append(errs, commonRouteSpec(spec, &r.Spec.CommonRouteSpec, false)...)
+	names, refs := make([]*gwv1.SectionName, len(r.Spec.Rules)), make([][]gwv1.BackendRef, len(r.Spec.Rules))
+	for i := range r.Spec.Rules {
+		names[i], refs[i] = r.Spec.Rules[i].Name, r.Spec.Rules[i].BackendRefs
+	}
+	// Unlike TCPRoute v1alpha2's, rules has no omitempty: a nil list is
+	// sent as null, which the API server drops, then finds the required
+	// field missing; an empty one is sent as such.
+	return append(errs, l4Rules(spec.Child("rules"), names, refs, maxL4RulesV1Alpha2, r.Spec.Rules == nil)...)
+}
+
+// l4Rules validates the rules of a TLSRoute, TCPRoute or UDPRoute, given as
+// their names and backendRefs. emptyIsMissing tells whether an empty list is
 // omitted (omitempty, or nil without it), so that the required field is
 // missing, rather than sent as an empty list.
 func l4Rules(path *field.Path, names []*gwv1.SectionName, refs [][]gwv1.BackendRef, maxItems int, emptyIsMissing bool) field.ErrorList {

@@ -40,6 +40,14 @@ func tcpV1Alpha2Case(reason string, mutate func(r *gwv1alpha2.TCPRoute), want ..
 	return kindCase{reason: reason, obj: func() any { r := tcpRouteV1Alpha2(); mutate(r); return r }, want: want}
 }
 
+func udpCase(reason string, mutate func(r *gwv1.UDPRoute), want ...*field.Error) kindCase {
+	return kindCase{reason: reason, obj: func() any { r := udpRoute(); mutate(r); return r }, want: want}
+}
+
+func udpV1Alpha2Case(reason string, mutate func(r *gwv1alpha2.UDPRoute), want ...*field.Error) kindCase {
+	return kindCase{reason: reason, obj: func() any { r := udpRouteV1Alpha2(); mutate(r); return r }, want: want}
+}
+
 func grantCase(reason string, mutate func(g *gwv1.ReferenceGrant), want ...*field.Error) kindCase {
 	return kindCase{reason: reason, obj: func() any { g := referenceGrant(); mutate(g); return g }, want: want}
 }
@@ -49,7 +57,7 @@ func grpcMethod(service, method *string) []gwv1.GRPCRouteMatch {
 }
 
 func otherCases() map[string]kindCase {
-	return map[string]kindCase{
+	cases := map[string]kindCase{
 		"GRPCRoute/Valid": grpcCase("The typical GRPCRoute is accepted.", func(*gwv1.GRPCRoute) {}),
 		"GRPCRoute/EmptySpec": grpcCase("A GRPCRoute needs no rules.", func(r *gwv1.GRPCRoute) {
 			r.Spec = gwv1.GRPCRouteSpec{}
@@ -105,6 +113,26 @@ func otherCases() map[string]kindCase {
 			func(r *gwv1.GRPCRoute) { r.Spec.Rules[1].Name = r.Spec.Rules[0].Name },
 			celListErr("spec.rules", msgRuleNameUnique)),
 
+		"GRPCRoute/SessionPersistence": grpcCase("A GRPCRoute rule's sessionPersistence (experimental) has the same rules as an HTTPRoute's.",
+			func(r *gwv1.GRPCRoute) {
+				r.Spec.Rules[0].SessionPersistence = &gwv1.SessionPersistence{
+					SessionName:  ptr.To(strings.Repeat("s", 129)),
+					CookieConfig: &gwv1.CookieConfig{LifetimeType: ptr.To(gwv1.PermanentCookieLifetimeType)},
+				}
+				r.Spec.Rules[1].SessionPersistence = &gwv1.SessionPersistence{Type: ptr.To(gwv1.HeaderBasedSessionPersistence), CookieConfig: &gwv1.CookieConfig{}}
+			},
+			tooLong("spec.rules[0].sessionPersistence.sessionName", 128),
+			celErr("spec.rules[0].sessionPersistence", msgAbsoluteTimeout),
+			celErr("spec.rules[1].sessionPersistence", msgCookieConfigType)),
+		"GRPCRoute/ValidSessionPersistence": grpcCase("A header-based session, and a permanent cookie with its timeout, are fine.",
+			func(r *gwv1.GRPCRoute) {
+				r.Spec.Rules[0].SessionPersistence = &gwv1.SessionPersistence{Type: ptr.To(gwv1.HeaderBasedSessionPersistence), SessionName: ptr.To("x-session")}
+				r.Spec.Rules[1].SessionPersistence = &gwv1.SessionPersistence{
+					AbsoluteTimeout: ptr.To[gwv1.Duration]("24h"),
+					CookieConfig:    &gwv1.CookieConfig{LifetimeType: ptr.To(gwv1.PermanentCookieLifetimeType)},
+				}
+			}),
+
 		"TLSRoute/Valid": tlsCase("The typical TLSRoute is accepted.", func(*gwv1.TLSRoute) {}),
 		"TLSRoute/NoHostnames": tlsCase("A TLSRoute v1 needs a hostname.",
 			func(r *gwv1.TLSRoute) { r.Spec.Hostnames = nil },
@@ -158,6 +186,61 @@ func otherCases() map[string]kindCase {
 			func(r *gwv1alpha2.TCPRoute) { r.Spec.Rules = slices.Repeat(r.Spec.Rules, 17) },
 			tooMany("spec.rules", 17, 16)),
 
+		"UDPRoute/Valid": udpCase("The typical UDPRoute is accepted.", func(*gwv1.UDPRoute) {}),
+		"UDPRoute/NoRules": udpCase("A UDPRoute v1 has exactly one rule; an empty rules is omitted.",
+			func(r *gwv1.UDPRoute) { r.Spec.Rules = []gwv1.UDPRouteRule{} },
+			required("spec.rules")),
+		"UDPRoute/TwoRules": udpCase("A UDPRoute v1 has exactly one rule.",
+			func(r *gwv1.UDPRoute) { r.Spec.Rules = append(r.Spec.Rules, r.Spec.Rules[0]) },
+			tooMany("spec.rules", 2, 1)),
+		"UDPRoute/NoBackendRefs": udpCase("A UDPRoute rule needs a backendRef.",
+			func(r *gwv1.UDPRoute) { r.Spec.Rules[0].BackendRefs = nil },
+			required("spec.rules[0].backendRefs")),
+		"UDPRoute/TooManyBackendRefs": udpCase("At most 16 backendRefs.",
+			func(r *gwv1.UDPRoute) {
+				r.Spec.Rules[0].BackendRefs = slices.Repeat(r.Spec.Rules[0].BackendRefs[:1], 17)
+			},
+			tooMany("spec.rules[0].backendRefs", 17, maxBackendRefs)),
+		"UDPRoute/BackendRefFields": udpCase("A backendRef's port, weight and name are checked; a Service needs a port.",
+			func(r *gwv1.UDPRoute) {
+				r.Spec.Rules[0].Name = ptr.To[gwv1.SectionName]("DNS")
+				r.Spec.Rules[0].BackendRefs[0].Port = ptr.To[gwv1.PortNumber](0)
+				r.Spec.Rules[0].BackendRefs[0].Weight = ptr.To[int32](-1)
+				r.Spec.Rules[0].BackendRefs[1].Name, r.Spec.Rules[0].BackendRefs[1].Port = "", nil
+			},
+			mismatch("spec.rules[0].name", patSubdomain),
+			below("spec.rules[0].backendRefs[0].port", 1), below("spec.rules[0].backendRefs[0].weight", 0),
+			tooShort("spec.rules[0].backendRefs[1].name", 1), celErr("spec.rules[0].backendRefs[1]", msgServicePort)),
+		"UDPRoute/SameParent": udpCase("parentRefs rules apply to every route kind.",
+			func(r *gwv1.UDPRoute) { r.Spec.ParentRefs[1] = r.Spec.ParentRefs[0] },
+			celListErr("spec.parentRefs", msgSectionUnique), celListErr("spec.parentRefs", msgSectionPortUnique)),
+		"UDPRoute/UseDefaultGateways": udpCase("useDefaultGateways (experimental) is All or None.",
+			func(r *gwv1.UDPRoute) { r.Spec.UseDefaultGateways = "Some" },
+			notSupported("spec.useDefaultGateways", enumGatewayDefaultScope)),
+
+		"UDPRouteV1Alpha2/Valid": udpV1Alpha2Case("The typical UDPRoute v1alpha2 is accepted.", func(*gwv1alpha2.UDPRoute) {}),
+		"UDPRouteV1Alpha2/NilRules": udpV1Alpha2Case("rules has no omitempty: it is sent as null, then found missing.",
+			func(r *gwv1alpha2.UDPRoute) { r.Spec.Rules = nil },
+			required("spec.rules")),
+		"UDPRouteV1Alpha2/EmptyRules": udpV1Alpha2Case("An empty rules is sent as such: too few items.",
+			func(r *gwv1alpha2.UDPRoute) { r.Spec.Rules = []gwv1alpha2.UDPRouteRule{} },
+			fewItems("spec.rules", 1)),
+		"UDPRouteV1Alpha2/TooManyRules": udpV1Alpha2Case("At most 16 rules.",
+			func(r *gwv1alpha2.UDPRoute) {
+				for len(r.Spec.Rules) < 17 {
+					r.Spec.Rules = append(r.Spec.Rules, gwv1alpha2.UDPRouteRule{BackendRefs: []gwv1.BackendRef{backend("b", 1)}})
+				}
+			},
+			tooMany("spec.rules", 17, 16)),
+		"UDPRouteV1Alpha2/DuplicateRuleName": udpV1Alpha2Case("Rule names are unique.",
+			func(r *gwv1alpha2.UDPRoute) { r.Spec.Rules[1].Name = r.Spec.Rules[0].Name },
+			celListErr("spec.rules", msgRuleNameUnique)),
+		"UDPRouteV1Alpha2/SameParentDifferentPorts": udpV1Alpha2Case("Only the experimental channel serves v1alpha2: ports tell parentRefs apart.",
+			func(r *gwv1alpha2.UDPRoute) {
+				r.Spec.ParentRefs[0].SectionName, r.Spec.ParentRefs[1].SectionName = nil, nil
+				r.Spec.ParentRefs[0].Port, r.Spec.ParentRefs[1].Port = ptr.To[gwv1.PortNumber](53), ptr.To[gwv1.PortNumber](5353)
+			}),
+
 		"ReferenceGrant/Valid": grantCase("The typical ReferenceGrant is accepted.", func(*gwv1.ReferenceGrant) {}),
 		"ReferenceGrant/NilFrom": grantCase("from is sent as null, then found missing.",
 			func(g *gwv1.ReferenceGrant) { g.Spec.From = nil },
@@ -189,6 +272,8 @@ func otherCases() map[string]kindCase {
 			want: errs(required("spec.to")),
 		},
 	}
+	maps.Copy(cases, backendTLSPolicyCases())
+	return cases
 }
 
 // maximal is the HTTPRoute case at every limit at once.

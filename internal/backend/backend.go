@@ -179,11 +179,12 @@ func KindString(gk schema.GroupKind) string {
 	return gk.Kind + "." + gk.Group
 }
 
-// A Mirror is the backend of a RequestMirror filter written in the spec, in
-// a rule's filters or in a side's: it receives copies of requests, so it
-// passes the same policy as the sides, wherever it is written.
-type Mirror struct {
-	// Path is the filter's backendRef in the CanaryRoute, for messages.
+// A Reference is a backend written in the spec outside the sides: the
+// backendRef of a RequestMirror filter (in a rule's filters, a side's, or
+// a backendRef's of a rule of its own), or a backendRef of a rule of its
+// own. It passes the same policy as the sides, wherever it is written.
+type Reference struct {
+	// Path is the backendRef in the CanaryRoute, for messages.
 	Path    *field.Path
 	Backend Backend
 }
@@ -191,36 +192,69 @@ type Mirror struct {
 // Mirrors returns the backends of the RequestMirror filters in the spec, in
 // the order they are written, and what is wrong with them regardless of the
 // policy: an Istio Hostname is checked like a Hostname side.
-func Mirrors(cr *xr.CanaryRoute) ([]Mirror, field.ErrorList) {
-	var mirrors []Mirror
-	add := func(path *field.Path, ref gwv1.BackendObjectReference) {
-		b := Backend{Role: xr.RoleMirror, Ref: *ref.DeepCopy(), Namespace: cr.RouteNamespace, FromBackendRef: true}
-		if ref.Namespace != nil && *ref.Namespace != "" {
-			b.Namespace = string(*ref.Namespace)
-		}
-		mirrors = append(mirrors, Mirror{Path: path.Child("requestMirror", "backendRef"), Backend: b})
-	}
+func Mirrors(cr *xr.CanaryRoute) ([]Reference, field.ErrorList) {
+	var mirrors []Reference
 	collect := func(path *field.Path, http []gwv1.HTTPRouteFilter, grpc []gwv1.GRPCRouteFilter) {
 		for i, f := range http {
 			if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
-				add(path.Index(i), f.RequestMirror.BackendRef)
+				mirrors = append(mirrors, reference(cr, xr.RoleMirror, path.Index(i).Child("requestMirror", "backendRef"), f.RequestMirror.BackendRef))
 			}
 		}
 		for i, f := range grpc {
 			if f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil {
-				add(path.Index(i), f.RequestMirror.BackendRef)
+				mirrors = append(mirrors, reference(cr, xr.RoleMirror, path.Index(i).Child("requestMirror", "backendRef"), f.RequestMirror.BackendRef))
 			}
 		}
 	}
 	spec := field.NewPath("spec")
 	for i, r := range cr.Spec.Rules {
-		collect(spec.Child("rules").Index(i).Child("filters"), r.HTTPFilters, r.GRPCFilters)
+		rule := spec.Child("rules").Index(i)
+		collect(rule.Child("filters"), r.HTTPFilters, r.GRPCFilters)
+		for j, b := range r.HTTPBackendRefs {
+			collect(rule.Child("backendRefs").Index(j).Child("filters"), b.Filters, nil)
+		}
+		for j, b := range r.GRPCBackendRefs {
+			collect(rule.Child("backendRefs").Index(j).Child("filters"), nil, b.Filters)
+		}
 	}
 	collect(spec.Child("primary", "filters"), cr.Spec.Primary.HTTPFilters, cr.Spec.Primary.GRPCFilters)
 	collect(spec.Child("canary", "filters"), cr.Spec.Canary.HTTPFilters, cr.Spec.Canary.GRPCFilters)
+	return mirrors, hostnameErrors(mirrors)
+}
 
+// RuleBackends returns the backendRefs of the rules of their own, in the
+// order they are written, and what is wrong with them regardless of the
+// policy: an Istio Hostname is checked like a Hostname side.
+func RuleBackends(cr *xr.CanaryRoute) ([]Reference, field.ErrorList) {
+	var refs []Reference
+	for i, r := range cr.Spec.Rules {
+		path := field.NewPath("spec", "rules").Index(i).Child("backendRefs")
+		for j, b := range r.HTTPBackendRefs {
+			refs = append(refs, reference(cr, xr.RoleRule, path.Index(j), b.BackendObjectReference))
+		}
+		for j, b := range r.GRPCBackendRefs {
+			refs = append(refs, reference(cr, xr.RoleRule, path.Index(j), b.BackendObjectReference))
+		}
+	}
+	return refs, hostnameErrors(refs)
+}
+
+// reference is a backend written at a path of the spec, in its effective
+// namespace.
+func reference(cr *xr.CanaryRoute, role xr.Role, path *field.Path, ref gwv1.BackendObjectReference) Reference {
+	b := Backend{Role: role, Ref: *ref.DeepCopy(), Namespace: cr.RouteNamespace, FromBackendRef: true}
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		b.Namespace = string(*ref.Namespace)
+	}
+	return Reference{Path: path, Backend: b}
+}
+
+// hostnameErrors checks the Istio Hostnames among references as a Hostname
+// side is checked: not namespaced, and never a cluster-local, local or
+// metadata host.
+func hostnameErrors(refs []Reference) field.ErrorList {
 	var errs field.ErrorList
-	for _, m := range mirrors {
+	for _, m := range refs {
 		if m.Backend.GroupKind() != KindIstioHostname {
 			continue
 		}
@@ -229,7 +263,7 @@ func Mirrors(cr *xr.CanaryRoute) ([]Mirror, field.ErrorList) {
 		}
 		errs = append(errs, xr.ExternalName(m.Path.Child("name"), string(m.Backend.Ref.Name))...)
 	}
-	return mirrors, errs
+	return errs
 }
 
 // ID identifies the backend the way the route carries it, with Gateway
@@ -256,8 +290,11 @@ func Digest(side xr.Side, b Backend) string {
 		Namespace    string                       `json:"namespace,omitempty"`
 		HTTPFilters  []gwv1.HTTPRouteFilter       `json:"httpFilters,omitempty"`
 		GRPCFilters  []gwv1.GRPCRouteFilter       `json:"grpcFilters,omitempty"`
+		// TLS is left out when unset, so the digests of canaries without
+		// it stay what earlier releases wrote.
+		TLS *gwv1.BackendTLSPolicyValidation `json:"tls,omitempty"`
 	}
-	d := digested{Service: side.Service, ExternalName: side.ExternalName, HTTPFilters: side.HTTPFilters, GRPCFilters: side.GRPCFilters}
+	d := digested{Service: side.Service, ExternalName: side.ExternalName, HTTPFilters: side.HTTPFilters, GRPCFilters: side.GRPCFilters, TLS: side.TLS}
 	if s := side.Service; s != nil && s.TargetPort != nil && b.Ref.Port != nil &&
 		s.TargetPort.Type == intstr.Int && s.TargetPort.IntVal == *b.Ref.Port {
 		// A targetPort written out as spec.port is the default one.

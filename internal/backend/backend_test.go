@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -563,5 +564,38 @@ func TestIsLegacyDigest(t *testing.T) {
 				t.Errorf("%s\nIsLegacyDigest(%q) = %t, want %t", tc.reason, tc.digest, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestReferences(t *testing.T) {
+	cdn := gwv1.BackendObjectReference{Name: "cdn-cache", Namespace: ptr.To(gwv1.Namespace("cdn")), Port: ptr.To[gwv1.PortNumber](80)}
+	shadow := gwv1.BackendObjectReference{Name: "shadow", Port: ptr.To[gwv1.PortNumber](80)}
+	mirror := gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{BackendRef: shadow}}
+	hostname := gwv1.BackendObjectReference{Group: ptr.To(gwv1.Group("networking.istio.io")), Kind: ptr.To(gwv1.Kind("Hostname")), Name: "api.default.svc", Port: ptr.To[gwv1.PortNumber](80)}
+	cr := route(service(), service(), 9898)
+	cr.Spec.Rules = []xr.Rule{
+		{HTTPBackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: cdn}, Filters: []gwv1.HTTPRouteFilter{mirror}}}},
+		{HTTPBackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: hostname}}}},
+		{},
+	}
+	rules, ruleErrs := RuleBackends(cr)
+	wantRules := []Reference{
+		{Path: field.NewPath("spec", "rules").Index(0).Child("backendRefs").Index(0), Backend: Backend{Role: xr.RoleRule, Ref: cdn, Namespace: "cdn", FromBackendRef: true}},
+		{Path: field.NewPath("spec", "rules").Index(1).Child("backendRefs").Index(0), Backend: Backend{Role: xr.RoleRule, Ref: hostname, Namespace: "test", FromBackendRef: true}},
+	}
+	paths := cmp.Comparer(func(a, b *field.Path) bool { return a.String() == b.String() })
+	if diff := cmp.Diff(wantRules, rules, paths); diff != "" {
+		t.Errorf("RuleBackends(...): every backendRef of the rules of their own, in its namespace: -want, +got:\n%s", diff)
+	}
+	if diff := xrtest.Diff([]xrtest.FieldErr{xrtest.Invalid("spec.rules[1].backendRefs[0].name", "cluster-local")}, ruleErrs); diff != "" {
+		t.Errorf("RuleBackends(...): an Istio Hostname is checked like a side's: -want, +got:\n%s", diff)
+	}
+	mirrors, _ := Mirrors(cr)
+	wantMirrors := []Reference{{
+		Path:    field.NewPath("spec", "rules").Index(0).Child("backendRefs").Index(0).Child("filters").Index(0).Child("requestMirror", "backendRef"),
+		Backend: Backend{Role: xr.RoleMirror, Ref: shadow, Namespace: "test", FromBackendRef: true},
+	}}
+	if diff := cmp.Diff(wantMirrors, mirrors, paths); diff != "" {
+		t.Errorf("Mirrors(...): a mirror on a rule's own backendRef is one too: -want, +got:\n%s", diff)
 	}
 }

@@ -76,12 +76,12 @@ func (p *Plan) AnalysisObjects(step int32, names []string, retry string, observe
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[LabelRoute] = cr.RouteName
-		labels[LabelRevision] = cr.Spec.Canary.Revision
+		labels[LabelRoute] = xr.LabelValue(cr.RouteName)
+		labels[LabelRevision] = xr.LabelValue(cr.Spec.Canary.Revision)
 		labels[LabelCanary] = p.CanaryDigest()
 		labels[LabelStep] = strconv.Itoa(int(step))
 		if retry != "" {
-			labels[LabelRetry] = retry
+			labels[LabelRetry] = xr.LabelValue(retry)
 		}
 		u.SetLabels(labels)
 		key := AnalysisKey(name)

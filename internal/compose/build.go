@@ -28,9 +28,9 @@ func (t Target) String() string { return fmt.Sprintf("%s %s/%s", t.Kind, t.Names
 // so the requirements made of them come out identical on every call.
 func (p *Plan) Targets() []Target {
 	cr := p.CR
-	version := "v1"
-	if cr.Spec.Kind == xr.KindTLSRoute || cr.Spec.Kind == xr.KindTCPRoute {
-		version = string(p.Route.Version)
+	version := string(p.Route.Version)
+	if version == "" {
+		version = gwv1.GroupVersion.Version
 	}
 	targets := []Target{{
 		Key:        p.RouteKey(),
@@ -47,6 +47,12 @@ func (p *Plan) Targets() []Target {
 			targets = append(targets, Target{
 				Key: serviceKey(s.role), APIVersion: "v1", Kind: "Service",
 				Namespace: cr.RouteNamespace, Name: xr.ProxyServiceName(cr.RouteName, s.role),
+			})
+		}
+		if tls := proxy.BackendTLSPolicy(cr, s.role, p.Versions.TLS); tls != nil {
+			targets = append(targets, Target{
+				Key: tlsKey(s.role), APIVersion: tls.APIVersion, Kind: tls.Kind,
+				Namespace: tls.Namespace, Name: tls.Name,
 			})
 		}
 	}
@@ -125,6 +131,11 @@ func (p *Plan) Desired(built runtime.Object, obs route.Observation, observed fun
 	for _, role := range []xr.Role{xr.RolePrimary, xr.RoleCanary} {
 		if svc := proxy.Service(cr, role); svc != nil {
 			out = append(out, Object{Key: serviceKey(role), Object: svc, Ready: observed(serviceKey(role))})
+		}
+		// A BackendTLSPolicy is ready once it exists, like its Service:
+		// whether the gateway takes it shows in the route's ResolvedRefs.
+		if tls := proxy.BackendTLSPolicy(cr, role, p.Versions.TLS); tls != nil {
+			out = append(out, Object{Key: tlsKey(role), Object: tls, Ready: observed(tlsKey(role))})
 		}
 	}
 	for _, g := range p.Grants.Grants {

@@ -145,7 +145,7 @@ func inputPolicy(t testing.TB, input string) *policy.Policy {
 func plan(t testing.TB, input string, patches ...patch) *Plan {
 	t.Helper()
 	pol := inputPolicy(t, input)
-	p, err := New(canaryRoute(t, pol, patches...), pol, testCompiler(t))
+	p, err := New(canaryRoute(t, pol, patches...), pol, testCompiler(t), nil)
 	if err != nil {
 		t.Fatalf("New(...): %v", err)
 	}

@@ -39,6 +39,8 @@ func Decode(obj map[string]any) (runtime.Object, error) {
 		into = &gwv1.ReferenceGrant{}
 	case kindOf(gwv1beta1.GroupVersion, "ReferenceGrant"):
 		into = &gwv1beta1.ReferenceGrant{}
+	case kindOf(gwv1.GroupVersion, "BackendTLSPolicy"):
+		into = &gwv1.BackendTLSPolicy{}
 	default:
 		return route.Decode(obj)
 	}
@@ -63,6 +65,8 @@ func AsComposed(obj runtime.Object) runtime.Object {
 		return &gwv1.ReferenceGrant{TypeMeta: o.TypeMeta, ObjectMeta: identity(o.ObjectMeta), Spec: o.Spec}
 	case *gwv1beta1.ReferenceGrant:
 		return &gwv1beta1.ReferenceGrant{TypeMeta: o.TypeMeta, ObjectMeta: identity(o.ObjectMeta), Spec: o.Spec}
+	case *gwv1.BackendTLSPolicy:
+		return &gwv1.BackendTLSPolicy{TypeMeta: o.TypeMeta, ObjectMeta: identity(o.ObjectMeta), Spec: o.Spec}
 	default:
 		return route.AsComposed(obj)
 	}
@@ -159,6 +163,12 @@ func (p *Plan) Held(observed map[Key]map[string]any, obs route.Observation) (Hel
 				continue
 			}
 		case *corev1.Service:
+			id := xr.BackendID{Kind: "Service", Namespace: obj.Namespace, Name: obj.Name}
+			if refusedProxies[obj.Name] && recordedAs(recorded, id) {
+				continue
+			}
+		case *gwv1.BackendTLSPolicy:
+			// It goes with its proxy Service, which has its name.
 			id := xr.BackendID{Kind: "Service", Namespace: obj.Namespace, Name: obj.Name}
 			if refusedProxies[obj.Name] && recordedAs(recorded, id) {
 				continue

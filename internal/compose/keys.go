@@ -16,6 +16,8 @@ type Key string
 const (
 	KeyServicePrimary Key = "service-primary"
 	KeyServiceCanary  Key = "service-canary"
+	KeyTLSPrimary     Key = "backendtlspolicy-primary"
+	KeyTLSCanary      Key = "backendtlspolicy-canary"
 
 	prefixRoute          = "route-"
 	prefixReferenceGrant = "referencegrant-"
@@ -51,6 +53,14 @@ func serviceKey(role xr.Role) Key {
 	return KeyServicePrimary
 }
 
+// tlsKey is the key of a side's BackendTLSPolicy.
+func tlsKey(role xr.Role) Key {
+	if role == xr.RoleCanary {
+		return KeyTLSCanary
+	}
+	return KeyTLSPrimary
+}
+
 // IsRoute reports whether a key is a route's.
 func (k Key) IsRoute() bool { return strings.HasPrefix(string(k), prefixRoute) }
 
@@ -58,9 +68,9 @@ func (k Key) IsRoute() bool { return strings.HasPrefix(string(k), prefixRoute) }
 func (k Key) IsGrant() bool { return strings.HasPrefix(string(k), prefixReferenceGrant) }
 
 // Ours reports whether a key is one the function composes and a hold
-// re-emits (routes, proxy Services, grants); other keys are other functions'
-// in the pipeline, and none of its business, or analysis objects, which are
-// composed for their step only.
+// re-emits (routes, proxy Services, their BackendTLSPolicies, grants); other
+// keys are other functions' in the pipeline, and none of its business, or
+// analysis objects, which are composed for their step only.
 func (k Key) Ours() bool {
-	return k == KeyServicePrimary || k == KeyServiceCanary || k.IsRoute() || k.IsGrant()
+	return k == KeyServicePrimary || k == KeyServiceCanary || k == KeyTLSPrimary || k == KeyTLSCanary || k.IsRoute() || k.IsGrant()
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -26,6 +27,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -33,6 +35,7 @@ const (
 	errXR         = "invalid CanaryRoute"
 	errPolicy     = "CanaryRoute not allowed by the function's Input"
 	errBuildRoute = "the composed route would be rejected by the Gateway API"
+	errServed     = "the cluster cannot hold what the CanaryRoute composes"
 )
 
 // A Plan is what a CanaryRoute composes, decided from its spec and the
@@ -44,8 +47,14 @@ type Plan struct {
 	Primary backend.Backend
 	Canary  backend.Backend
 	// Mirrors are the backends of the RequestMirror filters in the spec.
-	Mirrors []backend.Mirror
-	Grants  grant.Result
+	Mirrors []backend.Reference
+	// RuleBackends are the backendRefs of the rules of their own.
+	RuleBackends []backend.Reference
+	Grants       grant.Result
+	// Need is what the plan composes, for the versions; Versions are the
+	// versions it composes.
+	Need     served.Need
+	Versions served.Versions
 	// Route is the route's shape; the weights come from the decision, and
 	// a step's own matches and mirror from RouteFor.
 	Route route.Params
@@ -59,10 +68,15 @@ type Plan struct {
 // "".
 func (p *Plan) Program(text string) *expr.Program { return p.programs[text] }
 
+// A Chooser picks the API versions a run composes, for what it needs and
+// the Input's overrides: served.Choose over the schemas Crossplane handed.
+type Chooser func(served.Need, served.Overrides) (served.Versions, field.ErrorList)
+
 // New plans a CanaryRoute under a policy, compiling its expressions with
-// the compiler. An error is bad input, for a Fatal result: it names the
-// CanaryRoute's field and the reason.
-func New(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (*Plan, error) {
+// the compiler and choosing the versions to compose with choose (nil: the
+// Input's overrides, else the defaults). An error is bad input, for a Fatal
+// result: it names the CanaryRoute's field (or the Input's) and the reason.
+func New(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler, choose Chooser) (*Plan, error) {
 	if errs := CheckPolicy(cr, pol); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
 	}
@@ -74,32 +88,80 @@ func New(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (*Plan
 	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
 	canary, canaryErrs := backend.Resolve(cr, xr.RoleCanary)
 	mirrors, mirrorErrs := backend.Mirrors(cr)
-	if errs := slices.Concat(primaryErrs, canaryErrs, mirrorErrs); len(errs) > 0 {
+	ruleBackends, ruleErrs := backend.RuleBackends(cr)
+	if errs := slices.Concat(primaryErrs, canaryErrs, mirrorErrs, ruleErrs); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
 	}
-	if errs := checkMirrors(cr, pol, mirrors); len(errs) > 0 {
+	if errs := slices.Concat(checkReferences(cr, pol, mirrors, "the mirror's backend"), checkReferences(cr, pol, ruleBackends, "the rule's backend")); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
 	}
-	p.Primary, p.Canary, p.Mirrors = primary, canary, mirrors
+	p.Primary, p.Canary, p.Mirrors, p.RuleBackends = primary, canary, mirrors, ruleBackends
 
 	backends := []backend.Backend{primary, canary}
-	for _, m := range mirrors {
+	for _, m := range slices.Concat(mirrors, ruleBackends) {
 		backends = append(backends, m.Backend)
 	}
-	p.Grants = grant.Plan(grant.Request{
+	req := grant.Request{
 		RouteKind:      cr.Spec.Kind,
 		RouteNamespace: cr.RouteNamespace,
 		RouteName:      cr.RouteName,
 		Scope:          cr.Scope,
 		Mode:           cr.Spec.ReferenceGrants,
-		Version:        pol.GrantVersion,
 		Backends:       backends,
-	}, pol)
-	p.Route = routeParams(cr, pol, primary, canary)
+	}
+	p.Grants = grant.Plan(req, pol)
+
+	// The versions depend on what the run composes, the grants included.
+	p.Need = need(cr, len(p.Grants.Grants) > 0)
+	if choose == nil {
+		choose = func(n served.Need, o served.Overrides) (served.Versions, field.ErrorList) {
+			return served.Choose(n, o, served.Schemas{})
+		}
+	}
+	v, errs := choose(p.Need, served.Overrides{
+		Route:     pol.RouteVersions[string(cr.Spec.Kind)],
+		RoutePath: field.NewPath(strings.ToLower(strings.TrimSuffix(string(cr.Spec.Kind), "Route")) + "RouteVersion"),
+		Grant:     pol.GrantVersion,
+	})
+	if len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), errServed)
+	}
+	p.Versions = v
+	if len(p.Grants.Grants) > 0 || len(p.Grants.NotComposable) > 0 {
+		req.Version = v.Grant
+		p.Grants = grant.Plan(req, pol)
+	}
+
+	p.Route = routeParams(cr, v, primary, canary)
 	if errs := p.checkSteps(); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
 	}
 	return p, nil
+}
+
+// need is what the CanaryRoute composes, for the versions to choose: its
+// route kind, whether it composes grants and BackendTLSPolicies, and the
+// rule fields that only some channels' CRDs have.
+func need(cr *xr.CanaryRoute, grants bool) served.Need {
+	n := served.Need{RouteKind: string(cr.Spec.Kind), Grants: grants}
+	for _, s := range []struct {
+		role xr.Role
+		side xr.Side
+	}{{xr.RolePrimary, cr.Spec.Primary}, {xr.RoleCanary, cr.Spec.Canary}} {
+		if s.side.TLS != nil && n.BackendTLS == nil {
+			n.BackendTLS = field.NewPath("spec", string(s.role), "tls")
+		}
+	}
+	for i, r := range cr.Spec.Rules {
+		if r.Retry != nil {
+			n.RuleFields = append(n.RuleFields, served.RuleField{Name: "retry", Path: field.NewPath("spec", "rules").Index(i).Child("retry")})
+			break
+		}
+	}
+	if a := cr.Spec.Traffic.Affinity; a != nil && a.Mode == xr.AffinitySessionPersistence {
+		n.RuleFields = append(n.RuleFields, served.RuleField{Name: "sessionPersistence", Path: field.NewPath("spec", "traffic", "sessionAffinity", "mode")})
+	}
+	return n
 }
 
 // compile compiles the expressions of the gates and the analysis
@@ -235,15 +297,17 @@ func CheckPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 	return errs
 }
 
-// checkMirrors applies the policy to the backends of the RequestMirror
-// filters written in the spec. A mirror cannot be held at weight 0 like a
-// canary: it copies every request it sees, so one the policy refuses is a
-// Fatal naming the filter.
-func checkMirrors(cr *xr.CanaryRoute, pol *policy.Policy, mirrors []backend.Mirror) field.ErrorList {
+// checkReferences applies the policy to backends written in the spec
+// outside the sides: the backends of RequestMirror filters, and the
+// backendRefs of rules of their own. Neither can be held at weight 0 like a
+// canary (a mirror copies every request it sees, a rule of its own sends
+// its requests there whatever the rollout does), so one the policy refuses
+// is a Fatal naming where it is written.
+func checkReferences(cr *xr.CanaryRoute, pol *policy.Policy, refs []backend.Reference, what string) field.ErrorList {
 	var errs field.ErrorList
-	for _, m := range mirrors {
+	for _, m := range refs {
 		if reason := grant.RefusalReason(m.Backend, cr.RouteNamespace, pol); reason != "" {
-			errs = append(errs, field.Forbidden(m.Path, "the mirror's backend "+DescribeRef(m.Backend.Ref)+" is refused: "+reason))
+			errs = append(errs, field.Forbidden(m.Path, what+" "+DescribeRef(m.Backend.Ref)+" is refused: "+reason))
 		}
 		if m.Backend.GroupKind() == backend.KindIstioHostname {
 			errs = append(errs, deniedName(m.Path.Child("name"), string(m.Backend.Ref.Name), pol)...)
@@ -263,7 +327,7 @@ func deniedName(path *field.Path, host string, pol *policy.Policy) field.ErrorLi
 }
 
 // routeParams are the route's shape; the weights come from the decision.
-func routeParams(cr *xr.CanaryRoute, pol *policy.Policy, primary, canary backend.Backend) route.Params {
+func routeParams(cr *xr.CanaryRoute, versions served.Versions, primary, canary backend.Backend) route.Params {
 	p := route.Params{
 		Kind:          cr.Spec.Kind,
 		Name:          cr.RouteName,
@@ -276,22 +340,21 @@ func routeParams(cr *xr.CanaryRoute, pol *policy.Policy, primary, canary backend
 		ABHTTPMatches: cr.Spec.Traffic.HTTPMatches,
 		ABGRPCMatches: cr.Spec.Traffic.GRPCMatches,
 	}
-	switch cr.Spec.Kind {
-	case xr.KindTLSRoute:
-		p.Version = pol.TLSRouteVersion
-	case xr.KindTCPRoute:
-		p.Version = pol.TCPRouteVersion
-	default:
-		// HTTPRoute and GRPCRoute are composed as v1 only.
-	}
+	p.Version = versions.Route
 	if m := cr.Spec.Traffic.Mirror; m != nil {
 		p.MirrorPercent = &m.Percent
 	}
 	if a := cr.Spec.Traffic.Affinity; a != nil {
 		p.Affinity = &route.Affinity{
-			CookieName: a.CookieName,
-			Value:      route.CookieValue(cr.RouteNamespace, cr.RouteName, cr.Spec.Canary.Revision),
-			MaxAge:     a.MaxAge,
+			CookieName:  a.CookieName,
+			Value:       route.CookieValue(cr.RouteNamespace, cr.RouteName, cr.Spec.Canary.Revision),
+			MaxAge:      a.MaxAge,
+			Attributes:  a.Attributes,
+			Persistence: a.Mode == xr.AffinitySessionPersistence,
+		}
+		if a.PrimaryCookieName != "" {
+			p.Affinity.PrimaryCookieName = a.PrimaryCookieName
+			p.Affinity.PrimaryValue = route.CookieValue(cr.RouteNamespace, cr.RouteName, cr.Spec.Canary.Revision+"/primary")
 		}
 	}
 	return p

@@ -7,10 +7,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr/xrtest"
 )
@@ -19,6 +22,9 @@ func TestNew(t *testing.T) {
 	type args struct {
 		input   string
 		patches []patch
+		// served, when set, are the kinds/versions the cluster's schemas
+		// say it serves.
+		served []string
 	}
 	// want is what a test observes of New: the context of the error (which
 	// says whether the spec or the Input refuses it), the fields it names,
@@ -159,6 +165,50 @@ func TestNew(t *testing.T) {
 			}},
 			want: want{},
 		},
+		"RuleBackendNotAllowed": {
+			reason: "A backend of a rule of its own passes the same policy as the sides: one the policy refuses is an error naming the rule's backendRef (no weight can fall back to it).",
+			args: args{input: allowMonitoring, patches: []patch{
+				set("spec.rules", `[{backendRefs: [{name: cdn-cache, namespace: cdn, port: 80}]}, {}]`),
+			}},
+			want: want{context: notAllowed, errs: []xrtest.FieldErr{
+				xrtest.Forbidden("spec.rules[0].backendRefs[0]", `the rule's backend Service cdn/cdn-cache:80 is refused: namespace "cdn" is not in the Input's allowedBackendNamespaces`),
+			}},
+		},
+		"RuleBackendKindNotAllowed": {
+			reason: "A rule's backend of a kind the Input does not allow is refused the same way.",
+			args: args{input: allowMonitoring + "allowedBackendKinds: [{kind: Service}]\n", patches: []patch{
+				set("spec.rules", `[{backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn}]}, {}]`),
+			}},
+			want: want{context: notAllowed, errs: []xrtest.FieldErr{
+				xrtest.Forbidden("spec.rules[0].backendRefs[0]", "backend kind Backend.gateway.envoyproxy.io is not in the Input's allowedBackendKinds"),
+			}},
+		},
+		"RuleBackendHostname": {
+			reason: "An Istio Hostname of a rule of its own is checked like a Hostname side: never a cluster-local host.",
+			args: args{input: allowMonitoring, patches: []patch{
+				set("spec.rules", `[{backendRefs: [{group: networking.istio.io, kind: Hostname, name: api.internal.svc.cluster.local, port: 80}]}, {}]`),
+			}},
+			want: want{context: "invalid CanaryRoute", errs: []xrtest.FieldErr{
+				xrtest.Invalid("spec.rules[0].backendRefs[0].name", "cluster-local"),
+			}},
+		},
+		"RuleMirrorNotAllowed": {
+			reason: "A mirror in a rule of its own's backendRef filters passes the policy too.",
+			args: args{input: allowMonitoring, patches: []patch{
+				set("spec.rules", `[{backendRefs: [{name: cdn-cache, port: 80, filters: [{type: RequestMirror, requestMirror: {backendRef: {name: shadow, namespace: other, port: 80}}}]}]}, {}]`),
+			}},
+			want: want{context: notAllowed, errs: []xrtest.FieldErr{
+				xrtest.Forbidden("spec.rules[0].backendRefs[0].filters[0].requestMirror.backendRef", `namespace "other" is not in the Input's allowedBackendNamespaces`),
+			}},
+		},
+		"VersionNotServed": {
+			reason: "A version the Input asks for that the cluster does not serve is an error naming the Input's field.",
+			args: args{input: allowMonitoring + "tcpRouteVersion: v1\n", patches: []patch{set("spec.kind", "TCPRoute"), del("spec.hostnames")},
+				served: []string{"TCPRoute/v1alpha2", "ReferenceGrant/v1beta1"}},
+			want: want{context: "the cluster cannot hold what the CanaryRoute composes", errs: []xrtest.FieldErr{
+				xrtest.Invalid("tcpRouteVersion", "does not serve TCPRoute"),
+			}},
+		},
 		"BackendPortMissing": {
 			reason: "A Service backendRef without a port when spec.port is unset is a mistake in the spec, not the policy: the error says the CanaryRoute is invalid.",
 			args: args{input: allowMonitoring, patches: []patch{
@@ -172,7 +222,7 @@ func TestNew(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pol := inputPolicy(t, tc.args.input)
-			p, err := New(canaryRoute(t, pol, tc.args.patches...), pol, testCompiler(t))
+			p, err := New(canaryRoute(t, pol, tc.args.patches...), pol, testCompiler(t), servedOnly(tc.args.served...))
 			var got want
 			if err != nil {
 				got.context, _, _ = strings.Cut(err.Error(), ": ")
@@ -193,10 +243,34 @@ func TestNew(t *testing.T) {
 	}
 }
 
+// servedOnly chooses versions from schemas that say the cluster serves the
+// kinds/versions given (Kind/version); none given: no schemas at all.
+func servedOnly(kinds ...string) Chooser {
+	if len(kinds) == 0 {
+		return nil
+	}
+	self := schema.GroupVersionKind{Group: "platform.example.org", Version: "v1alpha1", Kind: "XCanaryRoute"}
+	return func(need served.Need, o served.Overrides) (served.Versions, field.ErrorList) {
+		keys := map[string]bool{}
+		for _, k := range kinds {
+			kind, version, _ := strings.Cut(k, "/")
+			keys[served.Key(kind, version)] = true
+		}
+		s := served.NewSchemas(self, need, func(name string) (map[string]any, bool) {
+			if name == "schema-self" || keys[name] {
+				return map[string]any{"type": "object"}, true
+			}
+			return nil, true
+		})
+		return served.Choose(need, o, s)
+	}
+}
+
 func TestTargets(t *testing.T) {
 	type args struct {
 		input   string
 		patches []patch
+		served  []string
 	}
 	const gw = "gateway.networking.k8s.io/"
 	routeTarget := func(kind, apiVersion string) Target {
@@ -288,6 +362,35 @@ func TestTargets(t *testing.T) {
 			args:   args{input: allowMonitoring + "tlsRouteVersion: v1alpha2\n", patches: tcp},
 			want:   []Target{routeTarget("TCPRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "TCPRoute")},
 		},
+		"RuleBackendGrant": {
+			reason: "A rule of its own's backend in another namespace gets its grant, like a side's.",
+			args: args{input: `{allowedRouteNamespaces: [test], allowedBackendNamespaces: [monitoring, cdn]}`, patches: []patch{
+				set("spec.rules", `[{backendRefs: [{name: cdn-cache, namespace: cdn, port: 80}]}, {}]`),
+			}},
+			want: []Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc, grantIn("cdn", gw+"v1beta1", "HTTPRoute"), grantIn("monitoring", gw+"v1beta1", "HTTPRoute")},
+		},
+		"BackendTLSPolicies": {
+			reason: "A side with tls composes a BackendTLSPolicy of its proxy Service's name, which is a target like the Service.",
+			args: args{input: allowMonitoring + "allowExternalNames: true\n", patches: []patch{
+				set("spec.primary.tls", `{hostname: podinfo.internal, wellKnownCACertificates: System}`),
+				set("spec.canary", `{externalName: canary.example.net, tls: {hostname: canary.example.net, wellKnownCACertificates: System}}`),
+			}},
+			want: []Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc,
+				{Key: KeyTLSPrimary, APIVersion: gw + "v1", Kind: "BackendTLSPolicy", Namespace: "test", Name: "podinfo-primary"},
+				canarySvc,
+				{Key: KeyTLSCanary, APIVersion: gw + "v1", Kind: "BackendTLSPolicy", Namespace: "test", Name: "podinfo-canary"},
+			},
+		},
+		"UDPRoute": {
+			reason: "A UDPRoute has a key of its own, and is v1 without schemas.",
+			args:   args{input: allowMonitoring, patches: []patch{set("spec.kind", "UDPRoute"), del("spec.hostnames")}},
+			want:   []Target{routeTarget("UDPRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "UDPRoute")},
+		},
+		"ServedVersions": {
+			reason: "With the cluster's schemas, the versions it serves: TCPRoute v1alpha2 and ReferenceGrant v1 on an older experimental channel, no Input switch needed.",
+			args:   args{input: allowMonitoring, patches: tcp, served: []string{"TCPRoute/v1alpha2", "ReferenceGrant/v1", "ReferenceGrant/v1beta1"}},
+			want:   []Target{routeTarget("TCPRoute", gw+"v1alpha2"), primarySvc, grantIn("monitoring", gw+"v1", "TCPRoute")},
+		},
 		"RouteName": {
 			reason: "The route and the proxy Services are named after spec.routeName.",
 			args:   args{input: allowMonitoring + "referenceGrantVersion: v1\n", patches: []patch{set("spec.routeName", "shop")}},
@@ -300,7 +403,12 @@ func TestTargets(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := plan(t, tc.args.input, tc.args.patches...).Targets()
+			pol := inputPolicy(t, tc.args.input)
+			p, err := New(canaryRoute(t, pol, tc.args.patches...), pol, testCompiler(t), servedOnly(tc.args.served...))
+			if err != nil {
+				t.Fatalf("New(...): %v", err)
+			}
+			got := p.Targets()
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nTargets(): -want, +got:\n%s", tc.reason, diff)
 			}

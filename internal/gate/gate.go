@@ -99,8 +99,9 @@ func Judge(ctx context.Context, budget *expr.Budget, successWhen, failWhen *expr
 }
 
 // ObserveAnalysis judges the analysis objects Crossplane observed under
-// their keys: which revision, attempt and step each was composed for (its
-// labels), and what its template's expressions say of it. Objects of
+// their keys: which revision, canary, attempt and step each was composed for
+// (its labels, as xr.LabelValue writes them), and what its template's
+// expressions say of it. Objects of
 // templates the spec no longer has are none of the rollout's business.
 func ObserveAnalysis(ctx context.Context, budget *expr.Budget, traffic xr.Traffic, routeName string, observed map[compose.Key]map[string]any, programs Programs) []rollout.AnalysisObservation {
 	var out []rollout.AnalysisObservation
@@ -112,7 +113,7 @@ func ObserveAnalysis(ctx context.Context, budget *expr.Budget, traffic xr.Traffi
 		u := unstructured.Unstructured{Object: obj}
 		labels := u.GetLabels()
 		step, err := strconv.ParseInt(labels[compose.LabelStep], 10, 32)
-		if err != nil || labels[compose.LabelRoute] != routeName {
+		if err != nil || labels[compose.LabelRoute] != xr.LabelValue(routeName) {
 			continue
 		}
 		o := rollout.AnalysisObservation{

@@ -44,9 +44,10 @@ type Policy struct {
 	deniedNames        []string
 	AllowExternalNames bool
 	DefaultParentRefs  []gwv1.ParentReference
-	GrantVersion       v1beta1.ReferenceGrantVersion
-	TLSRouteVersion    v1beta1.RouteVersion
-	TCPRouteVersion    v1beta1.RouteVersion
+	// GrantVersion and RouteVersions are the Input's version overrides;
+	// empty (or absent) where the Input leaves the choice to the function.
+	GrantVersion  v1beta1.ReferenceGrantVersion
+	RouteVersions map[string]v1beta1.RouteVersion
 }
 
 // DefaultGateKind is the gate kind allowed when the Input names none.
@@ -58,7 +59,7 @@ var DefaultAnalysisKind = schema.GroupVersionKind{Group: "batch", Version: "v1",
 
 // inputLimits are the Input's sizes where they are not package bounds'
 // defaults (64 items, 4096 characters).
-var inputLimits = bounds.Limits{"defaultParentRefs": 32}
+var inputLimits = bounds.Limits{"defaultParentRefs": 32, "allowedAnalysisKinds": 16}
 
 // Parse decodes the Input from the function request, strictly (an unknown
 // field is an error naming it, so a typo never silently keeps a default),
@@ -123,8 +124,7 @@ func New(in *v1beta1.Input) (*Policy, error) {
 		AllowExternalNames: in.AllowExternalNames,
 		DefaultParentRefs:  in.DefaultParentRefs,
 		GrantVersion:       in.ReferenceGrantVersion,
-		TLSRouteVersion:    in.TLSRouteVersion,
-		TCPRouteVersion:    in.TCPRouteVersion,
+		RouteVersions:      map[string]v1beta1.RouteVersion{},
 	}
 
 	var nsErrs field.ErrorList
@@ -158,15 +158,27 @@ func New(in *v1beta1.Input) (*Policy, error) {
 
 	errs = append(errs, admission.ParentReferences(field.NewPath("defaultParentRefs"), in.DefaultParentRefs)...)
 
-	if p.GrantVersion == "" {
-		p.GrantVersion = v1beta1.ReferenceGrantV1Beta1
-	}
-	if p.GrantVersion != v1beta1.ReferenceGrantV1Beta1 && p.GrantVersion != v1beta1.ReferenceGrantV1 {
+	if p.GrantVersion != "" && p.GrantVersion != v1beta1.ReferenceGrantV1Beta1 && p.GrantVersion != v1beta1.ReferenceGrantV1 {
 		errs = append(errs, field.NotSupported(field.NewPath("referenceGrantVersion"), p.GrantVersion,
 			[]v1beta1.ReferenceGrantVersion{v1beta1.ReferenceGrantV1Beta1, v1beta1.ReferenceGrantV1}))
 	}
-	p.TLSRouteVersion, errs = routeVersion(field.NewPath("tlsRouteVersion"), p.TLSRouteVersion, errs)
-	p.TCPRouteVersion, errs = routeVersion(field.NewPath("tcpRouteVersion"), p.TCPRouteVersion, errs)
+	for _, v := range []struct {
+		field, kind string
+		version     v1beta1.RouteVersion
+	}{
+		{"grpcRouteVersion", "GRPCRoute", in.GRPCRouteVersion},
+		{"tlsRouteVersion", "TLSRoute", in.TLSRouteVersion},
+		{"tcpRouteVersion", "TCPRoute", in.TCPRouteVersion},
+		{"udpRouteVersion", "UDPRoute", in.UDPRouteVersion},
+	} {
+		switch v.version {
+		case "":
+		case v1beta1.RouteV1, v1beta1.RouteV1Alpha2:
+			p.RouteVersions[v.kind] = v.version
+		default:
+			errs = append(errs, field.NotSupported(field.NewPath(v.field), v.version, []v1beta1.RouteVersion{v1beta1.RouteV1, v1beta1.RouteV1Alpha2}))
+		}
+	}
 
 	if len(errs) > 0 {
 		return nil, fielderr.Summarize(errs)
@@ -217,17 +229,6 @@ func backendKind(path *field.Path, k v1beta1.BackendKind) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-func routeVersion(path *field.Path, v v1beta1.RouteVersion, errs field.ErrorList) (v1beta1.RouteVersion, field.ErrorList) {
-	switch v {
-	case "":
-		return v1beta1.RouteV1, errs
-	case v1beta1.RouteV1, v1beta1.RouteV1Alpha2:
-		return v, errs
-	default:
-		return v, append(errs, field.NotSupported(path, v, []v1beta1.RouteVersion{v1beta1.RouteV1, v1beta1.RouteV1Alpha2}))
-	}
 }
 
 // namespaces is a list of namespaces from the Input, "*" for any.

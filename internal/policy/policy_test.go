@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
+	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr/xrtest"
 )
 
@@ -19,9 +23,10 @@ import (
 type view struct {
 	AllowExternalNames bool
 	DefaultParentRefs  []gwv1.ParentReference
-	GrantVersion       v1beta1.ReferenceGrantVersion
-	TLSRouteVersion    v1beta1.RouteVersion
-	TCPRouteVersion    v1beta1.RouteVersion
+	// GrantVersion and RouteVersions are the Input's overrides: empty
+	// where it leaves the choice to the function.
+	GrantVersion  v1beta1.ReferenceGrantVersion
+	RouteVersions map[string]v1beta1.RouteVersion
 	// Namespaces allowed among monitoring, keda, kube-system.
 	Namespaces []string
 	// RouteNamespaces allowed among the same.
@@ -68,8 +73,7 @@ func viewOf(p *Policy) *view {
 		AllowExternalNames: p.AllowExternalNames,
 		DefaultParentRefs:  p.DefaultParentRefs,
 		GrantVersion:       p.GrantVersion,
-		TLSRouteVersion:    p.TLSRouteVersion,
-		TCPRouteVersion:    p.TCPRouteVersion,
+		RouteVersions:      p.RouteVersions,
 		Namespaces:         []string{},
 		RouteNamespaces:    []string{},
 		Kinds:              []string{},
@@ -114,14 +118,8 @@ func TestNew(t *testing.T) {
 	allKinds := []string{"Service", "ServiceImport.multicluster.x-k8s.io", "InferencePool.inference.networking.k8s.io", "Proxy.example.com"}
 	deployment := []string{"apps/v1, Kind=Deployment"}
 	defaults := func(v view) *view {
-		if v.GrantVersion == "" {
-			v.GrantVersion = v1beta1.ReferenceGrantV1Beta1
-		}
-		if v.TLSRouteVersion == "" {
-			v.TLSRouteVersion = v1beta1.RouteV1
-		}
-		if v.TCPRouteVersion == "" {
-			v.TCPRouteVersion = v1beta1.RouteV1
+		if v.RouteVersions == nil {
+			v.RouteVersions = map[string]v1beta1.RouteVersion{}
 		}
 		if v.Namespaces == nil {
 			v.Namespaces = []string{}
@@ -284,17 +282,26 @@ func TestNew(t *testing.T) {
 			in:     &v1beta1.Input{ReferenceGrantVersion: "v1alpha2"},
 			want:   want{errs: []xrtest.FieldErr{xrtest.NotSupported("referenceGrantVersion", "v1alpha2")}},
 		},
+		"RouteVersionsUnset": {
+			reason: "No version set leaves the choice to the function: no override at all, so the cluster's schemas (or the defaults) decide.",
+			in:     &v1beta1.Input{},
+			want:   want{policy: defaults(view{})},
+		},
 		"RouteVersionsV1Alpha2": {
-			reason: "TLS and TCP route versions v1alpha2 are kept.",
-			in:     &v1beta1.Input{TLSRouteVersion: v1beta1.RouteV1Alpha2, TCPRouteVersion: v1beta1.RouteV1Alpha2},
-			want:   want{policy: defaults(view{TLSRouteVersion: v1beta1.RouteV1Alpha2, TCPRouteVersion: v1beta1.RouteV1Alpha2})},
+			reason: "Route versions are overrides, by kind, kept as written.",
+			in:     &v1beta1.Input{GRPCRouteVersion: v1beta1.RouteV1Alpha2, TLSRouteVersion: v1beta1.RouteV1Alpha2, TCPRouteVersion: v1beta1.RouteV1, UDPRouteVersion: v1beta1.RouteV1Alpha2},
+			want: want{policy: defaults(view{RouteVersions: map[string]v1beta1.RouteVersion{
+				"GRPCRoute": v1beta1.RouteV1Alpha2, "TLSRoute": v1beta1.RouteV1Alpha2, "TCPRoute": v1beta1.RouteV1, "UDPRoute": v1beta1.RouteV1Alpha2,
+			}})},
 		},
 		"RouteVersionsUnknown": {
-			reason: "TLS and TCP route versions are enums; each error names its field.",
-			in:     &v1beta1.Input{TLSRouteVersion: "v1beta1", TCPRouteVersion: "v2"},
+			reason: "Route versions are enums; each error names its field.",
+			in:     &v1beta1.Input{GRPCRouteVersion: "v1beta1", TLSRouteVersion: "v1beta1", TCPRouteVersion: "v2", UDPRouteVersion: "v3"},
 			want: want{errs: []xrtest.FieldErr{
+				xrtest.NotSupported("grpcRouteVersion", "v1beta1"),
 				xrtest.NotSupported("tlsRouteVersion", "v1beta1"),
 				xrtest.NotSupported("tcpRouteVersion", "v2"),
+				xrtest.NotSupported("udpRouteVersion", "v3"),
 			}},
 		},
 		"AnalysisKinds": {
@@ -434,5 +441,45 @@ func TestParse(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLimitsMatchTheInputCRD holds the sizes that Parse checks before
+// decoding to those the Input's CRD states (package/input, generated from
+// the Input type): an Input that the CRD admits must never be refused for
+// its size, nor the reverse.
+func TestLimitsMatchTheInputCRD(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "package", "input", "canaryroute.fn.crossplane.io_inputs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema struct {
+						Properties map[string]struct {
+							Type     string `json:"type"`
+							MaxItems *int   `json:"maxItems"`
+						} `json:"properties"`
+					} `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &crd); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties {
+		if p.Type != "array" {
+			continue
+		}
+		limit, ok := inputLimits[name]
+		if !ok {
+			limit = bounds.DefaultItems
+		}
+		if p.MaxItems == nil || *p.MaxItems != limit {
+			t.Errorf("%s: the Input CRD says maxItems %v, Parse limits it to %d", name, p.MaxItems, limit)
+		}
 	}
 }

@@ -30,6 +30,7 @@ var portNames = map[string]string{
 	"wss":               "wss",
 	"tcp":               "tcp",
 	"tls":               "tls",
+	"udp":               "udp",
 }
 
 // defaultPortNames are the port names of proxy Services without an
@@ -39,6 +40,7 @@ var defaultPortNames = map[xr.RouteKind]string{
 	xr.KindGRPCRoute: "grpc",
 	xr.KindTLSRoute:  "tls",
 	xr.KindTCPRoute:  "tcp",
+	xr.KindUDPRoute:  "udp",
 }
 
 // Service builds the proxy Service of a side, or returns nil when the side
@@ -64,10 +66,17 @@ func Service(cr *xr.CanaryRoute, role xr.Role) *corev1.Service {
 		Protocol: corev1.ProtocolTCP,
 		Port:     cr.Spec.Port,
 	}
+	if cr.Spec.Kind == xr.KindUDPRoute {
+		port.Protocol = corev1.ProtocolUDP
+	}
 
 	if side.ExternalName != "" {
 		svc.Spec.Type = corev1.ServiceTypeExternalName
 		svc.Spec.ExternalName = FullyQualified(side.ExternalName)
+		// The port the host listens on: what the API server would default
+		// an unset targetPort to, written out so the composed Service says
+		// what the cluster holds.
+		port.TargetPort = intstr.FromInt32(cr.Spec.Port)
 		svc.Spec.Ports = []corev1.ServicePort{port}
 		return svc
 	}

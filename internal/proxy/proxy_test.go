@@ -12,6 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -98,7 +100,7 @@ func validateService(t *testing.T, svc *corev1.Service) {
 	for _, p := range svc.Spec.Ports {
 		check("port name", validation.IsValidPortName(p.Name))
 		check("port", validation.IsValidPortNum(int(p.Port)))
-		if p.Protocol != corev1.ProtocolTCP {
+		if p.Protocol != corev1.ProtocolTCP && p.Protocol != corev1.ProtocolUDP {
 			problems = append(problems, "protocol "+string(p.Protocol))
 		}
 		switch {
@@ -137,6 +139,11 @@ func TestService(t *testing.T) {
 			reason: "The canary's proxy is <routeName>-canary.",
 			args:   args{cr: route(xr.KindHTTPRoute, backendRef(), selecting("", nil)), role: xr.RoleCanary},
 			want:   clusterIP("podinfo-canary", servicePort("http", target, "")),
+		},
+		"UDP": {
+			reason: "A UDPRoute's proxy Service has a UDP port named udp.",
+			args:   args{cr: route(xr.KindUDPRoute, selecting("", nil), backendRef()), role: xr.RolePrimary},
+			want:   clusterIP("podinfo-primary", corev1.ServicePort{Name: "udp", Protocol: corev1.ProtocolUDP, Port: 9898, TargetPort: target}),
 		},
 		"RouteName": {
 			reason: "The proxy is named after the route, not the XR.",
@@ -196,12 +203,12 @@ func TestService(t *testing.T) {
 				Spec: corev1.ServiceSpec{
 					Type:         corev1.ServiceTypeExternalName,
 					ExternalName: "canary.example.com.",
-					Ports:        []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 9898}},
+					Ports:        []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 9898, TargetPort: intstr.FromInt32(9898)}},
 				},
 			},
 		},
 		"ExternalNameTCP": {
-			reason: "An ExternalName proxy of a TCPRoute names its port tcp; a host already written fully qualified keeps its one trailing dot.",
+			reason: "An ExternalName proxy of a TCPRoute names its port tcp; a host already written fully qualified keeps its one trailing dot; the targetPort is the port, as the API server would default it.",
 			args:   args{cr: route(xr.KindTCPRoute, xr.Side{ExternalName: "db.example.com."}, backendRef()), role: xr.RolePrimary},
 			want: &corev1.Service{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
@@ -209,7 +216,7 @@ func TestService(t *testing.T) {
 				Spec: corev1.ServiceSpec{
 					Type:         corev1.ServiceTypeExternalName,
 					ExternalName: "db.example.com.",
-					Ports:        []corev1.ServicePort{{Name: "tcp", Protocol: corev1.ProtocolTCP, Port: 9898}},
+					Ports:        []corev1.ServicePort{{Name: "tcp", Protocol: corev1.ProtocolTCP, Port: 9898, TargetPort: intstr.FromInt32(9898)}},
 				},
 			},
 		},
@@ -265,6 +272,76 @@ func TestPortName(t *testing.T) {
 			}
 			if msgs := validation.IsValidPortName(got); len(msgs) > 0 {
 				t.Errorf("%s\nPortName(...) = %q is no valid port name: %v", tc.reason, got, msgs)
+			}
+		})
+	}
+}
+
+func TestBackendTLSPolicy(t *testing.T) {
+	system := &gwv1.BackendTLSPolicyValidation{Hostname: "podinfo.internal", WellKnownCACertificates: ptr.To(gwv1.WellKnownCACertificatesSystem)}
+	withTLS := func(side xr.Side, v *gwv1.BackendTLSPolicyValidation) xr.Side {
+		side.TLS = v
+		return side
+	}
+	cases := map[string]struct {
+		reason string
+		cr     *xr.CanaryRoute
+		role   xr.Role
+		want   *gwv1.BackendTLSPolicy
+	}{
+		"ServiceSide": {
+			reason: "A service side with tls gets a BackendTLSPolicy of its proxy Service's name that targets that Service, with the side's validation.",
+			cr:     route(xr.KindHTTPRoute, withTLS(selecting("https", nil), system), backendRef()),
+			role:   xr.RolePrimary,
+			want: &gwv1.BackendTLSPolicy{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "BackendTLSPolicy"},
+				ObjectMeta: metav1.ObjectMeta{Name: "podinfo-primary", Namespace: "test"},
+				Spec: gwv1.BackendTLSPolicySpec{
+					TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Group: "", Kind: "Service", Name: "podinfo-primary"}}},
+					Validation: *system,
+				},
+			},
+		},
+		"ExternalNameSide": {
+			reason: "An externalName side's proxy Service gets one too.",
+			cr:     route(xr.KindHTTPRoute, selecting("", nil), withTLS(xr.Side{ExternalName: "canary.example.net"}, system)),
+			role:   xr.RoleCanary,
+			want: &gwv1.BackendTLSPolicy{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "BackendTLSPolicy"},
+				ObjectMeta: metav1.ObjectMeta{Name: "podinfo-canary", Namespace: "test"},
+				Spec: gwv1.BackendTLSPolicySpec{
+					TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Group: "", Kind: "Service", Name: "podinfo-canary"}}},
+					Validation: *system,
+				},
+			},
+		},
+		"NoTLS": {
+			reason: "A side without tls gets none.",
+			cr:     route(xr.KindHTTPRoute, selecting("", nil), backendRef()),
+			role:   xr.RolePrimary,
+		},
+		"BackendRefSide": {
+			reason: "A backendRef side composes no proxy Service, so no policy either (xr.Parse refuses tls there).",
+			cr:     route(xr.KindHTTPRoute, selecting("", nil), withTLS(backendRef(), system)),
+			role:   xr.RoleCanary,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := BackendTLSPolicy(tc.cr, tc.role, "v1")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nBackendTLSPolicy(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if got == nil {
+				return
+			}
+			if errs := admission.BackendTLSPolicy(got); len(errs) > 0 {
+				t.Errorf("%s\nthe function's checks reject the policy: %v", tc.reason, errs)
+			}
+			for _, c := range []crdschema.Channel{crdschema.Standard, crdschema.Experimental} {
+				if errs := crdschema.GatewayAPI(t, c).Validate(got); len(errs) > 0 {
+					t.Errorf("%s\nthe %s Gateway API CRDs reject the policy: %v", tc.reason, c, errs)
+				}
 			}
 		})
 	}

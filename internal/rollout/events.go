@@ -37,3 +37,11 @@ func transitions(in Input, d Decision) []Event {
 	}
 	return events
 }
+
+// EventReasons are the reasons of the events the engine says, one per
+// transition: what a metric of transitions counts.
+var EventReasons = []string{
+	ReasonStarted, ReasonRestarted, ReasonCanaryChanged, ReasonStepsChanged, ReasonAdvanced, ReasonResumed,
+	ReasonSucceeded, ReasonAwaitingApproval, ReasonApproved, ReasonPromoted, ReasonRetried,
+	EventPaused, EventFailed, EventAborted, EventAnalysisPassed,
+}

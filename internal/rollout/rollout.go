@@ -161,7 +161,7 @@ type Check struct {
 type AnalysisObservation struct {
 	Name string
 	// Revision, CanaryDigest, Retry and Step are the ones the object was
-	// composed for.
+	// composed for, as its labels hold them (xr.LabelValue).
 	Revision     string
 	CanaryDigest string
 	Retry        string

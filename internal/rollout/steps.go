@@ -351,7 +351,8 @@ func heldAnalysis(in Input, cur xr.RolloutStatus) string {
 // and neither does one being deleted.
 func observedAnalysis(in Input, cur xr.RolloutStatus, name string) (AnalysisObservation, bool) {
 	for _, o := range in.Analysis {
-		if o.Name == name && o.Revision == in.Revision && o.CanaryDigest == in.CanaryDigest && o.Retry == cur.Retry && o.Step == *cur.Step && !o.Deleting {
+		if o.Name == name && o.Revision == xr.LabelValue(in.Revision) && o.CanaryDigest == in.CanaryDigest &&
+			o.Retry == xr.LabelValue(cur.Retry) && o.Step == *cur.Step && !o.Deleting {
 			return o, true
 		}
 	}

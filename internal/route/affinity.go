@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -35,29 +36,81 @@ func CookieValue(namespace, name, revision string) string {
 	return hex.EncodeToString(sum[:])[:cookieValueLength]
 }
 
-// setCookie is the Set-Cookie header value that the canary sends.
-func (a *Affinity) setCookie() string {
-	return fmt.Sprintf("%s=%s; Max-Age=%d; Path=/; HttpOnly", a.CookieName, a.Value, int64(a.MaxAge.Seconds()))
+// setCookie is the Set-Cookie header value that a side sends for its
+// cookie, with the attributes of the CanaryRoute; the defaults give what
+// earlier releases sent.
+func (a *Affinity) setCookie(name, value string) string {
+	path := a.Attributes.Path
+	if path == "" {
+		path = "/"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s=%s; Max-Age=%d; Path=%s", name, value, int64(a.MaxAge.Seconds()), path)
+	if a.Attributes.Domain != "" {
+		b.WriteString("; Domain=" + a.Attributes.Domain)
+	}
+	if a.Attributes.Secure {
+		b.WriteString("; Secure")
+	}
+	b.WriteString("; HttpOnly")
+	if a.Attributes.SameSite != "" {
+		b.WriteString("; SameSite=" + a.Attributes.SameSite)
+	}
+	return b.String()
 }
 
-// cookiePattern matches a Cookie header that carries the session cookie,
+// cookiePattern matches a Cookie header that carries a session cookie,
 // wherever it stands among the client's other cookies. It is anchored and
 // escaped, so no other cookie's name or value can match it by accident.
-func (a *Affinity) cookiePattern() string {
-	return `^(?:.*;\s*)?` + regexp.QuoteMeta(a.CookieName) + `=` + regexp.QuoteMeta(a.Value) + `(?:;.*)?$`
+func cookiePattern(name, value string) string {
+	return `^(?:.*;\s*)?` + regexp.QuoteMeta(name) + `=` + regexp.QuoteMeta(value) + `(?:;.*)?$`
 }
 
-// withCookieMatch adds the session cookie condition to each match.
-func withCookieMatch(matches []gwv1.HTTPRouteMatch, a *Affinity) []gwv1.HTTPRouteMatch {
+// withCookieMatch adds a session cookie condition to each match.
+func withCookieMatch(matches []gwv1.HTTPRouteMatch, name, value string) []gwv1.HTTPRouteMatch {
 	out := deepCopy(matches)
 	for i := range out {
 		out[i].Headers = append(out[i].Headers, gwv1.HTTPHeaderMatch{
 			Type:  ptr.To(gwv1.HeaderMatchRegularExpression),
 			Name:  cookieHeader,
-			Value: a.cookiePattern(),
+			Value: cookiePattern(name, value),
 		})
 	}
 	return out
+}
+
+// sessionPersistence is the Gateway API's own session persistence of the
+// weighted rules, while it applies: a permanent cookie of the CanaryRoute's
+// name, for its maxAge.
+func sessionPersistence(p Params) *gwv1.SessionPersistence {
+	if !p.persistence() {
+		return nil
+	}
+	return &gwv1.SessionPersistence{
+		SessionName:     ptr.To(p.Affinity.CookieName),
+		AbsoluteTimeout: ptr.To(gwv1.Duration(gatewayDuration(p.Affinity.MaxAge))),
+		Type:            ptr.To(gwv1.CookieBasedSessionPersistence),
+		CookieConfig:    &gwv1.CookieConfig{LifetimeType: ptr.To(gwv1.PermanentCookieLifetimeType)},
+	}
+}
+
+// gatewayDuration writes a duration of whole seconds the way Gateway API's
+// Duration pattern wants it: hours, minutes and seconds, each at most five
+// digits (xr.Parse bounds maxAge to 99999h).
+func gatewayDuration(d time.Duration) string {
+	d = d.Truncate(time.Second)
+	h, m, s := int64(d/time.Hour), int64(d%time.Hour/time.Minute), int64(d%time.Minute/time.Second)
+	var b strings.Builder
+	if h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+	}
+	if m > 0 {
+		fmt.Fprintf(&b, "%dm", m)
+	}
+	if s > 0 || b.Len() == 0 {
+		fmt.Fprintf(&b, "%ds", s)
+	}
+	return b.String()
 }
 
 // setCookieCollisions finds a user's Set-Cookie in the canary's

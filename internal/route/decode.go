@@ -30,6 +30,12 @@ func Decode(obj map[string]any) (runtime.Object, error) {
 		into = &gwv1.TLSRoute{}
 	case kindOf(gwv1.GroupVersion, "TCPRoute"):
 		into = &gwv1.TCPRoute{}
+	case kindOf(gwv1.GroupVersion, "UDPRoute"):
+		into = &gwv1.UDPRoute{}
+	case kindOf(gwv1alpha2.GroupVersion, "GRPCRoute"):
+		into = &gwv1alpha2.GRPCRoute{}
+	case kindOf(gwv1alpha2.GroupVersion, "UDPRoute"):
+		into = &gwv1alpha2.UDPRoute{}
 	case kindOf(gwv1alpha2.GroupVersion, "TLSRoute"):
 		into = &gwv1alpha2.TLSRoute{}
 	case kindOf(gwv1alpha2.GroupVersion, "TCPRoute"):
@@ -59,6 +65,12 @@ func AsComposed(obj runtime.Object) runtime.Object {
 		return &gwv1.TLSRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
 	case *gwv1.TCPRoute:
 		return &gwv1.TCPRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
+	case *gwv1.UDPRoute:
+		return &gwv1.UDPRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
+	case *gwv1alpha2.GRPCRoute:
+		return &gwv1alpha2.GRPCRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
+	case *gwv1alpha2.UDPRoute:
+		return &gwv1alpha2.UDPRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
 	case *gwv1alpha2.TLSRoute:
 		return &gwv1alpha2.TLSRoute{TypeMeta: r.TypeMeta, ObjectMeta: identity(r.ObjectMeta), Spec: r.Spec}
 	case *gwv1alpha2.TCPRoute:

@@ -4,17 +4,22 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
 
+	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 // buildGRPCRoute composes a GRPCRoute: the HTTPRoute's shape without
-// timeouts or session affinity (gRPC clients rarely keep cookies), with
-// GRPCRouteMatch and the GRPCRoute filter types.
-func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
+// timeouts, retries or cookies of the function's (gRPC clients rarely keep
+// cookies; the gateway's own session persistence works), with
+// GRPCRouteMatch and the GRPCRoute filter types. Older releases served
+// GRPCRoute as v1alpha2, of the same schema.
+func buildGRPCRoute(p Params) (runtime.Object, field.ErrorList) {
 	var errs field.ErrorList
 	rules := p.Rules
 	if len(rules) == 0 {
@@ -36,6 +41,16 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 	out := make([]gwv1.GRPCRouteRule, 0, len(rules))
 	for i, r := range rules {
 		path := field.NewPath("spec", "rules").Index(i)
+		if r.Own() {
+			// A rule of its own is composed as written.
+			out = append(out, gwv1.GRPCRouteRule{
+				Name:        r.Name,
+				Matches:     deepCopy(r.GRPCMatches),
+				Filters:     deepCopy(r.GRPCFilters),
+				BackendRefs: deepCopy(r.GRPCBackendRefs),
+			})
+			continue
+		}
 		if p.abCompanion() {
 			ab, abErrs := combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.ABGRPCMatches, p.abPath())
 			errs = append(errs, abErrs...)
@@ -69,15 +84,16 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 			})
 		}
 		out = append(out, gwv1.GRPCRouteRule{
-			Name:        r.Name,
-			Matches:     deepCopy(r.GRPCMatches),
-			Filters:     filters,
-			BackendRefs: backends(weighted(p)),
+			Name:               r.Name,
+			Matches:            deepCopy(r.GRPCMatches),
+			Filters:            filters,
+			BackendRefs:        backends(weighted(p)),
+			SessionPersistence: sessionPersistence(p),
 		})
 	}
 	errs = append(errs, ruleLimits(len(rules), len(out), matchCount(out, func(r gwv1.GRPCRouteRule) int { return len(r.Matches) }))...)
 
-	return &gwv1.GRPCRoute{
+	route := &gwv1.GRPCRoute{
 		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: string(xr.KindGRPCRoute)},
 		ObjectMeta: objectMeta(p),
 		Spec: gwv1.GRPCRouteSpec{
@@ -85,7 +101,13 @@ func buildGRPCRoute(p Params) (*gwv1.GRPCRoute, field.ErrorList) {
 			Hostnames:       append([]gwv1.Hostname(nil), p.Hostnames...),
 			Rules:           out,
 		},
-	}, errs
+	}
+	if p.Version != v1beta1.RouteV1Alpha2 {
+		return route, errs
+	}
+	old := gwv1alpha2.GRPCRoute(*route)
+	old.APIVersion = gwv1alpha2.GroupVersion.String()
+	return &old, errs
 }
 
 // combineGRPCMatches adds the A/B header and method conditions to each of

@@ -18,10 +18,12 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 		rules = []xr.Rule{{}}
 	}
 
-	canaryFilters, filterErrs := canaryHTTPFilters(p)
+	canaryFilters, filterErrs := sideHTTPFilters(p, xr.RoleCanary)
+	errs = append(errs, filterErrs...)
+	primaryFilters, filterErrs := sideHTTPFilters(p, xr.RolePrimary)
 	errs = append(errs, filterErrs...)
 	filtersOf := map[xr.Role][]gwv1.HTTPRouteFilter{
-		xr.RolePrimary: p.Primary.HTTPFilters,
+		xr.RolePrimary: primaryFilters,
 		xr.RoleCanary:  canaryFilters,
 	}
 	backends := func(bs []weightedBackend) []gwv1.HTTPBackendRef {
@@ -32,13 +34,27 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 		return out
 	}
 
-	if p.Affinity != nil {
+	cookies := p.Affinity != nil && !p.Affinity.Persistence
+	if cookies {
 		errs = append(errs, cookieMatchCollisions(p.abPath(), p.ABHTTPMatches)...)
 	}
 
 	out := make([]gwv1.HTTPRouteRule, 0, len(rules))
 	for i, r := range rules {
 		path := field.NewPath("spec", "rules").Index(i)
+		if r.Own() {
+			// A rule of its own is composed as written: the rollout never
+			// weighs it, and no companion rule or mirror joins it.
+			out = append(out, gwv1.HTTPRouteRule{
+				Name:        r.Name,
+				Matches:     deepCopy(r.HTTPMatches),
+				Filters:     deepCopy(r.HTTPFilters),
+				BackendRefs: deepCopy(r.HTTPBackendRefs),
+				Timeouts:    r.Timeouts.DeepCopy(),
+				Retry:       r.Retry.DeepCopy(),
+			})
+			continue
+		}
 		matches := r.HTTPMatches
 		if len(matches) == 0 {
 			matches = []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{
@@ -46,7 +62,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 				Value: ptr.To(defaultPathPrefix),
 			}}}
 		}
-		if p.Affinity != nil {
+		if cookies {
 			errs = append(errs, cookieMatchCollisions(path.Child("matches"), matches)...)
 		}
 
@@ -61,15 +77,27 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 				Filters:     deepCopy(r.HTTPFilters),
 				BackendRefs: backends(canaryOnly(p)),
 				Timeouts:    r.Timeouts.DeepCopy(),
+				Retry:       r.Retry.DeepCopy(),
 			})
 		}
 		if p.sessionCompanion() {
 			out = append(out, gwv1.HTTPRouteRule{
 				Name:        companionName(r.Name, companionStickiness),
-				Matches:     withCookieMatch(matches, p.Affinity),
+				Matches:     withCookieMatch(matches, p.Affinity.CookieName, p.Affinity.Value),
 				Filters:     deepCopy(r.HTTPFilters),
 				BackendRefs: backends(canaryOnly(p)),
 				Timeouts:    r.Timeouts.DeepCopy(),
+				Retry:       r.Retry.DeepCopy(),
+			})
+		}
+		if p.primaryCompanion() {
+			out = append(out, gwv1.HTTPRouteRule{
+				Name:        companionName(r.Name, companionPrimary),
+				Matches:     withCookieMatch(matches, p.Affinity.PrimaryCookieName, p.Affinity.PrimaryValue),
+				Filters:     deepCopy(r.HTTPFilters),
+				BackendRefs: backends(primaryOnly(p)),
+				Timeouts:    r.Timeouts.DeepCopy(),
+				Retry:       r.Retry.DeepCopy(),
 			})
 		}
 
@@ -85,6 +113,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 				}),
 				BackendRefs: backends(weighted(p)),
 				Timeouts:    r.Timeouts.DeepCopy(),
+				Retry:       r.Retry.DeepCopy(),
 			})
 		}
 
@@ -96,11 +125,13 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 			})
 		}
 		out = append(out, gwv1.HTTPRouteRule{
-			Name:        r.Name,
-			Matches:     deepCopy(matches),
-			Filters:     filters,
-			BackendRefs: backends(weighted(p)),
-			Timeouts:    r.Timeouts.DeepCopy(),
+			Name:               r.Name,
+			Matches:            deepCopy(matches),
+			Filters:            filters,
+			BackendRefs:        backends(weighted(p)),
+			Timeouts:           r.Timeouts.DeepCopy(),
+			Retry:              r.Retry.DeepCopy(),
+			SessionPersistence: sessionPersistence(p),
 		})
 	}
 	errs = append(errs, ruleLimits(len(rules), len(out), matchCount(out, func(r gwv1.HTTPRouteRule) int { return len(r.Matches) }))...)
@@ -121,6 +152,11 @@ func canaryOnly(p Params) []weightedBackend {
 	return []weightedBackend{{role: xr.RoleCanary, ref: backendRef(p.Canary, 1)}}
 }
 
+// primaryOnly is the single backend of the primary's session companion.
+func primaryOnly(p Params) []weightedBackend {
+	return []weightedBackend{{role: xr.RolePrimary, ref: backendRef(p.Primary, 1)}}
+}
+
 func mirrorFilter(p Params) *gwv1.HTTPRequestMirrorFilter {
 	return &gwv1.HTTPRequestMirrorFilter{
 		BackendRef: *p.Canary.Ref.DeepCopy(),
@@ -128,18 +164,29 @@ func mirrorFilter(p Params) *gwv1.HTTPRequestMirrorFilter {
 	}
 }
 
-// canaryHTTPFilters returns the canary's own filters, with the session
-// cookie merged into its ResponseHeaderModifier while affinity applies.
-// Gateway API allows one ResponseHeaderModifier per backendRef, so the cookie
-// joins the user's filter instead of adding a second one. The collision check
-// runs whenever affinity is configured, so a spec that is valid at weight 0
-// stays valid when the rollout starts.
-func canaryHTTPFilters(p Params) ([]gwv1.HTTPRouteFilter, field.ErrorList) {
-	filters := deepCopy(p.Canary.HTTPFilters)
-	if p.Affinity == nil {
+// sideHTTPFilters returns a side's own filters, with its session cookie
+// merged into its ResponseHeaderModifier while affinity applies: the
+// canary's cookie, or with primaryCookieName the primary's. Gateway API
+// allows one ResponseHeaderModifier per backendRef, so the cookie joins the
+// user's filter instead of adding a second one. The collision check runs
+// whenever the side has a cookie configured, so a spec that is valid at
+// weight 0 stays valid when the rollout starts.
+func sideHTTPFilters(p Params, role xr.Role) ([]gwv1.HTTPRouteFilter, field.ErrorList) {
+	side, name, value, active := p.Canary, "", "", p.sessionCompanion()
+	if a := p.Affinity; a != nil && !a.Persistence {
+		name, value = a.CookieName, a.Value
+	}
+	if role == xr.RolePrimary {
+		side, name, value, active = p.Primary, "", "", p.primaryCompanion()
+		if a := p.Affinity; a != nil && !a.Persistence {
+			name, value = a.PrimaryCookieName, a.PrimaryValue
+		}
+	}
+	filters := deepCopy(side.HTTPFilters)
+	if name == "" {
 		return filters, nil
 	}
-	path := field.NewPath("spec", "canary", "filters")
+	path := field.NewPath("spec", string(role), "filters")
 	var modifier *gwv1.HTTPHeaderFilter
 	var errs field.ErrorList
 	for i := range filters {
@@ -150,11 +197,11 @@ func canaryHTTPFilters(p Params) ([]gwv1.HTTPRouteFilter, field.ErrorList) {
 		modifier = f.ResponseHeaderModifier
 		errs = append(errs, setCookieCollisions(path.Index(i).Child("responseHeaderModifier"), modifier)...)
 	}
-	if len(errs) > 0 || !p.shaping() || p.CanaryWeight == 0 {
+	if len(errs) > 0 || !active {
 		return filters, errs
 	}
 
-	cookie := gwv1.HTTPHeader{Name: setCookieHeader, Value: p.Affinity.setCookie()}
+	cookie := gwv1.HTTPHeader{Name: setCookieHeader, Value: p.Affinity.setCookie(name, value)}
 	if modifier != nil {
 		modifier.Add = append(modifier.Add, cookie)
 		return filters, nil

@@ -34,6 +34,7 @@ const (
 	defaultPathPrefix   = "/"
 	companionABSuffix   = "-canary-match"
 	companionStickiness = "-canary-session"
+	companionPrimary    = "-primary-session"
 	companionMirror     = "-canary-mirror"
 )
 
@@ -41,7 +42,7 @@ const (
 // backends, and what the traffic policy decided for this run.
 type Params struct {
 	Kind       xr.RouteKind
-	Version    v1beta1.RouteVersion // TLSRoute and TCPRoute only
+	Version    v1beta1.RouteVersion // GRPCRoute, TLSRoute, TCPRoute, UDPRoute
 	Name       string
 	Namespace  string
 	ParentRefs []gwv1.ParentReference
@@ -76,11 +77,20 @@ type Params struct {
 	Affinity *Affinity
 }
 
-// Affinity is the session cookie that keeps a client on the canary.
+// Affinity is the session cookie that keeps a client on the canary, and
+// the primary's own, or the gateway's session persistence.
 type Affinity struct {
 	CookieName string
 	Value      string
-	MaxAge     time.Duration
+	// PrimaryCookieName and PrimaryValue, when set, are the primary's
+	// cookie.
+	PrimaryCookieName string
+	PrimaryValue      string
+	MaxAge            time.Duration
+	Attributes        xr.CookieAttributes
+	// Persistence writes the Gateway API's sessionPersistence on the
+	// weighted rules instead of cookies of the function's.
+	Persistence bool
 }
 
 // single reports whether primary and canary are one backend: the route then
@@ -129,29 +139,52 @@ func (p Params) mirrorPath() *field.Path {
 }
 
 // sessionCompanion reports whether each rule gets a session companion rule:
-// while the canary gets traffic, and on HTTPRoutes only.
+// while the canary gets traffic, on HTTPRoutes, with cookies of the
+// function's.
 func (p Params) sessionCompanion() bool {
-	return p.Kind == xr.KindHTTPRoute && p.shaping() && p.Affinity != nil && p.CanaryWeight > 0
+	return p.Kind == xr.KindHTTPRoute && p.shaping() && p.Affinity != nil && !p.Affinity.Persistence && p.CanaryWeight > 0
+}
+
+// primaryCompanion reports whether each rule gets a companion rule that
+// keeps the primary's users on the primary.
+func (p Params) primaryCompanion() bool {
+	return p.sessionCompanion() && p.Affinity.PrimaryCookieName != ""
+}
+
+// persistence reports whether the weighted rules carry the Gateway API's
+// sessionPersistence: while the canary gets traffic, as the cookies would.
+func (p Params) persistence() bool {
+	return p.shaping() && p.Affinity != nil && p.Affinity.Persistence && p.CanaryWeight > 0
 }
 
 // origin says where a composed rule comes from: the spec's rule, and which
-// of its companions it is ("" for the weighted rule itself).
+// of its companions it is ("" for the weighted rule itself, or a rule of
+// its own).
 type origin struct {
 	rule      int
 	companion string
+	own       bool
 }
 
 // layout lists the origin of each composed rule, in the order the builders
-// compose them: each rule's companions come right before it.
+// compose them: each rule's companions come right before it; a rule of its
+// own has none.
 func (p Params) layout() []origin {
 	rules := max(len(p.Rules), 1)
 	out := make([]origin, 0, 3*rules)
 	for i := range rules {
+		if i < len(p.Rules) && p.Rules[i].Own() {
+			out = append(out, origin{rule: i, own: true})
+			continue
+		}
 		if p.abCompanion() {
 			out = append(out, origin{rule: i, companion: "A/B"})
 		}
 		if p.sessionCompanion() {
 			out = append(out, origin{rule: i, companion: "session"})
+		}
+		if p.primaryCompanion() {
+			out = append(out, origin{rule: i, companion: "primary session"})
 		}
 		if p.mirrorCompanion() {
 			out = append(out, origin{rule: i, companion: "mirror"})
@@ -174,6 +207,8 @@ func Build(p Params) (runtime.Object, field.ErrorList) {
 		return buildTLSRoute(p)
 	case xr.KindTCPRoute:
 		return buildTCPRoute(p)
+	case xr.KindUDPRoute:
+		return buildUDPRoute(p)
 	default:
 		return nil, field.ErrorList{field.NotSupported(field.NewPath("spec", "kind"), p.Kind, xr.RouteKinds)}
 	}
@@ -260,6 +295,14 @@ func admit(obj runtime.Object) field.ErrorList {
 		return admission.HTTPRoute(r)
 	case *gwv1.GRPCRoute:
 		return admission.GRPCRoute(r)
+	case *gwv1alpha2.GRPCRoute:
+		// The same schema as v1's, which older releases served as
+		// v1alpha2.
+		return admission.GRPCRoute((*gwv1.GRPCRoute)(r))
+	case *gwv1.UDPRoute:
+		return admission.UDPRoute(r)
+	case *gwv1alpha2.UDPRoute:
+		return admission.UDPRouteV1Alpha2(r)
 	case *gwv1.TLSRoute:
 		return admission.TLSRoute(r)
 	case *gwv1.TCPRoute:
@@ -304,7 +347,7 @@ func explain(p Params, errs field.ErrorList) field.ErrorList {
 			continue
 		}
 		o, c := layout[k], *e
-		if f := backendFilter.FindStringSubmatch(m[2]); f != nil {
+		if f := backendFilter.FindStringSubmatch(m[2]); f != nil && !o.own {
 			out = append(out, p.explainBackendFilter(o, &c, f))
 			continue
 		}
@@ -317,7 +360,7 @@ func explain(p Params, errs field.ErrorList) field.ErrorList {
 		if o.companion != "" {
 			where = strings.TrimSuffix("the "+o.companion+" companion rule of "+where, " of ")
 		}
-		if f := ruleFilter.FindStringSubmatch(m[2]); f != nil && o.companion == "" && p.mirrorAdded() {
+		if f := ruleFilter.FindStringSubmatch(m[2]); f != nil && o.companion == "" && !o.own && p.mirrorAdded() {
 			if n, err := strconv.Atoi(f[1]); f[1] == "" || (err == nil && n == p.ruleFilterCount(o.rule)) {
 				where = strings.TrimSpace(where + " (the RequestMirror filter that spec.traffic.mirror adds to each weighted rule counts here)")
 			}
@@ -336,7 +379,10 @@ func explain(p Params, errs field.ErrorList) field.ErrorList {
 func (p Params) explainBackendFilter(o origin, c *field.Error, f []string) *field.Error {
 	j, _ := strconv.Atoi(f[1])
 	role := xr.RolePrimary
-	if o.companion != "" || (j == 1 && !p.single()) {
+	// A/B and session companions carry the canary alone, the primary
+	// session companion the primary alone; a mirror companion carries
+	// both, as the weighted rule does.
+	if o.companion == "A/B" || o.companion == "session" || (o.companion != "primary session" && j == 1 && !p.single()) {
 		role = xr.RoleCanary
 	}
 	c.Field = "spec." + string(role) + ".filters"

@@ -70,10 +70,17 @@ func admitted(t *testing.T, p Params) runtime.Object {
 		t.Fatalf("Admit(...): the function's checks reject the route: %v", errs)
 	}
 	channels := []crdschema.Channel{crdschema.Standard, crdschema.Experimental}
-	if _, old := obj.(*gwv1alpha2.TLSRoute); old {
+	switch r := obj.(type) {
+	case *gwv1alpha2.TLSRoute, *gwv1alpha2.TCPRoute, *gwv1alpha2.UDPRoute:
 		channels = channels[1:]
+	case *gwv1alpha2.GRPCRoute:
+		// Gateway API v1.6 no longer ships GRPCRoute v1alpha2, whose schema
+		// was v1's: the v1 CRDs check it.
+		v1 := gwv1.GRPCRoute(*r.DeepCopy())
+		v1.APIVersion = gwv1.GroupVersion.String()
+		obj = &v1
 	}
-	if _, old := obj.(*gwv1alpha2.TCPRoute); old {
+	if experimentalFields(obj) {
 		channels = channels[1:]
 	}
 	for _, c := range channels {
@@ -82,6 +89,26 @@ func admitted(t *testing.T, p Params) runtime.Object {
 		}
 	}
 	return obj
+}
+
+// experimentalFields reports whether a route holds fields of the
+// experimental channel only: retries and session persistence.
+func experimentalFields(obj runtime.Object) bool {
+	switch r := obj.(type) {
+	case *gwv1.HTTPRoute:
+		for _, rule := range r.Spec.Rules {
+			if rule.Retry != nil || rule.SessionPersistence != nil {
+				return true
+			}
+		}
+	case *gwv1.GRPCRoute:
+		for _, rule := range r.Spec.Rules {
+			if rule.SessionPersistence != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // weights summarises a route's rules: name, then role=weight per backend.
@@ -128,6 +155,16 @@ func weights(obj runtime.Object) []string {
 		for _, rule := range r.Spec.Rules {
 			add(rule.Name, rule.BackendRefs)
 		}
+	case *gwv1.UDPRoute:
+		for _, rule := range r.Spec.Rules {
+			add(rule.Name, rule.BackendRefs)
+		}
+	case *gwv1alpha2.UDPRoute:
+		for _, rule := range r.Spec.Rules {
+			add(rule.Name, rule.BackendRefs)
+		}
+	case *gwv1alpha2.GRPCRoute:
+		return weights((*gwv1.GRPCRoute)(r))
 	}
 	return out
 }
@@ -491,13 +528,15 @@ func TestBuildStreamRoutes(t *testing.T) {
 		"TLSRouteV1Alpha2": {reason: "Older clusters get the v1alpha2 TLSRoute the Input asks for.", kind: xr.KindTLSRoute, version: v1beta1.RouteV1Alpha2, apiVersion: "gateway.networking.k8s.io/v1alpha2"},
 		"TCPRouteV1":       {reason: "A TCPRoute carries one rule of weighted backends.", kind: xr.KindTCPRoute, version: v1beta1.RouteV1, apiVersion: "gateway.networking.k8s.io/v1"},
 		"TCPRouteV1Alpha2": {reason: "Older clusters get the v1alpha2 TCPRoute the Input asks for.", kind: xr.KindTCPRoute, version: v1beta1.RouteV1Alpha2, apiVersion: "gateway.networking.k8s.io/v1alpha2"},
+		"UDPRouteV1":       {reason: "A UDPRoute carries one rule of weighted backends.", kind: xr.KindUDPRoute, version: v1beta1.RouteV1, apiVersion: "gateway.networking.k8s.io/v1"},
+		"UDPRouteV1Alpha2": {reason: "Older clusters get a v1alpha2 UDPRoute.", kind: xr.KindUDPRoute, version: v1beta1.RouteV1Alpha2, apiVersion: "gateway.networking.k8s.io/v1alpha2"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := params(func(p *Params) {
 				p.Kind, p.Version = tc.kind, tc.version
 				p.Rules = []xr.Rule{{Name: ptr.To[gwv1.SectionName]("tls")}}
-				if tc.kind == xr.KindTCPRoute {
+				if tc.kind != xr.KindTLSRoute {
 					p.Hostnames = nil
 				}
 			})
@@ -624,5 +663,166 @@ func TestExplain(t *testing.T) {
 				t.Errorf("%s\nexplain(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+func TestBuildRulesOfTheirOwn(t *testing.T) {
+	static := gwv1.HTTPBackendRef{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{
+		Name: "cdn-cache", Namespace: ptr.To(gwv1.Namespace("cdn")), Port: ptr.To[gwv1.PortNumber](80)}}}
+	redirect := gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{StatusCode: ptr.To(301)}}
+	retry := &gwv1.HTTPRouteRetry{Codes: []gwv1.HTTPRouteRetryStatusCode{503}, Attempts: ptr.To(2), Backoff: ptr.To[gwv1.Duration]("100ms")}
+	rules := []xr.Rule{
+		{Name: ptr.To[gwv1.SectionName]("legacy"), HTTPMatches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: ptr.To(gwv1.PathMatchPathPrefix), Value: ptr.To("/old")}}}, HTTPFilters: []gwv1.HTTPRouteFilter{redirect}},
+		{Name: ptr.To[gwv1.SectionName]("static"), HTTPBackendRefs: []gwv1.HTTPBackendRef{static}},
+		{Name: ptr.To[gwv1.SectionName]("api"), HTTPMatches: []gwv1.HTTPRouteMatch{apiMatch}, Retry: retry},
+	}
+	p := params(func(p *Params) {
+		p.Rules = rules
+		p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch}
+		p.MirrorPercent = ptr.To[int32](10)
+		p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", MaxAge: time.Hour}
+	})
+	route := admitted(t, p).(*gwv1.HTTPRoute)
+	want := []string{
+		"legacy:",
+		"static: cdn-cache=1",
+		"api-canary-match: canary-proxy=1",
+		"api-canary-session: canary-proxy=1",
+		"api: podinfo-primary=80 canary-proxy=20",
+	}
+	if diff := cmp.Diff(want, weights(route)); diff != "" {
+		t.Errorf("rules of their own are composed as written, without companions, beside the weighted one: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff([]gwv1.HTTPRouteFilter{redirect}, route.Spec.Rules[0].Filters); diff != "" {
+		t.Errorf("the redirect rule keeps its filters, and gains no mirror: -want, +got:\n%s", diff)
+	}
+	if len(route.Spec.Rules[1].Filters) != 0 || route.Spec.Rules[1].Matches != nil {
+		t.Errorf("the static rule is as written: no mirror, no default match added; got %+v", route.Spec.Rules[1])
+	}
+	for _, i := range []int{2, 3, 4} {
+		if diff := cmp.Diff(retry, route.Spec.Rules[i].Retry); diff != "" {
+			t.Errorf("rule %d: the weighted rule's retry goes on its companions too: -want, +got:\n%s", i, diff)
+		}
+	}
+}
+
+func TestAffinityBothSides(t *testing.T) {
+	a := &Affinity{
+		CookieName: "canary", Value: "0123456789abcdef", PrimaryCookieName: "stable", PrimaryValue: "fedcba9876543210", MaxAge: 24 * time.Hour,
+		Attributes: xr.CookieAttributes{Path: "/shop", Domain: "example.com", Secure: true, SameSite: "Lax"},
+	}
+	cookie := func(name, value string) string {
+		return name + "=" + value + "; Max-Age=86400; Path=/shop; Domain=example.com; Secure; HttpOnly; SameSite=Lax"
+	}
+	p := params(func(p *Params) {
+		p.Affinity = a
+		p.Primary.HTTPFilters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{{Name: "X-Served-By", Value: "primary"}}}}}
+	})
+	route := admitted(t, p).(*gwv1.HTTPRoute)
+	if diff := cmp.Diff([]string{"-: canary-proxy=1", "-: podinfo-primary=1", "-: podinfo-primary=80 canary-proxy=20"}, weights(route)); diff != "" {
+		t.Errorf("the canary's session rule, then the primary's, then the weighted rule: -want, +got:\n%s", diff)
+	}
+	setCookie := func(r gwv1.HTTPBackendRef) []gwv1.HTTPHeader {
+		for _, f := range r.Filters {
+			if f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier {
+				return f.ResponseHeaderModifier.Add
+			}
+		}
+		return nil
+	}
+	weighted := route.Spec.Rules[2]
+	if diff := cmp.Diff([]gwv1.HTTPHeader{{Name: "X-Served-By", Value: "primary"}, {Name: "Set-Cookie", Value: cookie("stable", a.PrimaryValue)}}, setCookie(weighted.BackendRefs[0])); diff != "" {
+		t.Errorf("the primary sets its own cookie, in its own ResponseHeaderModifier: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff([]gwv1.HTTPHeader{{Name: "Set-Cookie", Value: cookie("canary", a.Value)}}, setCookie(weighted.BackendRefs[1])); diff != "" {
+		t.Errorf("the canary sets its cookie with the attributes: -want, +got:\n%s", diff)
+	}
+	wantMatch := gwv1.HTTPHeaderMatch{Type: ptr.To(gwv1.HeaderMatchRegularExpression), Name: "Cookie", Value: `^(?:.*;\s*)?stable=` + a.PrimaryValue + `(?:;.*)?$`}
+	if diff := cmp.Diff([]gwv1.HTTPHeaderMatch{wantMatch}, route.Spec.Rules[1].Matches[0].Headers); diff != "" {
+		t.Errorf("the primary's session rule matches its cookie: -want, +got:\n%s", diff)
+	}
+
+	// At 0% nobody is sent to the canary, so neither side pins anybody.
+	p.CanaryWeight = 0
+	stable := admitted(t, p).(*gwv1.HTTPRoute)
+	if diff := cmp.Diff([]string{"-: podinfo-primary=100 canary-proxy=0"}, weights(stable)); diff != "" {
+		t.Errorf("at 0%% there are no session rules: -want, +got:\n%s", diff)
+	}
+	if got := setCookie(stable.Spec.Rules[0].BackendRefs[0]); len(got) != 1 {
+		t.Errorf("at 0%% the primary sets no cookie: %v", got)
+	}
+}
+
+func TestSessionPersistence(t *testing.T) {
+	a := &Affinity{CookieName: "session", MaxAge: 90 * time.Minute, Persistence: true}
+	want := &gwv1.SessionPersistence{
+		SessionName:     ptr.To("session"),
+		AbsoluteTimeout: ptr.To[gwv1.Duration]("1h30m"),
+		Type:            ptr.To(gwv1.CookieBasedSessionPersistence),
+		CookieConfig:    &gwv1.CookieConfig{LifetimeType: ptr.To(gwv1.PermanentCookieLifetimeType)},
+	}
+	cases := map[string]struct {
+		reason string
+		params Params
+		want   *gwv1.SessionPersistence
+	}{
+		"HTTPRoute": {
+			reason: "The weighted rule carries sessionPersistence instead of cookie filters and companion rules.",
+			params: params(func(p *Params) { p.Affinity = a }),
+			want:   want,
+		},
+		"GRPCRoute": {
+			reason: "A GRPCRoute gets affinity the same way.",
+			params: params(func(p *Params) { p.Kind, p.Affinity = xr.KindGRPCRoute, a }),
+			want:   want,
+		},
+		"GRPCRouteV1Alpha2": {
+			reason: "So does a v1alpha2 GRPCRoute.",
+			params: params(func(p *Params) { p.Kind, p.Version, p.Affinity = xr.KindGRPCRoute, v1beta1.RouteV1Alpha2, a }),
+			want:   want,
+		},
+		"AtZero": {
+			reason: "At 0% there is no session to keep.",
+			params: params(func(p *Params) { p.Affinity, p.CanaryWeight = a, 0 }),
+		},
+		"Succeeded": {
+			reason: "Once the rollout is over, affinity ends with it.",
+			params: params(func(p *Params) { p.Affinity, p.CanaryWeight, p.Active = a, 100, false }),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got *gwv1.SessionPersistence
+			var rules int
+			switch r := admitted(t, tc.params).(type) {
+			case *gwv1.HTTPRoute:
+				got, rules = r.Spec.Rules[len(r.Spec.Rules)-1].SessionPersistence, len(r.Spec.Rules)
+				for _, b := range r.Spec.Rules[0].BackendRefs {
+					if len(b.Filters) > 0 {
+						t.Errorf("%s\nno cookie filter of the function's with SessionPersistence: %+v", tc.reason, b.Filters)
+					}
+				}
+			case *gwv1.GRPCRoute:
+				got, rules = r.Spec.Rules[0].SessionPersistence, len(r.Spec.Rules)
+			case *gwv1alpha2.GRPCRoute:
+				got, rules = r.Spec.Rules[0].SessionPersistence, len(r.Spec.Rules)
+			}
+			if rules != 1 {
+				t.Errorf("%s\n%d rules: no companion rule with SessionPersistence", tc.reason, rules)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nsessionPersistence: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestGatewayDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Second: "1s", 90 * time.Second: "1m30s", 24 * time.Hour: "24h", 25*time.Hour + 61*time.Second: "25h1m1s", 99999 * time.Hour: "99999h",
+	} {
+		if got := gatewayDuration(d); got != want {
+			t.Errorf("gatewayDuration(%s) = %q, want %q (Gateway API's Duration pattern)", d, got, want)
+		}
 	}
 }

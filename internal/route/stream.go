@@ -1,8 +1,6 @@
 package route
 
 import (
-	"encoding/json"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,9 +12,9 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
-// TLSRoute and TCPRoute route connections, not requests: one rule with the
-// weighted backends and nothing else. The spec's parser already refused the
-// features these kinds cannot carry.
+// TLSRoute, TCPRoute and UDPRoute route connections or datagrams, not
+// requests: one rule with the weighted backends and nothing else. The spec's
+// parser already refused the features these kinds cannot carry.
 
 func streamRule(p Params) (name *gwv1.SectionName, refs []gwv1.BackendRef) {
 	if len(p.Rules) > 0 {
@@ -63,12 +61,29 @@ func buildTCPRoute(p Params) (runtime.Object, field.ErrorList) {
 	return old, toV1Alpha2(route, old)
 }
 
-// toV1Alpha2 copies a v1 route into its v1alpha2 twin: the two versions share
-// their JSON shape, which is how the API server converts them too.
+func buildUDPRoute(p Params) (runtime.Object, field.ErrorList) {
+	name, refs := streamRule(p)
+	route := &gwv1.UDPRoute{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: string(xr.KindUDPRoute)},
+		ObjectMeta: objectMeta(p),
+		Spec: gwv1.UDPRouteSpec{
+			CommonRouteSpec: commonSpec(p),
+			Rules:           []gwv1.UDPRouteRule{{Name: name, BackendRefs: refs}},
+		},
+	}
+	if p.Version != v1beta1.RouteV1Alpha2 {
+		return route, nil
+	}
+	old := &gwv1alpha2.UDPRoute{}
+	return old, toV1Alpha2(route, old)
+}
+
+// toV1Alpha2 copies a v1 route into its v1alpha2 twin: the two versions
+// share their shape, which is how the API server converts them too.
 func toV1Alpha2(from, to runtime.Object) field.ErrorList {
-	b, err := json.Marshal(from)
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(from)
 	if err == nil {
-		err = json.Unmarshal(b, to)
+		err = runtime.DefaultUnstructuredConverter.FromUnstructured(u, to)
 	}
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("apiVersion"), err)}

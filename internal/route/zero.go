@@ -21,6 +21,7 @@ import (
 // applied, as everywhere else. It changes the route in place and reports
 // false when no rule would be left, or the object is not a route.
 func ZeroCanary(obj runtime.Object, canary []xr.BackendID, routeNamespace string) bool {
+	obj = asV1(obj)
 	isCanary := func(ref gwv1.BackendObjectReference) bool {
 		id := identify(ref, routeNamespace)
 		return slices.ContainsFunc(canary, func(c xr.BackendID) bool { return sameBackend(c, id) })
@@ -73,14 +74,33 @@ func ZeroCanary(obj runtime.Object, canary []xr.BackendID, routeNamespace string
 		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1alpha2.TCPRouteRule) []*gwv1.BackendRef {
 			return refsOf(rule.BackendRefs)
 		})
+	case *gwv1.UDPRoute:
+		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1.UDPRouteRule) []*gwv1.BackendRef {
+			return refsOf(rule.BackendRefs)
+		})
+	case *gwv1alpha2.UDPRoute:
+		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1alpha2.UDPRouteRule) []*gwv1.BackendRef {
+			return refsOf(rule.BackendRefs)
+		})
 	}
 	return ok
+}
+
+// asV1 is a GRPCRoute v1alpha2 as the v1 GRPCRoute it shares its memory
+// and its schema with, so that one piece of code reads and changes both;
+// any other route as it is.
+func asV1(obj runtime.Object) runtime.Object {
+	if r, ok := obj.(*gwv1alpha2.GRPCRoute); ok {
+		return (*gwv1.GRPCRoute)(r)
+	}
+	return obj
 }
 
 // DropMirrors removes every RequestMirror filter, on a rule or on a
 // backend, whose target is one of the backends given (with Gateway API's
 // defaults applied), leaving the weights alone.
 func DropMirrors(obj runtime.Object, targets []xr.BackendID, routeNamespace string) {
+	obj = asV1(obj)
 	if len(targets) == 0 {
 		return
 	}
@@ -232,6 +252,7 @@ func CannotZero(obj runtime.Object, canary, primaries []xr.BackendID, routeNames
 
 // ruleBackends lists the backends of each rule of a route of any kind.
 func ruleBackends(obj runtime.Object) [][]gwv1.BackendObjectReference {
+	obj = asV1(obj)
 	var out [][]gwv1.BackendObjectReference
 	add := func(refs []gwv1.BackendObjectReference) { out = append(out, refs) }
 	plain := func(refs []gwv1.BackendRef) []gwv1.BackendObjectReference {
@@ -277,6 +298,7 @@ type Reference struct {
 // References lists the backends a route names, with Gateway API's defaults
 // applied, in the order the route names them.
 func References(obj runtime.Object, routeNamespace string) []Reference {
+	obj = asV1(obj)
 	var out []Reference
 	weighted := func(r gwv1.BackendRef) {
 		out = append(out, Reference{ID: identify(r.BackendObjectReference, routeNamespace), Weight: ptr.Deref(r.Weight, 1)})
@@ -325,8 +347,8 @@ func References(obj runtime.Object, routeNamespace string) []Reference {
 	return out
 }
 
-// ruleBackendRefs lists the backendRefs of each rule of a TLSRoute or a
-// TCPRoute, of either version.
+// ruleBackendRefs lists the backendRefs of each rule of a TLSRoute, a
+// TCPRoute or a UDPRoute, of either version.
 func ruleBackendRefs(obj runtime.Object) [][]gwv1.BackendRef {
 	var out [][]gwv1.BackendRef
 	switch r := obj.(type) {
@@ -343,6 +365,14 @@ func ruleBackendRefs(obj runtime.Object) [][]gwv1.BackendRef {
 			out = append(out, rule.BackendRefs)
 		}
 	case *gwv1alpha2.TCPRoute:
+		for _, rule := range r.Spec.Rules {
+			out = append(out, rule.BackendRefs)
+		}
+	case *gwv1.UDPRoute:
+		for _, rule := range r.Spec.Rules {
+			out = append(out, rule.BackendRefs)
+		}
+	case *gwv1alpha2.UDPRoute:
 		for _, rule := range r.Spec.Rules {
 			out = append(out, rule.BackendRefs)
 		}

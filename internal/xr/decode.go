@@ -33,10 +33,12 @@ type rawSpec struct {
 }
 
 type rawRule struct {
-	Name     *gwv1.SectionName       `json:"name,omitempty"`
-	Matches  json.RawMessage         `json:"matches,omitempty"`
-	Filters  json.RawMessage         `json:"filters,omitempty"`
-	Timeouts *gwv1.HTTPRouteTimeouts `json:"timeouts,omitempty"`
+	Name        *gwv1.SectionName       `json:"name,omitempty"`
+	Matches     json.RawMessage         `json:"matches,omitempty"`
+	Filters     json.RawMessage         `json:"filters,omitempty"`
+	BackendRefs json.RawMessage         `json:"backendRefs,omitempty"`
+	Timeouts    *gwv1.HTTPRouteTimeouts `json:"timeouts,omitempty"`
+	Retry       *gwv1.HTTPRouteRetry    `json:"retry,omitempty"`
 }
 
 type rawSide struct {
@@ -44,6 +46,7 @@ type rawSide struct {
 	ExternalName *string                      `json:"externalName,omitempty"`
 	BackendRef   *gwv1.BackendObjectReference `json:"backendRef,omitempty"`
 	Filters      json.RawMessage              `json:"filters,omitempty"`
+	TLS          json.RawMessage              `json:"tls,omitempty"`
 	Revision     *string                      `json:"revision,omitempty"`
 }
 
@@ -100,8 +103,18 @@ type rawAnalysis struct {
 }
 
 type rawAffinity struct {
-	CookieName string  `json:"cookieName,omitempty"`
-	MaxAge     *string `json:"maxAge,omitempty"`
+	CookieName        string         `json:"cookieName,omitempty"`
+	PrimaryCookieName string         `json:"primaryCookieName,omitempty"`
+	MaxAge            *string        `json:"maxAge,omitempty"`
+	Attributes        *rawAttributes `json:"attributes,omitempty"`
+	Mode              AffinityMode   `json:"mode,omitempty"`
+}
+
+type rawAttributes struct {
+	Path     *string `json:"path,omitempty"`
+	Domain   string  `json:"domain,omitempty"`
+	Secure   bool    `json:"secure,omitempty"`
+	SameSite string  `json:"sameSite,omitempty"`
 }
 
 type rawGate struct {

@@ -122,18 +122,29 @@ func checkInvariants(t *testing.T, cr *CanaryRoute) {
 		fail("%d hostnames", n)
 	case s.Kind == KindTLSRoute && n == 0:
 		fail("a TLSRoute without hostnames")
-	case s.Kind == KindTCPRoute && n > 0:
-		fail("a TCPRoute with hostnames")
+	case (s.Kind == KindTCPRoute || s.Kind == KindUDPRoute) && n > 0:
+		fail("a %s with hostnames", s.Kind)
 	}
 	if s.Port < 0 || s.Port > 65535 {
 		fail("port %d", s.Port)
 	}
 	limit := maxRules
-	if s.Kind == KindTLSRoute || s.Kind == KindTCPRoute {
+	if s.Kind.Streams() {
 		limit = 1
 	}
 	if len(s.Rules) > limit {
 		fail("%d rules for a %s", len(s.Rules), s.Kind)
+	}
+	if len(s.Rules) > 0 && !slices.ContainsFunc(s.Rules, func(r Rule) bool { return !r.Own() }) {
+		fail("no rule carries the rollout")
+	}
+	for i, r := range s.Rules {
+		if s.Kind.Streams() && (r.Own() || r.Retry != nil) {
+			fail("rule %d of a %s has backendRefs or a retry", i, s.Kind)
+		}
+		if s.Kind == KindGRPCRoute && r.Retry != nil {
+			fail("rule %d of a GRPCRoute has a retry", i)
+		}
 	}
 	for _, side := range []struct {
 		role Role
@@ -160,6 +171,10 @@ func checkInvariants(t *testing.T, cr *CanaryRoute) {
 				fail("%s proxy Service name: %v", side.role, msgs)
 			}
 		}
+		if t := side.side.TLS; t != nil && (!side.side.ComposesService() || t.Hostname == "" ||
+			(len(t.CACertificateRefs) > 0) == (t.WellKnownCACertificates != nil) || (s.Kind != KindHTTPRoute && s.Kind != KindGRPCRoute)) {
+			fail("%s tls %+v", side.role, *t)
+		}
 	}
 	if s.Primary.Revision != "" {
 		fail("a primary revision")
@@ -182,10 +197,13 @@ func checkInvariants(t *testing.T, cr *CanaryRoute) {
 	if m := tr.Mirror; m != nil && (m.Percent < 0 || m.Percent > 100) {
 		fail("mirror percent %d", m.Percent)
 	}
-	if a := tr.Affinity; a != nil && (s.Kind != KindHTTPRoute || a.MaxAge < 1e9 || !cookieNamePattern.MatchString(a.CookieName)) {
+	if a := tr.Affinity; a != nil && ((a.Mode == AffinityCookie && s.Kind != KindHTTPRoute) ||
+		(a.Mode == AffinitySessionPersistence && s.Kind != KindHTTPRoute && s.Kind != KindGRPCRoute) ||
+		a.MaxAge < 1e9 || a.MaxAge > maxSessionAge || !cookieNamePattern.MatchString(a.CookieName) ||
+		(a.PrimaryCookieName != "" && (a.PrimaryCookieName == a.CookieName || a.Mode != AffinityCookie))) {
 		fail("session affinity %+v on a %s", *a, s.Kind)
 	}
-	if (s.Kind == KindTLSRoute || s.Kind == KindTCPRoute) && (tr.Mirror != nil || len(tr.HTTPMatches)+len(tr.GRPCMatches) > 0 ||
+	if s.Kind.Streams() && (tr.Mirror != nil || len(tr.HTTPMatches)+len(tr.GRPCMatches) > 0 ||
 		len(s.Primary.HTTPFilters)+len(s.Canary.HTTPFilters)+len(s.Primary.GRPCFilters)+len(s.Canary.GRPCFilters) > 0) {
 		fail("HTTP features on a %s", s.Kind)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -84,4 +85,33 @@ func xrdLimit(node map[string]any) (int, string) {
 		}
 	}
 	return 0, ""
+}
+
+func TestLabelValue(t *testing.T) {
+	long := strings.Repeat("a", 200)
+	cases := map[string]struct {
+		reason string
+		in     string
+		want   string
+	}{
+		"Valid":        {reason: "A valid label value is kept.", in: "v2", want: "v2"},
+		"Empty":        {reason: "An empty value is a valid label value.", in: "", want: ""},
+		"TrailingDot":  {reason: "The revision pattern admits a trailing dot, which a label value cannot end with.", in: "v2.", want: "v2-1f8abfc0"},
+		"LeadingUnder": {reason: "Nor may it start with an underscore.", in: "_v2", want: "v2-e5335831"},
+		"Long":         {reason: "A route name may have 253 characters, a label value 63.", in: long, want: strings.Repeat("a", 54) + "-c2a908d9"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := LabelValue(tc.in)
+			if msgs := validation.IsValidLabelValue(got); len(msgs) > 0 {
+				t.Errorf("%s\nLabelValue(%q) = %q: not a valid label value: %v", tc.reason, tc.in, got, msgs)
+			}
+			if got != tc.want {
+				t.Errorf("%s\nLabelValue(%q) = %q, want %q", tc.reason, tc.in, got, tc.want)
+			}
+		})
+	}
+	if LabelValue("v2.") == LabelValue("v2_") {
+		t.Error("two values must get two labels")
+	}
 }

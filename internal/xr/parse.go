@@ -54,6 +54,14 @@ var specLimits = bounds.Limits{
 	"spec.hostnames":                       maxHostnames,
 	"spec.rules":                           maxRules,
 	"spec.rules[*].filters":                16,
+	"spec.rules[*].backendRefs":            16,
+	"spec.rules[*].retry.codes":            64,
+	"spec.primary.tls.caCertificateRefs":   8,
+	"spec.canary.tls.caCertificateRefs":    8,
+	"spec.primary.tls.subjectAltNames":     5,
+	"spec.canary.tls.subjectAltNames":      5,
+	"spec.primary.tls.hostname":            253,
+	"spec.canary.tls.hostname":             253,
 	"spec.primary.filters":                 16,
 	"spec.canary.filters":                  16,
 	"spec.primary.service.selector":        maxSelector,
@@ -287,9 +295,9 @@ func parseParentRefs(path *field.Path, s *Spec, defaults []gwv1.ParentReference)
 func validateHostnames(path *field.Path, kind RouteKind, hostnames []gwv1.Hostname) field.ErrorList {
 	switch kind {
 	case KindHTTPRoute, KindGRPCRoute:
-	case KindTCPRoute:
+	case KindTCPRoute, KindUDPRoute:
 		if len(hostnames) > 0 {
-			return field.ErrorList{field.Forbidden(path, "a TCPRoute matches no hostnames")}
+			return field.ErrorList{field.Forbidden(path, "a "+string(kind)+" matches no hostnames")}
 		}
 		return nil
 	case KindTLSRoute:
@@ -309,7 +317,7 @@ func validateHostnames(path *field.Path, kind RouteKind, hostnames []gwv1.Hostna
 func parseRules(path *field.Path, kind RouteKind, raw []rawRule) ([]Rule, field.ErrorList) {
 	var errs field.ErrorList
 	limit := maxRules
-	if kind == KindTLSRoute || kind == KindTCPRoute {
+	if kind.Streams() {
 		limit = 1
 	}
 	if len(raw) > limit {
@@ -327,32 +335,48 @@ func parseRules(path *field.Path, kind RouteKind, raw []rawRule) ([]Rule, field.
 		case KindHTTPRoute:
 			errs = append(errs, decodeAndCheck(p.Child("matches"), r.Matches, &rule.HTTPMatches, admission.HTTPRouteMatches)...)
 			errs = append(errs, decodeAndCheck(p.Child("filters"), r.Filters, &rule.HTTPFilters, admission.HTTPRouteFilters)...)
-			errs = append(errs, noRedirect(p.Child("filters"), rule.HTTPFilters)...)
+			errs = append(errs, decodeFragment(p.Child("backendRefs"), r.BackendRefs, &rule.HTTPBackendRefs)...)
+			errs = append(errs, redirectAlone(p, rule)...)
 			rule.Timeouts = r.Timeouts
 			errs = append(errs, admission.HTTPRouteTimeouts(p.Child("timeouts"), r.Timeouts)...)
+			rule.Retry = r.Retry
 		case KindGRPCRoute:
 			errs = append(errs, decodeAndCheck(p.Child("matches"), r.Matches, &rule.GRPCMatches, admission.GRPCRouteMatches)...)
 			errs = append(errs, decodeAndCheck(p.Child("filters"), r.Filters, &rule.GRPCFilters, admission.GRPCRouteFilters)...)
+			errs = append(errs, decodeFragment(p.Child("backendRefs"), r.BackendRefs, &rule.GRPCBackendRefs)...)
 			errs = append(errs, unsupported(p.Child("timeouts"), r.Timeouts != nil, "timeouts", kind)...)
-		case KindTLSRoute, KindTCPRoute:
+			errs = append(errs, unsupported(p.Child("retry"), r.Retry != nil, "retries", kind)...)
+		case KindTLSRoute, KindTCPRoute, KindUDPRoute:
 			errs = append(errs, unsupported(p.Child("matches"), hasItems(r.Matches), "matches", kind)...)
 			errs = append(errs, unsupported(p.Child("filters"), hasItems(r.Filters), "filters", kind)...)
 			errs = append(errs, unsupported(p.Child("timeouts"), r.Timeouts != nil, "timeouts", kind)...)
+			errs = append(errs, unsupported(p.Child("retry"), r.Retry != nil, "retries", kind)...)
+			if hasItems(r.BackendRefs) {
+				errs = append(errs, field.Forbidden(p.Child("backendRefs"),
+					"a "+string(kind)+" has one rule, which carries the rollout: it cannot have backendRefs of its own"))
+			}
 		}
 		rules = append(rules, rule)
+	}
+	if len(rules) > 0 && !slices.ContainsFunc(rules, func(r Rule) bool { return !r.Own() }) {
+		errs = append(errs, field.Invalid(path, fmt.Sprintf("%d rules of their own", len(rules)),
+			"at least one rule must carry the rollout: every rule has backendRefs of its own or redirects"))
 	}
 	return rules, errs
 }
 
-// noRedirect refuses a rule-level RequestRedirect: every composed rule sends
-// its traffic to the primary and the canary, and Gateway API never allows a
-// redirect beside backendRefs. A redirect belongs in a route of its own.
-func noRedirect(path *field.Path, filters []gwv1.HTTPRouteFilter) field.ErrorList {
+// redirectAlone refuses a RequestRedirect beside backendRefs: a redirect
+// answers the request itself, so Gateway API forbids backends beside it.
+// A rule that redirects is a rule of its own, composed as written.
+func redirectAlone(path *field.Path, r Rule) field.ErrorList {
+	if len(r.HTTPBackendRefs) == 0 {
+		return nil
+	}
 	var errs field.ErrorList
-	for i, f := range filters {
+	for i, f := range r.HTTPFilters {
 		if f.Type == gwv1.HTTPRouteFilterRequestRedirect {
-			errs = append(errs, field.Forbidden(path.Index(i),
-				"a RequestRedirect filter cannot be used on a CanaryRoute rule: each rule sends traffic to the primary and the canary, and Gateway API forbids a redirect beside backendRefs"))
+			errs = append(errs, field.Forbidden(path.Child("filters").Index(i),
+				"a RequestRedirect answers the request itself: a rule that redirects takes no backendRefs"))
 		}
 	}
 	return errs

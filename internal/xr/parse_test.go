@@ -131,7 +131,7 @@ route: {kind: HTTPRoute, name: podinfo-route, namespace: test, parents: [{name: 
 						Abort:       true,
 						HTTPMatches: []gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Name: "X-Canary", Value: "always"}}}},
 						Mirror:      &Mirror{Percent: 10},
-						Affinity:    &SessionAffinity{CookieName: "canary", MaxAge: 24 * time.Hour},
+						Affinity:    &SessionAffinity{CookieName: "canary", MaxAge: 24 * time.Hour, Attributes: CookieAttributes{Path: "/"}, Mode: AffinityCookie},
 						Gates: []Gate{{
 							APIVersion: "apps/v1", Kind: "Deployment", Name: "podinfo-canary", ConditionType: "Available", FailAfter: 10 * time.Minute,
 						}},

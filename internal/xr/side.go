@@ -1,6 +1,8 @@
 package xr
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 )
@@ -61,6 +64,12 @@ func parseSide(path *field.Path, kind RouteKind, role Role, raw *rawSide) (Side,
 		errs = append(errs, unsupported(path.Child("filters"), hasItems(raw.Filters), "backend filters", kind)...)
 	}
 
+	if len(raw.TLS) > 0 && string(raw.TLS) != "null" {
+		var tlsErrs field.ErrorList
+		side.TLS, tlsErrs = parseBackendTLS(path.Child("tls"), kind, raw)
+		errs = append(errs, tlsErrs...)
+	}
+
 	if raw.Revision != nil {
 		side.Revision = *raw.Revision
 		switch {
@@ -71,6 +80,37 @@ func parseSide(path *field.Path, kind RouteKind, role Role, raw *rawSide) (Side,
 		}
 	}
 	return side, errs
+}
+
+// parseBackendTLS reads a side's tls: the validation of the
+// BackendTLSPolicy composed for its proxy Service. Only a side that
+// composes a proxy Service has one to target (a backendRef's own backend
+// takes a BackendTLSPolicy of its owner's), and only HTTPRoute and GRPCRoute
+// traffic is encrypted by the gateway towards its backends.
+func parseBackendTLS(path *field.Path, kind RouteKind, raw *rawSide) (*gwv1.BackendTLSPolicyValidation, field.ErrorList) {
+	if raw.Service == nil && raw.ExternalName == nil {
+		return nil, field.ErrorList{field.Forbidden(path, "tls goes with a service or externalName side, whose proxy Service the function composes; a backendRef's own backend takes a BackendTLSPolicy of its own")}
+	}
+	if kind != KindHTTPRoute && kind != KindGRPCRoute {
+		return nil, unsupported(path, true, "backend TLS", kind)
+	}
+	v := &gwv1.BackendTLSPolicyValidation{}
+	if errs := decodeFragment(path, raw.TLS, v); len(errs) > 0 {
+		return nil, errs
+	}
+	var errs field.ErrorList
+	if v.Hostname == "" {
+		errs = append(errs, field.Required(path.Child("hostname"), "the name the backend's certificate must be valid for, sent as SNI"))
+	}
+	hasRefs, hasWellKnown := len(v.CACertificateRefs) > 0, v.WellKnownCACertificates != nil
+	if hasRefs == hasWellKnown {
+		errs = append(errs, field.Invalid(path, field.OmitValueType{}, "set exactly one of caCertificateRefs (ConfigMaps of CA certificates) or wellKnownCACertificates (System)"))
+	}
+	if len(errs) > 0 {
+		return v, errs
+	}
+	// The BackendTLSPolicy CRD's rules, at the CanaryRoute's own path.
+	return v, admission.BackendTLSPolicyValidation(path, v)
 }
 
 func parseService(path *field.Path, raw *rawService) (*ServiceSource, field.ErrorList) {
@@ -236,4 +276,21 @@ func (s Side) ComposesService() bool {
 // ProxyServiceName is the name of a side's proxy Service.
 func ProxyServiceName(routeName string, role Role) string {
 	return routeName + "-" + string(role)
+}
+
+// LabelValue is a value as a label of the function's can hold it: the value
+// itself when it is a valid label value, else its first characters and a
+// hash of the whole, so that a route name of up to 253 characters, or a
+// revision such as "v2." that the revision pattern admits, still labels the
+// objects composed for it, each value to a label of its own.
+func LabelValue(v string) string {
+	if len(validation.IsValidLabelValue(v)) == 0 {
+		return v
+	}
+	sum := sha256.Sum256([]byte(v))
+	base := strings.Trim(v[:min(len(v), 54)], "-_.")
+	if base == "" {
+		base = "x"
+	}
+	return base + "-" + hex.EncodeToString(sum[:4])
 }

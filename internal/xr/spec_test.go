@@ -41,7 +41,7 @@ func specCases() map[string]specCase {
 	// l4 turns the base XR into a valid TLSRoute or TCPRoute.
 	l4 := func(k RouteKind) []patch {
 		ps := []patch{kind(k)}
-		if k == KindTCPRoute {
+		if k == KindTCPRoute || k == KindUDPRoute {
 			ps = append(ps, del("spec.hostnames"))
 		}
 		return ps
@@ -84,10 +84,20 @@ func specCases() map[string]specCase {
 			args:   args{patches: l4(KindTCPRoute), pick: pickKind},
 			want:   want{value: KindTCPRoute},
 		},
+		"KindUDPRoute": {
+			reason: "UDPRoute is a supported kind, like TCPRoute.",
+			args:   args{patches: l4(KindUDPRoute), pick: pickKind},
+			want:   want{value: KindUDPRoute},
+		},
 		"KindUnknown": {
-			reason: "kind is an enum: UDPRoute is not supported.",
-			args:   args{patches: []patch{kind("UDPRoute")}},
-			want:   want{errs: []fieldErr{notSupported("spec.kind", "UDPRoute")}},
+			reason: "kind is an enum: SCTPRoute is not supported.",
+			args:   args{patches: []patch{kind("SCTPRoute")}},
+			want:   want{errs: []fieldErr{notSupported("spec.kind", "SCTPRoute")}},
+		},
+		"UDPRouteHostnames": {
+			reason: "A UDPRoute matches no hostnames.",
+			args:   args{patches: []patch{kind(KindUDPRoute)}},
+			want:   want{errs: []fieldErr{forbidden("spec.hostnames", "a UDPRoute matches no hostnames")}},
 		},
 		"KindCase": {
 			reason: "kind is case-sensitive, as Kubernetes kinds are.",
@@ -266,9 +276,78 @@ func specCases() map[string]specCase {
 			want:   want{value: []Rule{{Name: ptr.To[gwv1.SectionName]("tcp")}}},
 		},
 		"RuleRedirect": {
-			reason: "A rule-level RequestRedirect is refused up front: every composed rule has backendRefs, which Gateway API forbids beside a redirect.",
+			reason: "A rule whose filters hold a RequestRedirect is a rule of its own, kept as written: a redirect takes no backend.",
+			args: args{
+				patches: []patch{set("spec.rules", `[{name: old, matches: [{path: {type: PathPrefix, value: /old}}], filters: [{type: RequestRedirect, requestRedirect: {scheme: https, statusCode: 301}}]}, {name: api}]`)},
+				pick:    func(cr *CanaryRoute) any { return []bool{cr.Spec.Rules[0].Own(), cr.Spec.Rules[1].Own()} },
+			},
+			want: want{value: []bool{true, false}},
+		},
+		"RuleRedirectOnly": {
+			reason: "At least one rule carries the rollout: a CanaryRoute whose every rule redirects has nothing to weigh.",
 			args:   args{patches: []patch{set("spec.rules", `[{filters: [{type: RequestRedirect, requestRedirect: {scheme: https}}]}]`)}},
-			want:   want{errs: []fieldErr{forbidden("spec.rules[0].filters[0]", "RequestRedirect filter cannot be used on a CanaryRoute rule")}},
+			want:   want{errs: []fieldErr{invalid("spec.rules", "at least one rule must carry the rollout")}},
+		},
+		"RuleRedirectWithBackends": {
+			reason: "A RequestRedirect answers the request itself: Gateway API forbids backendRefs beside it.",
+			args:   args{patches: []patch{set("spec.rules", `[{filters: [{type: RequestRedirect, requestRedirect: {scheme: https}}], backendRefs: [{name: cdn, port: 80}]}, {}]`)}},
+			want:   want{errs: []fieldErr{forbidden("spec.rules[0].filters[0]", "takes no backendRefs")}},
+		},
+		"RuleOwnBackends": {
+			reason: "A rule with backendRefs of its own keeps them as written, filters and weights included.",
+			args: args{
+				patches: []patch{set("spec.rules", `[{name: static, matches: [{path: {type: PathPrefix, value: /assets}}], backendRefs: [{name: cdn-cache, port: 80, weight: 3, filters: [{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: X-CDN, value: "1"}]}}]}]}, {name: api}]`)},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Rules[0] },
+			},
+			want: want{value: Rule{
+				Name:        ptr.To[gwv1.SectionName]("static"),
+				HTTPMatches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: ptr.To(gwv1.PathMatchPathPrefix), Value: ptr.To("/assets")}}},
+				HTTPBackendRefs: []gwv1.HTTPBackendRef{{
+					BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: "cdn-cache", Port: ptr.To[gwv1.PortNumber](80)}, Weight: ptr.To[int32](3)},
+					Filters:    []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{{Name: "X-CDN", Value: "1"}}}}},
+				}},
+			}},
+		},
+		"RuleOwnBackendsOnly": {
+			reason: "At least one rule carries the rollout.",
+			args:   args{patches: []patch{set("spec.rules", `[{backendRefs: [{name: cdn-cache, port: 80}]}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.rules", "at least one rule must carry the rollout")}},
+		},
+		"RuleOwnBackendsGRPC": {
+			reason: "A GRPCRoute rule may have backendRefs of its own, as GRPCBackendRefs.",
+			args: args{
+				patches: []patch{kind(KindGRPCRoute), set("spec.rules", `[{backendRefs: [{name: legacy, port: 9000}]}, {}]`)},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Rules[0].GRPCBackendRefs },
+			},
+			want: want{value: []gwv1.GRPCBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: "legacy", Port: ptr.To[gwv1.PortNumber](9000)}}}}},
+		},
+		"RuleOwnBackendsTCP": {
+			reason: "A TCPRoute has one rule, which carries the rollout: backendRefs of its own are refused.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.rules", `[{backendRefs: [{name: db, port: 5432}]}]`))},
+			want:   want{errs: []fieldErr{forbidden("spec.rules[0].backendRefs", "carries the rollout")}},
+		},
+		"RuleOwnBackendsUnknownField": {
+			reason: "A rule's backendRefs decode strictly: a typo is an error naming it.",
+			args:   args{patches: []patch{set("spec.rules", `[{backendRefs: [{name: cdn, prot: 80}]}, {}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.rules[0].backendRefs[0].prot", "unknown field")}},
+		},
+		"RuleRetry": {
+			reason: "An HTTPRoute rule's retry is kept as written.",
+			args: args{
+				patches: []patch{set("spec.rules", `[{retry: {codes: [503], attempts: 2, backoff: 100ms}}]`)},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Rules[0].Retry },
+			},
+			want: want{value: &gwv1.HTTPRouteRetry{Codes: []gwv1.HTTPRouteRetryStatusCode{503}, Attempts: ptr.To(2), Backoff: ptr.To[gwv1.Duration]("100ms")}},
+		},
+		"RuleRetryGRPC": {
+			reason: "A GRPCRoute rule cannot carry retries: Gateway API has none for it.",
+			args:   args{patches: []patch{kind(KindGRPCRoute), set("spec.rules", `[{retry: {attempts: 2}}]`)}},
+			want:   want{errs: []fieldErr{forbidden("spec.rules[0].retry", "a GRPCRoute cannot carry retries")}},
+		},
+		"RuleRetryUDP": {
+			reason: "A UDPRoute rule cannot carry retries.",
+			args:   args{patches: withL4(KindUDPRoute, set("spec.rules", `[{retry: {attempts: 2}}]`))},
+			want:   want{errs: []fieldErr{forbidden("spec.rules[0].retry", "a UDPRoute cannot carry retries")}},
 		},
 		"RuleTLSMatches": {
 			reason: "A TLSRoute rule cannot carry matches: Forbidden, naming the feature and the kind.",
@@ -754,9 +833,68 @@ func specCases() map[string]specCase {
 			want:   want{errs: []fieldErr{forbidden("spec.traffic.mirror", "a TCPRoute cannot carry request mirroring")}},
 		},
 		"SessionAffinity": {
-			reason: "Session affinity keeps its cookie name and parsed max age.",
+			reason: "Session affinity keeps its cookie name and parsed max age; the mode defaults to Cookie, the cookie's path to /.",
 			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", "{cookieName: canary_v2.x-y, maxAge: 1s}")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Affinity }},
-			want:   want{value: &SessionAffinity{CookieName: "canary_v2.x-y", MaxAge: time.Second}},
+			want:   want{value: &SessionAffinity{CookieName: "canary_v2.x-y", MaxAge: time.Second, Attributes: CookieAttributes{Path: "/"}, Mode: AffinityCookie}},
+		},
+		"SessionAffinityBothSides": {
+			reason: "primaryCookieName and the cookie attributes are kept.",
+			args: args{
+				patches: []patch{set("spec.traffic.sessionAffinity", "{cookieName: canary, primaryCookieName: stable, maxAge: 24h, attributes: {path: /shop, domain: example.com, secure: true, sameSite: None}}")},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Traffic.Affinity },
+			},
+			want: want{value: &SessionAffinity{CookieName: "canary", PrimaryCookieName: "stable", MaxAge: 24 * time.Hour,
+				Attributes: CookieAttributes{Path: "/shop", Domain: "example.com", Secure: true, SameSite: "None"}, Mode: AffinityCookie}},
+		},
+		"SessionAffinitySameCookie": {
+			reason: "Each side sets a cookie of its own: the primary's name must differ from the canary's.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", "{cookieName: canary, primaryCookieName: canary, maxAge: 1h}")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.sessionAffinity.primaryCookieName", "must differ from cookieName")}},
+		},
+		"SessionAffinityAttributes": {
+			reason: "Cookie attributes are checked: a path starts with / and holds no ;, a domain is a DNS name, sameSite an enum, and None needs secure.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", `{cookieName: canary, maxAge: 1h, attributes: {path: "/a;b", domain: "Example..com", sameSite: None}}`)}},
+			want: want{errs: []fieldErr{
+				invalid("spec.traffic.sessionAffinity.attributes.domain", "RFC 1123 subdomain"),
+				invalid("spec.traffic.sessionAffinity.attributes.path", "start with '/'"),
+				invalid("spec.traffic.sessionAffinity.attributes.sameSite", "needs secure: true"),
+			}},
+		},
+		"SessionAffinitySameSiteUnknown": {
+			reason: "sameSite is Strict, Lax or None.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", `{cookieName: canary, maxAge: 1h, attributes: {sameSite: strict}}`)}},
+			want:   want{errs: []fieldErr{notSupported("spec.traffic.sessionAffinity.attributes.sameSite", "strict")}},
+		},
+		"SessionPersistence": {
+			reason: "mode SessionPersistence is kept, and gives a GRPCRoute affinity too.",
+			args: args{
+				patches: []patch{kind(KindGRPCRoute), set("spec.traffic.sessionAffinity", "{cookieName: session, maxAge: 2h, mode: SessionPersistence}")},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Traffic.Affinity },
+			},
+			want: want{value: &SessionAffinity{CookieName: "session", MaxAge: 2 * time.Hour, Attributes: CookieAttributes{Path: "/"}, Mode: AffinitySessionPersistence}},
+		},
+		"SessionPersistenceNoPrimaryCookie": {
+			reason: "With SessionPersistence the gateway keeps every session where it went: a primary cookie or attributes have nothing to apply to.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", "{cookieName: s, primaryCookieName: p, maxAge: 1h, mode: SessionPersistence, attributes: {secure: true}}")}},
+			want: want{errs: []fieldErr{
+				forbidden("spec.traffic.sessionAffinity.attributes", "writes its own cookie"),
+				forbidden("spec.traffic.sessionAffinity.primaryCookieName", "there is no primary cookie"),
+			}},
+		},
+		"SessionPersistenceTooLong": {
+			reason: "A session's absoluteTimeout is a Gateway API duration: at most 99999h.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", "{cookieName: s, maxAge: 100000h, mode: SessionPersistence}")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.sessionAffinity.maxAge", "at most 99999h")}},
+		},
+		"SessionAffinityModeUnknown": {
+			reason: "mode is Cookie or SessionPersistence.",
+			args:   args{patches: []patch{set("spec.traffic.sessionAffinity", "{cookieName: s, maxAge: 1h, mode: Header}")}},
+			want:   want{errs: []fieldErr{notSupported("spec.traffic.sessionAffinity.mode", "Header")}},
+		},
+		"SessionPersistenceTCP": {
+			reason: "A TCPRoute has no sessions to persist.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.traffic.sessionAffinity", "{cookieName: s, maxAge: 1h, mode: SessionPersistence}"))},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.sessionAffinity", "a TCPRoute cannot carry session persistence")}},
 		},
 		"SessionAffinityCookieName": {
 			reason: "A cookie name matches [A-Za-z0-9_.-]{1,64}: '=' is refused.",
@@ -794,9 +932,48 @@ func specCases() map[string]specCase {
 			want:   want{errs: []fieldErr{invalid("spec.traffic.sessionAffinity.maxAge", "must not be negative")}},
 		},
 		"SessionAffinityGRPC": {
-			reason: "Session affinity is HTTPRoute only: a GRPCRoute refuses it.",
+			reason: "Cookies of the function's are HTTPRoute only: a GRPCRoute refuses mode Cookie, and says to use SessionPersistence.",
 			args:   args{patches: []patch{kind(KindGRPCRoute), set("spec.traffic.sessionAffinity", `{cookieName: canary, maxAge: 1h}`)}},
-			want:   want{errs: []fieldErr{forbidden("spec.traffic.sessionAffinity", "a GRPCRoute cannot carry session affinity")}},
+			want:   want{errs: []fieldErr{forbidden("spec.traffic.sessionAffinity", "set mode: SessionPersistence")}},
+		},
+		"BackendTLS": {
+			reason: "tls on a service side is the validation of the BackendTLSPolicy composed for its proxy Service.",
+			args: args{
+				patches: []patch{set("spec.primary.tls", `{hostname: podinfo.internal, wellKnownCACertificates: System}`)},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Primary.TLS },
+			},
+			want: want{value: &gwv1.BackendTLSPolicyValidation{Hostname: "podinfo.internal", WellKnownCACertificates: ptr.To(gwv1.WellKnownCACertificatesSystem)}},
+		},
+		"BackendTLSRefs": {
+			reason: "tls may name ConfigMaps of CA certificates instead.",
+			args: args{
+				patches: []patch{set("spec.primary.tls", `{hostname: podinfo.internal, caCertificateRefs: [{group: "", kind: ConfigMap, name: ca}]}`)},
+				pick:    func(cr *CanaryRoute) any { return cr.Spec.Primary.TLS.CACertificateRefs },
+			},
+			want: want{value: []gwv1.LocalObjectReference{{Group: "", Kind: "ConfigMap", Name: "ca"}}},
+		},
+		"BackendTLSBothOrNone": {
+			reason: "tls sets exactly one of caCertificateRefs and wellKnownCACertificates, and a hostname.",
+			args:   args{patches: []patch{set("spec.primary.tls", `{wellKnownCACertificates: System, caCertificateRefs: [{group: "", kind: ConfigMap, name: ca}]}`)}},
+			want: want{errs: []fieldErr{
+				invalid("spec.primary.tls", "exactly one of caCertificateRefs"),
+				required("spec.primary.tls.hostname", "sent as SNI"),
+			}},
+		},
+		"BackendTLSHostname": {
+			reason: "tls follows the BackendTLSPolicy CRD's rules at the CanaryRoute's own path: a hostname is a precise DNS name.",
+			args:   args{patches: []patch{set("spec.primary.tls", `{hostname: "*.internal", wellKnownCACertificates: System}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.primary.tls.hostname", "")}},
+		},
+		"BackendTLSOnBackendRef": {
+			reason: "tls goes with a side whose proxy Service the function composes: a backendRef's own backend takes a BackendTLSPolicy of its owner's.",
+			args:   args{patches: []patch{set("spec.canary.tls", `{hostname: canary.internal, wellKnownCACertificates: System}`)}},
+			want:   want{errs: []fieldErr{forbidden("spec.canary.tls", "goes with a service or externalName side")}},
+		},
+		"BackendTLSTCP": {
+			reason: "A TCPRoute carries its bytes as they are: the gateway originates no TLS.",
+			args:   args{patches: withL4(KindTCPRoute, set("spec.primary.tls", `{hostname: db.internal, wellKnownCACertificates: System}`))},
+			want:   want{errs: []fieldErr{forbidden("spec.primary.tls", "a TCPRoute cannot carry backend TLS")}},
 		},
 		"SessionAffinityTLS": {
 			reason: "A TLSRoute refuses session affinity.",

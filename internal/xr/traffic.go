@@ -61,9 +61,8 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 	errs = append(errs, mirrorErrs...)
 
 	if raw.SessionAffinity != nil {
-		errs = append(errs, unsupported(path.Child("sessionAffinity"), kind != KindHTTPRoute, "session affinity", kind)...)
 		var affErrs field.ErrorList
-		t.Affinity, affErrs = parseAffinity(path.Child("sessionAffinity"), raw.SessionAffinity)
+		t.Affinity, affErrs = parseAffinity(path.Child("sessionAffinity"), kind, raw.SessionAffinity)
 		errs = append(errs, affErrs...)
 	}
 
@@ -227,24 +226,89 @@ func parseSteps(path *field.Path, kind RouteKind, raw []rawStep) ([]Step, field.
 	return steps, errs
 }
 
-func parseAffinity(path *field.Path, raw *rawAffinity) (*SessionAffinity, field.ErrorList) {
+// cookiePathPattern is an RFC 6265 path-value that starts with "/": any
+// character but controls and ";".
+var cookiePathPattern = regexp.MustCompile(`^/[^;\x00-\x1f\x7f]{0,255}$`)
+
+// SameSite values of a cookie.
+var sameSiteValues = []string{"Strict", "Lax", "None"}
+
+func parseAffinity(path *field.Path, kind RouteKind, raw *rawAffinity) (*SessionAffinity, field.ErrorList) {
 	var errs field.ErrorList
-	a := &SessionAffinity{CookieName: raw.CookieName}
+	a := &SessionAffinity{CookieName: raw.CookieName, PrimaryCookieName: raw.PrimaryCookieName, Mode: raw.Mode, Attributes: CookieAttributes{Path: "/"}}
+	if a.Mode == "" {
+		a.Mode = AffinityCookie
+	}
+	switch {
+	case a.Mode != AffinityCookie && a.Mode != AffinitySessionPersistence:
+		errs = append(errs, field.NotSupported(path.Child("mode"), a.Mode, []AffinityMode{AffinityCookie, AffinitySessionPersistence}))
+	case a.Mode == AffinityCookie && kind != KindHTTPRoute:
+		errs = append(errs, unsupported(path, true, "session affinity with cookies of the function's (mode Cookie); set mode: SessionPersistence for the gateway's own", kind)...)
+	case a.Mode == AffinitySessionPersistence && kind != KindHTTPRoute && kind != KindGRPCRoute:
+		errs = append(errs, unsupported(path, true, "session persistence", kind)...)
+	}
 	if !cookieNamePattern.MatchString(raw.CookieName) {
 		errs = append(errs, field.Invalid(path.Child("cookieName"), raw.CookieName, "must be 1 to 64 letters, digits, '.', '_' or '-'"))
 	}
+	if raw.PrimaryCookieName != "" {
+		switch {
+		case a.Mode == AffinitySessionPersistence:
+			errs = append(errs, field.Forbidden(path.Child("primaryCookieName"),
+				"with mode SessionPersistence the gateway keeps every session on the backend it chose, primary or canary: there is no primary cookie to set"))
+		case !cookieNamePattern.MatchString(raw.PrimaryCookieName):
+			errs = append(errs, field.Invalid(path.Child("primaryCookieName"), raw.PrimaryCookieName, "must be 1 to 64 letters, digits, '.', '_' or '-'"))
+		case raw.PrimaryCookieName == raw.CookieName:
+			errs = append(errs, field.Invalid(path.Child("primaryCookieName"), raw.PrimaryCookieName, "must differ from cookieName: each side sets a cookie of its own"))
+		}
+	}
+	if at := raw.Attributes; at != nil {
+		p := path.Child("attributes")
+		if a.Mode == AffinitySessionPersistence {
+			errs = append(errs, field.Forbidden(p, "with mode SessionPersistence the gateway writes its own cookie, whose attributes Gateway API does not set"))
+		}
+		if at.Path != nil {
+			a.Attributes.Path = *at.Path
+			if !cookiePathPattern.MatchString(*at.Path) {
+				errs = append(errs, field.Invalid(p.Child("path"), *at.Path, "must start with '/', hold at most 256 characters and no ';' or control characters"))
+			}
+		}
+		if at.Domain != "" {
+			a.Attributes.Domain = at.Domain
+			for _, msg := range validation.IsDNS1123Subdomain(at.Domain) {
+				errs = append(errs, field.Invalid(p.Child("domain"), at.Domain, msg))
+			}
+		}
+		a.Attributes.Secure = at.Secure
+		if at.SameSite != "" {
+			a.Attributes.SameSite = at.SameSite
+			switch {
+			case !slices.Contains(sameSiteValues, at.SameSite):
+				errs = append(errs, field.NotSupported(p.Child("sameSite"), at.SameSite, sameSiteValues))
+			case at.SameSite == "None" && !at.Secure:
+				errs = append(errs, field.Invalid(p.Child("sameSite"), at.SameSite, "SameSite=None needs secure: true: browsers refuse such a cookie otherwise"))
+			}
+		}
+	}
 	if raw.MaxAge == nil {
-		errs = append(errs, field.Required(path.Child("maxAge"), "say how long a client stays on the canary, such as 24h"))
+		errs = append(errs, field.Required(path.Child("maxAge"), "say how long a client stays on its side, such as 24h"))
 		return a, errs
 	}
 	d, durErrs := duration(path.Child("maxAge"), *raw.MaxAge)
 	errs = append(errs, durErrs...)
-	if len(durErrs) == 0 && d < time.Second {
+	switch {
+	case len(durErrs) > 0:
+	case d < time.Second:
 		errs = append(errs, field.Invalid(path.Child("maxAge"), *raw.MaxAge, "must be at least 1s: Max-Age counts whole seconds"))
+	case d > maxSessionAge:
+		errs = append(errs, field.Invalid(path.Child("maxAge"), *raw.MaxAge, "must be at most 99999h, the longest Gateway API duration"))
 	}
-	a.MaxAge = d
+	a.MaxAge = d.Truncate(time.Second)
 	return a, errs
 }
+
+// maxSessionAge is the longest Gateway API duration (99999h), which a
+// sessionPersistence's absoluteTimeout is.
+const maxSessionAge = 99999 * time.Hour
 
 func parseGates(path *field.Path, raw []rawGate) ([]Gate, field.ErrorList) {
 	if len(raw) > maxGates {

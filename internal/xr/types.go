@@ -24,11 +24,18 @@ const (
 	KindGRPCRoute RouteKind = "GRPCRoute"
 	KindTLSRoute  RouteKind = "TLSRoute"
 	KindTCPRoute  RouteKind = "TCPRoute"
+	KindUDPRoute  RouteKind = "UDPRoute"
 )
 
 // RouteKinds lists every supported route kind, in the order the docs list
 // them.
-var RouteKinds = []RouteKind{KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute}
+var RouteKinds = []RouteKind{KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute}
+
+// Streams reports whether the kind routes connections or datagrams, not
+// requests: one rule with the weighted backends and nothing else.
+func (k RouteKind) Streams() bool {
+	return k == KindTLSRoute || k == KindTCPRoute || k == KindUDPRoute
+}
 
 // GrantMode says whether the function composes ReferenceGrants.
 type GrantMode string
@@ -50,6 +57,9 @@ const (
 	// RoleMirror is the target of a RequestMirror filter that the user
 	// wrote: it gets copies of requests, and passes the same policy.
 	RoleMirror Role = "mirror"
+	// RoleRule is a backend of a rule of its own, which the rollout does
+	// not weigh: it passes the same policy.
+	RoleRule Role = "rule"
 )
 
 // Scope is how the XR relates to namespaces, which decides the route's
@@ -122,6 +132,26 @@ type Rule struct {
 	HTTPFilters []gwv1.HTTPRouteFilter
 	GRPCFilters []gwv1.GRPCRouteFilter
 	Timeouts    *gwv1.HTTPRouteTimeouts
+	Retry       *gwv1.HTTPRouteRetry
+	// HTTPBackendRefs and GRPCBackendRefs are the backends of a rule of its
+	// own: it is composed as written, and never weighted.
+	HTTPBackendRefs []gwv1.HTTPBackendRef
+	GRPCBackendRefs []gwv1.GRPCBackendRef
+}
+
+// Own reports whether the rule is one of its own, not the rollout's: it has
+// backendRefs of its own, or redirects (a RequestRedirect takes no
+// backend). It is composed as written and never weighted.
+func (r Rule) Own() bool {
+	if len(r.HTTPBackendRefs)+len(r.GRPCBackendRefs) > 0 {
+		return true
+	}
+	for _, f := range r.HTTPFilters {
+		if f.Type == gwv1.HTTPRouteFilterRequestRedirect {
+			return true
+		}
+	}
+	return false
 }
 
 // Side is the primary or the canary: where its traffic goes and the filters
@@ -133,6 +163,10 @@ type Side struct {
 	BackendRef   *gwv1.BackendObjectReference
 	HTTPFilters  []gwv1.HTTPRouteFilter
 	GRPCFilters  []gwv1.GRPCRouteFilter
+	// TLS, on a service or externalName side, composes a BackendTLSPolicy
+	// for its proxy Service: how the gateway verifies the backend's
+	// certificate.
+	TLS *gwv1.BackendTLSPolicyValidation
 	// Revision identifies the version behind the canary; only the canary
 	// has one.
 	Revision string
@@ -247,11 +281,40 @@ type Mirror struct {
 	Matches *Matches
 }
 
-// SessionAffinity keeps a client on the canary once it got there.
+// SessionAffinity keeps a client on the canary once it got there, and with
+// PrimaryCookieName, on the primary too.
 type SessionAffinity struct {
 	CookieName string
-	MaxAge     time.Duration
+	// PrimaryCookieName, when set, is the primary's own cookie: its users
+	// stay on the primary as the weight grows.
+	PrimaryCookieName string
+	MaxAge            time.Duration
+	Attributes        CookieAttributes
+	Mode              AffinityMode
 }
+
+// CookieAttributes are the attributes written into the session cookies.
+type CookieAttributes struct {
+	// Path defaults to "/".
+	Path     string
+	Domain   string
+	Secure   bool
+	SameSite string
+}
+
+// AffinityMode is how session affinity is composed.
+type AffinityMode string
+
+// Affinity modes.
+const (
+	// AffinityCookie sets the cookies with header filters and keeps their
+	// clients on their side with companion rules.
+	AffinityCookie AffinityMode = "Cookie"
+	// AffinitySessionPersistence writes the Gateway API's own
+	// sessionPersistence on the weighted rules: the gateway keeps each
+	// session on the backend it chose.
+	AffinitySessionPersistence AffinityMode = "SessionPersistence"
+)
 
 // Gate is a check on an object in the route namespace: a condition that
 // must be True, or an expression.

@@ -1,0 +1,263 @@
+// Package served decides the API versions a run composes: the Input's
+// overrides, else the versions the cluster serves, which Crossplane tells
+// through the CRD schemas it hands the function (required schemas, v2.2 and
+// later), else defaults that work on the widest range of clusters. It also
+// refuses what the cluster's schemas cannot hold: a field that only the
+// experimental channel's CRDs have, on a cluster that serves the standard
+// channel, would be pruned by the API server without a word.
+//
+// It works on typed values: package main converts the request's schemas.
+package served
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
+)
+
+// Group is the Gateway API's group.
+const Group = "gateway.networking.k8s.io"
+
+// Kinds whose versions the function chooses, beside the route kinds.
+const (
+	KindReferenceGrant   = "ReferenceGrant"
+	KindBackendTLSPolicy = "BackendTLSPolicy"
+)
+
+// candidates are the versions the function composes of each kind, the one
+// it prefers first. The first is also the default without schemas, but for
+// ReferenceGrant, whose v1 only Gateway API v1.5 and later serve.
+var candidates = map[string][]string{
+	"HTTPRoute":          {"v1"},
+	"GRPCRoute":          {"v1", "v1alpha2"},
+	"TLSRoute":           {"v1", "v1alpha2"},
+	"TCPRoute":           {"v1", "v1alpha2"},
+	"UDPRoute":           {"v1", "v1alpha2"},
+	KindReferenceGrant:   {"v1", "v1beta1"},
+	KindBackendTLSPolicy: {"v1"},
+}
+
+// defaults are the versions composed without schemas.
+var defaults = map[string]string{
+	"HTTPRoute":          "v1",
+	"GRPCRoute":          "v1",
+	"TLSRoute":           "v1",
+	"TCPRoute":           "v1",
+	"UDPRoute":           "v1",
+	KindReferenceGrant:   "v1beta1",
+	KindBackendTLSPolicy: "v1",
+}
+
+// A Need is what a run composes, for the versions to choose.
+type Need struct {
+	// RouteKind is the kind of the route.
+	RouteKind string
+	// Grants is true when the run composes ReferenceGrants.
+	Grants bool
+	// BackendTLS is the path of the first side whose tls composes a
+	// BackendTLSPolicy; nil for none.
+	BackendTLS *field.Path
+	// RuleFields are the fields of the route's rules that the run writes
+	// and that only some channels' CRDs have, such as retry.
+	RuleFields []RuleField
+}
+
+// A RuleField is a field of a route's rules, and where the CanaryRoute asks
+// for it, for messages.
+type RuleField struct {
+	Name string
+	Path *field.Path
+}
+
+// Overrides are the Input's versions, "" where it leaves the choice.
+type Overrides struct {
+	Route     v1beta1.RouteVersion
+	RoutePath *field.Path
+	Grant     v1beta1.ReferenceGrantVersion
+}
+
+// Versions are the versions a run composes.
+type Versions struct {
+	Route  v1beta1.RouteVersion
+	Grant  v1beta1.ReferenceGrantVersion
+	TLS    string
+	Source Source
+}
+
+// Source says where the versions come from.
+type Source string
+
+// Sources of the versions.
+const (
+	// SourceSchemas: the cluster's schemas (and the Input's overrides).
+	SourceSchemas Source = "schemas"
+	// SourceDefaults: no schemas were handed; the Input's overrides, else
+	// the defaults.
+	SourceDefaults Source = "defaults"
+)
+
+// Schemas are the OpenAPI schemas Crossplane handed the function, by kind
+// and version: nil for a kind and version it asked for that the cluster does
+// not serve.
+type Schemas struct {
+	handed bool
+	byGVK  map[schema.GroupVersionKind]map[string]any
+}
+
+// NewSchemas reads what Crossplane handed for the requirements of
+// Requirements: got(name) returns a schema (nil when the cluster serves no
+// such kind and version) and whether Crossplane answered that requirement
+// at all. The XR's own kind is always served where the XR runs: when its
+// schema is missing, the caller hands no schemas (the first call of a
+// reconcile, or crossplane render without --required-schemas), and nothing
+// can be concluded from the others.
+func NewSchemas(self schema.GroupVersionKind, need Need, got func(name string) (map[string]any, bool)) Schemas {
+	s := Schemas{byGVK: map[schema.GroupVersionKind]map[string]any{}}
+	if obj, ok := got(selfKey); !ok || obj == nil {
+		return s
+	}
+	s.handed = true
+	for name, gvk := range Requirements(self, need) {
+		if name == selfKey {
+			continue
+		}
+		obj, ok := got(name)
+		if !ok {
+			// Not answered: as good as no schemas.
+			return Schemas{}
+		}
+		s.byGVK[gvk] = obj
+	}
+	return s
+}
+
+// selfKey is the name of the requirement of the XR's own schema.
+const selfKey = "schema-self"
+
+// Key is the name of the schema requirement of a kind and version.
+func Key(kind, version string) string {
+	return "schema-" + strings.ToLower(kind) + "-" + version
+}
+
+// Requirements are the schemas a run asks for: the XR's own, and every
+// candidate version of each kind it composes. They depend on the spec
+// alone, so they come out identical on every call of a reconcile.
+func Requirements(self schema.GroupVersionKind, need Need) map[string]schema.GroupVersionKind {
+	out := map[string]schema.GroupVersionKind{selfKey: self}
+	add := func(kind string) {
+		for _, v := range candidates[kind] {
+			out[Key(kind, v)] = schema.GroupVersionKind{Group: Group, Version: v, Kind: kind}
+		}
+	}
+	add(need.RouteKind)
+	if need.Grants {
+		add(KindReferenceGrant)
+	}
+	if need.BackendTLS != nil {
+		add(KindBackendTLSPolicy)
+	}
+	return out
+}
+
+// Choose picks the versions a run composes. The errors are a Fatal's: a
+// version the Input asks for that the cluster does not serve, a kind it
+// serves in no version the function composes, a field the served schema
+// does not hold.
+func Choose(need Need, o Overrides, s Schemas) (Versions, field.ErrorList) {
+	v := Versions{
+		Route:  v1beta1.RouteVersion(defaults[need.RouteKind]),
+		Grant:  v1beta1.ReferenceGrantVersion(defaults[KindReferenceGrant]),
+		TLS:    defaults[KindBackendTLSPolicy],
+		Source: SourceDefaults,
+	}
+	if o.Route != "" {
+		v.Route = o.Route
+	}
+	if o.Grant != "" {
+		v.Grant = o.Grant
+	}
+	if !s.handed {
+		return v, nil
+	}
+	v.Source = SourceSchemas
+
+	var errs field.ErrorList
+	route, routeErrs := s.pick(need.RouteKind, string(o.Route), field.NewPath("spec", "kind"), o.RoutePath)
+	errs = append(errs, routeErrs...)
+	v.Route = v1beta1.RouteVersion(route)
+	if need.Grants {
+		grant, grantErrs := s.pick(KindReferenceGrant, string(o.Grant), field.NewPath("spec", "referenceGrants"), field.NewPath("referenceGrantVersion"))
+		errs = append(errs, grantErrs...)
+		v.Grant = v1beta1.ReferenceGrantVersion(grant)
+	}
+	if need.BackendTLS != nil {
+		tls, tlsErrs := s.pick(KindBackendTLSPolicy, "", need.BackendTLS, nil)
+		errs = append(errs, tlsErrs...)
+		v.TLS = tls
+	}
+	if len(routeErrs) == 0 {
+		errs = append(errs, s.ruleFields(need, route)...)
+	}
+	return v, errs
+}
+
+// pick is the version of a kind to compose: the override, when the cluster
+// serves it, else the first candidate it serves.
+func (s Schemas) pick(kind, override string, specPath, overridePath *field.Path) (string, field.ErrorList) {
+	var served []string
+	for _, v := range candidates[kind] {
+		if s.byGVK[schema.GroupVersionKind{Group: Group, Version: v, Kind: kind}] != nil {
+			served = append(served, v)
+		}
+	}
+	if override != "" {
+		if slices.Contains(served, override) {
+			return override, nil
+		}
+		msg := fmt.Sprintf("the cluster does not serve %s %s/%s", kind, Group, override)
+		if len(served) > 0 {
+			msg += fmt.Sprintf(" (it serves %s): leave this field empty for the function to choose", strings.Join(served, ", "))
+		}
+		return override, field.ErrorList{field.Invalid(overridePath, override, msg)}
+	}
+	if len(served) == 0 {
+		return defaults[kind], field.ErrorList{field.Invalid(specPath, kind, fmt.Sprintf(
+			"the cluster serves no %s version the function composes (%s %s): install the Gateway API CRDs that have it",
+			kind, Group, strings.Join(candidates[kind], " or ")))}
+	}
+	return served[0], nil
+}
+
+// ruleFields refuses the rule fields that the served route schema does not
+// hold: the API server would prune them, silently.
+func (s Schemas) ruleFields(need Need, version string) field.ErrorList {
+	obj := s.byGVK[schema.GroupVersionKind{Group: Group, Version: version, Kind: need.RouteKind}]
+	rule := lookup(obj, "properties", "spec", "properties", "rules", "items", "properties")
+	var errs field.ErrorList
+	for _, f := range need.RuleFields {
+		if _, ok := rule[f.Name]; ok {
+			continue
+		}
+		errs = append(errs, field.Forbidden(f.Path, fmt.Sprintf(
+			"the cluster's %s %s/%s has no rules[].%s: its CRDs are of Gateway API's standard channel, which would drop the field; install the experimental channel's CRDs, or remove the field",
+			need.RouteKind, Group, version, f.Name)))
+	}
+	return errs
+}
+
+// lookup follows keys through nested objects; nil where one is missing.
+func lookup(obj map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		next, _ := obj[k].(map[string]any)
+		if next == nil {
+			return nil
+		}
+		obj = next
+	}
+	return obj
+}

@@ -1,0 +1,221 @@
+package served
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr/xrtest"
+)
+
+var self = schema.GroupVersionKind{Group: "platform.example.org", Version: "v1alpha1", Kind: "XCanaryRoute"}
+
+// cluster is a cluster's schemas: the kinds and versions it serves, each
+// with the rule fields its route schema holds.
+type cluster map[string][]string
+
+// handed is what Crossplane hands for the requirements of a need, from a
+// cluster: every requirement answered, nil for what the cluster does not
+// serve.
+func (c cluster) handed(need Need) func(string) (map[string]any, bool) {
+	return func(name string) (map[string]any, bool) {
+		if name == selfKey {
+			return map[string]any{"type": "object"}, true
+		}
+		for k, gvk := range Requirements(self, need) {
+			if k != name {
+				continue
+			}
+			fields, ok := c[gvk.Kind+"/"+gvk.Version]
+			if !ok {
+				return nil, true
+			}
+			rule := map[string]any{}
+			for _, f := range fields {
+				rule[f] = map[string]any{"type": "object"}
+			}
+			return map[string]any{"properties": map[string]any{"spec": map[string]any{"properties": map[string]any{
+				"rules": map[string]any{"items": map[string]any{"properties": rule}},
+			}}}}, true
+		}
+		return nil, false
+	}
+}
+
+// Gateway API v1.6's channels, as far as the function composes them.
+var (
+	standard16 = cluster{
+		"HTTPRoute/v1": {"matches"}, "GRPCRoute/v1": {"matches"}, "TLSRoute/v1": {"backendRefs"}, "TCPRoute/v1": {"backendRefs"},
+		"UDPRoute/v1": {"backendRefs"}, "ReferenceGrant/v1": nil, "ReferenceGrant/v1beta1": nil, "BackendTLSPolicy/v1": nil,
+	}
+	experimental16 = cluster{
+		"HTTPRoute/v1": {"matches", "retry", "sessionPersistence"}, "GRPCRoute/v1": {"matches", "sessionPersistence"},
+		"TLSRoute/v1": {"backendRefs"}, "TLSRoute/v1alpha2": {"backendRefs"}, "TCPRoute/v1": {"backendRefs"}, "TCPRoute/v1alpha2": {"backendRefs"},
+		"UDPRoute/v1": {"backendRefs"}, "UDPRoute/v1alpha2": {"backendRefs"}, "ReferenceGrant/v1": nil, "ReferenceGrant/v1beta1": nil, "BackendTLSPolicy/v1": nil,
+	}
+	experimental14 = cluster{
+		"HTTPRoute/v1": {"matches", "retry", "sessionPersistence"}, "GRPCRoute/v1": {"matches"}, "TLSRoute/v1alpha2": {"backendRefs"},
+		"TCPRoute/v1alpha2": {"backendRefs"}, "UDPRoute/v1alpha2": {"backendRefs"}, "ReferenceGrant/v1beta1": nil,
+	}
+	linkerd = cluster{"HTTPRoute/v1": {"matches"}, "GRPCRoute/v1alpha2": {"matches"}, "ReferenceGrant/v1beta1": nil}
+)
+
+func TestChoose(t *testing.T) {
+	retry := RuleField{Name: "retry", Path: field.NewPath("spec", "rules").Index(0).Child("retry")}
+	persistence := RuleField{Name: "sessionPersistence", Path: field.NewPath("spec", "traffic", "sessionAffinity", "mode")}
+	type args struct {
+		need      Need
+		overrides Overrides
+		cluster   cluster // nil: no schemas handed
+	}
+	type want struct {
+		versions Versions
+		errs     []xrtest.FieldErr
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"NoSchemas": {
+			reason: "Without schemas (an older Crossplane, crossplane render without --required-schemas) the defaults apply: v1 routes, v1beta1 grants.",
+			args:   args{need: Need{RouteKind: "TCPRoute", Grants: true}},
+			want:   want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceDefaults}},
+		},
+		"NoSchemasOverrides": {
+			reason: "Without schemas the Input's versions are used as they are.",
+			args:   args{need: Need{RouteKind: "TCPRoute", Grants: true}, overrides: Overrides{Route: v1beta1.RouteV1Alpha2, Grant: v1beta1.ReferenceGrantV1}},
+			want:   want{versions: Versions{Route: "v1alpha2", Grant: "v1", TLS: "v1", Source: SourceDefaults}},
+		},
+		"Standard16": {
+			reason: "Gateway API v1.6 serves TCPRoute v1 and ReferenceGrant v1: the newest versions are chosen.",
+			args:   args{need: Need{RouteKind: "TCPRoute", Grants: true}, cluster: standard16},
+			want:   want{versions: Versions{Route: "v1", Grant: "v1", TLS: "v1", Source: SourceSchemas}},
+		},
+		"Experimental14": {
+			reason: "An older experimental channel serves TCPRoute v1alpha2 and ReferenceGrant v1beta1 only: those are chosen, with no Input switch.",
+			args:   args{need: Need{RouteKind: "TCPRoute", Grants: true}, cluster: experimental14},
+			want:   want{versions: Versions{Route: "v1alpha2", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas}},
+		},
+		"Linkerd": {
+			reason: "Linkerd serves GRPCRoute v1alpha2 only: the function composes that.",
+			args:   args{need: Need{RouteKind: "GRPCRoute"}, cluster: linkerd},
+			want:   want{versions: Versions{Route: "v1alpha2", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas}},
+		},
+		"OverrideServed": {
+			reason: "An Input version the cluster serves is kept, even when a newer one is served.",
+			args:   args{need: Need{RouteKind: "TLSRoute", Grants: true}, overrides: Overrides{Route: "v1alpha2", Grant: "v1beta1"}, cluster: experimental16},
+			want:   want{versions: Versions{Route: "v1alpha2", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas}},
+		},
+		"OverrideNotServed": {
+			reason: "An Input version the cluster does not serve is a Fatal naming the Input's field and what the cluster serves.",
+			args:   args{need: Need{RouteKind: "TCPRoute"}, overrides: Overrides{Route: "v1", RoutePath: field.NewPath("tcpRouteVersion")}, cluster: experimental14},
+			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
+				errs: []xrtest.FieldErr{xrtest.Invalid("tcpRouteVersion", "(it serves v1alpha2)")}},
+		},
+		"KindNotServed": {
+			reason: "A kind the cluster serves in no version the function composes is a Fatal naming spec.kind.",
+			args:   args{need: Need{RouteKind: "UDPRoute"}, cluster: linkerd},
+			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
+				errs: []xrtest.FieldErr{xrtest.Invalid("spec.kind", "serves no UDPRoute version")}},
+		},
+		"GrantsNotServed": {
+			reason: "Grants that the cluster has no CRD for are a Fatal naming spec.referenceGrants.",
+			args:   args{need: Need{RouteKind: "HTTPRoute", Grants: true}, cluster: cluster{"HTTPRoute/v1": nil}},
+			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
+				errs: []xrtest.FieldErr{xrtest.Invalid("spec.referenceGrants", "serves no ReferenceGrant version")}},
+		},
+		"BackendTLSNotServed": {
+			reason: "A tls side on a cluster without BackendTLSPolicy v1 is a Fatal naming the side's tls.",
+			args:   args{need: Need{RouteKind: "HTTPRoute", BackendTLS: field.NewPath("spec", "primary", "tls")}, cluster: experimental14},
+			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
+				errs: []xrtest.FieldErr{xrtest.Invalid("spec.primary.tls", "serves no BackendTLSPolicy version")}},
+		},
+		"RetryOnStandard": {
+			reason: "retry is of the experimental channel: on the standard channel the API server would drop it, so it is a Fatal naming the field.",
+			args:   args{need: Need{RouteKind: "HTTPRoute", RuleFields: []RuleField{retry, persistence}}, cluster: standard16},
+			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
+				errs: []xrtest.FieldErr{
+					xrtest.Forbidden("spec.rules[0].retry", "has no rules[].retry"),
+					xrtest.Forbidden("spec.traffic.sessionAffinity.mode", "has no rules[].sessionPersistence"),
+				}},
+		},
+		"RetryOnExperimental": {
+			reason: "The experimental channel holds retry and sessionPersistence.",
+			args:   args{need: Need{RouteKind: "HTTPRoute", RuleFields: []RuleField{retry, persistence}}, cluster: experimental16},
+			want:   want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var s Schemas
+			if tc.args.cluster != nil {
+				s = NewSchemas(self, tc.args.need, tc.args.cluster.handed(tc.args.need))
+			}
+			got, errs := Choose(tc.args.need, tc.args.overrides, s)
+			if diff := cmp.Diff(tc.want.versions, got); diff != "" {
+				t.Errorf("%s\nChoose(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := xrtest.Diff(tc.want.errs, errs); diff != "" {
+				t.Errorf("%s\nChoose(...): -want errors, +got errors:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestNewSchemas(t *testing.T) {
+	need := Need{RouteKind: "HTTPRoute", Grants: true}
+	cases := map[string]struct {
+		reason string
+		got    func(string) (map[string]any, bool)
+		handed bool
+	}{
+		"NothingYet": {
+			reason: "The first call of a reconcile has no schemas yet.",
+			got:    func(string) (map[string]any, bool) { return nil, false },
+		},
+		"NoSelf": {
+			reason: "Without the XR's own schema (crossplane render without --required-schemas answers every requirement empty) nothing can be concluded.",
+			got:    func(string) (map[string]any, bool) { return nil, true },
+		},
+		"Partial": {
+			reason: "A requirement not answered is as good as no schemas.",
+			got: func(name string) (map[string]any, bool) {
+				if name == selfKey {
+					return map[string]any{}, true
+				}
+				return nil, name == Key("HTTPRoute", "v1")
+			},
+		},
+		"Handed": {
+			reason: "Every requirement answered, the XR's own schema among them: the schemas say what is served.",
+			got:    standard16.handed(need),
+			handed: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := NewSchemas(self, need, tc.got).handed; got != tc.handed {
+				t.Errorf("%s\nNewSchemas(...).handed = %v, want %v", tc.reason, got, tc.handed)
+			}
+		})
+	}
+}
+
+func TestRequirements(t *testing.T) {
+	got := Requirements(self, Need{RouteKind: "GRPCRoute", Grants: true, BackendTLS: field.NewPath("spec", "canary", "tls")})
+	want := map[string]schema.GroupVersionKind{
+		"schema-self":                   self,
+		"schema-grpcroute-v1":           {Group: Group, Version: "v1", Kind: "GRPCRoute"},
+		"schema-grpcroute-v1alpha2":     {Group: Group, Version: "v1alpha2", Kind: "GRPCRoute"},
+		"schema-referencegrant-v1":      {Group: Group, Version: "v1", Kind: "ReferenceGrant"},
+		"schema-referencegrant-v1beta1": {Group: Group, Version: "v1beta1", Kind: "ReferenceGrant"},
+		"schema-backendtlspolicy-v1":    {Group: Group, Version: "v1", Kind: "BackendTLSPolicy"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Requirements(...): every candidate version of each kind composed, and the XR's own: -want, +got:\n%s", diff)
+	}
+}
