@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
@@ -122,7 +120,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 		return nil, err
 	}
 	selfGVK := oxr.Resource.GroupVersionKind()
-	plan, err := compose.New(cr, pol, compiler, chooseVersions(req, selfGVK))
+	plan, err := compose.New(cr, pol, compiler, chooseVersions(req, selfGVK, cr.Status.Route, f.clock.Now()))
 	if err != nil {
 		return nil, err
 	}
@@ -218,11 +216,13 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 
 	rsp := newResponse(req, decision.Requeue)
 	require(rsp, cr, self, targets)
-	requireSchemas(rsp, req, selfGVK, plan.Need)
+	requireSchemas(rsp, req, selfGVK, plan)
 	if err := setDesired(rsp, objects); err != nil {
 		return nil, errors.Wrap(err, errSetDesired)
 	}
-	if err := setStatus(rsp, req, status, ptr.To(compose.RouteStatus(cr, obs))); err != nil {
+	routeStatus := compose.RouteStatus(cr, obs)
+	routeStatus.Versions = plan.ServedVersions(f.clock.Now())
+	if err := setStatus(rsp, req, status, &routeStatus); err != nil {
 		return nil, errors.Wrap(err, errSetStatus)
 	}
 	setConditions(rsp, req, cr, obs, plan.Grants, decision)

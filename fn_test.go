@@ -1624,6 +1624,8 @@ func TestCapabilitiesAndServedVersions(t *testing.T) {
 		schemas []string // the schema requirements' names
 		grant   string   // the composed grant's apiVersion
 		route   string   // the composed route's apiVersion
+		// versions is status.route.versions, as recorded.
+		versions map[string]any
 	}
 	cases := map[string]struct {
 		reason  string
@@ -1663,6 +1665,25 @@ func TestCapabilitiesAndServedVersions(t *testing.T) {
 			want: want{
 				schemas: []string{"schema-httproute-v1", "schema-referencegrant-v1", "schema-referencegrant-v1beta1", "schema-self"},
 				grant:   "gateway.networking.k8s.io/v1", route: "gateway.networking.k8s.io/v1",
+				versions: map[string]any{"route": "v1", "referenceGrant": "v1", "checkedAt": "2026-12-02T10:07:00Z"},
+			},
+		},
+		"VersionsReused": {
+			reason: "status.route.versions read less than ten minutes ago are reused: no schema is asked for, so Crossplane neither fetches nor parses them on this reconcile, and the record stays as it was.",
+			meta:   all,
+			xr:     flaggerXR + "status:\n  route: {kind: HTTPRoute, name: podinfo, namespace: test, versions: {route: v1, referenceGrant: v1, checkedAt: \"2026-12-02T10:00:00Z\"}}\n",
+			want: want{
+				grant: "gateway.networking.k8s.io/v1", route: "gateway.networking.k8s.io/v1",
+				versions: map[string]any{"route": "v1", "referenceGrant": "v1", "checkedAt": "2026-12-02T10:00:00Z"},
+			},
+		},
+		"VersionsStale": {
+			reason: "Versions read ten minutes ago or more are read again: the schemas are asked for, and this first call composes the defaults.",
+			meta:   all,
+			xr:     flaggerXR + "status:\n  route: {kind: HTTPRoute, name: podinfo, namespace: test, versions: {route: v1, referenceGrant: v1, checkedAt: \"2026-12-02T09:57:00Z\"}}\n",
+			want: want{
+				schemas: []string{"schema-httproute-v1", "schema-referencegrant-v1", "schema-referencegrant-v1beta1", "schema-self"},
+				grant:   "gateway.networking.k8s.io/v1beta1", route: "gateway.networking.k8s.io/v1",
 			},
 		},
 		"NoSelfSchema": {
@@ -1712,6 +1733,10 @@ func TestCapabilitiesAndServedVersions(t *testing.T) {
 			slices.Sort(got.schemas)
 			got.grant, _ = rsp.GetDesired().GetResources()["referencegrant-monitoring"].GetResource().AsMap()["apiVersion"].(string)
 			got.route, _ = rsp.GetDesired().GetResources()["route-httproute"].GetResource().AsMap()["apiVersion"].(string)
+			status, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+			route, _ := status["route"].(map[string]any)
+			got.versions, _ = route["versions"].(map[string]any)
+			assertXRDAccepts(t, req, rsp)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\nRunFunction(...): -want, +got:\n%s", tc.reason, diff)
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,32 +38,52 @@ func checkCapabilities(req *fnv1.RunFunctionRequest) error {
 	return nil
 }
 
-// chooseVersions chooses the versions a run composes from the schemas
-// Crossplane handed, where it offers them.
-func chooseVersions(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind) compose.Chooser {
+// chooseVersions chooses the versions a run composes: from the schemas
+// Crossplane handed, where it offers them; else, while they are fresh, as an
+// earlier run read them (status.route.versions), so that Crossplane need
+// not fetch and parse the schemas on every reconcile; else the Input's
+// overrides and the defaults, and the run asks for the schemas.
+func chooseVersions(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, prev *xr.RouteStatus, now time.Time) compose.Chooser {
 	return func(need served.Need, o served.Overrides) (served.Versions, field.ErrorList) {
-		var schemas served.Schemas
-		if request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS) {
-			schemas = served.NewSchemas(self, need, func(name string) (map[string]any, bool) {
-				s, ok := request.GetRequiredSchema(req, name)
-				if !ok || s == nil {
-					return nil, ok
-				}
-				return s.AsMap(), true
-			})
+		if !request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS) {
+			return served.Choose(need, o, served.Schemas{})
+		}
+		schemas := served.NewSchemas(self, need, func(name string) (map[string]any, bool) {
+			s, ok := request.GetRequiredSchema(req, name)
+			if !ok || s == nil {
+				return nil, ok
+			}
+			return s.AsMap(), true
+		})
+		if schemas.Handed() {
+			return served.Choose(need, o, schemas)
+		}
+		if v, ok := served.Reuse(need, o, recorded(prev), now); ok {
+			return v, nil
 		}
 		return served.Choose(need, o, schemas)
 	}
 }
 
+// recorded are the versions status.route records.
+func recorded(prev *xr.RouteStatus) *served.Recorded {
+	if prev == nil || prev.Versions == nil {
+		return nil
+	}
+	v := prev.Versions
+	return &served.Recorded{Kind: string(prev.Kind), Route: v.Route, Grant: v.ReferenceGrant, TLS: v.BackendTLSPolicy, CheckedAt: v.CheckedAt.Time}
+}
+
 // requireSchemas asks Crossplane for the schemas of the kinds the run
 // composes, at every version the function composes, and for the XR's own,
-// where Crossplane offers them.
-func requireSchemas(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, need served.Need) {
-	if !request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS) {
+// where Crossplane offers them and the run does not reuse the versions an
+// earlier run read. Once asked, they are asked on every call of the
+// reconcile, so that the requirements settle.
+func requireSchemas(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, plan *compose.Plan) {
+	if !request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS) || plan.Versions.Source == served.SourceStatus {
 		return
 	}
-	for name, gvk := range served.Requirements(self, need) {
+	for name, gvk := range served.Requirements(self, plan.Need) {
 		apiVersion, kind := gvk.ToAPIVersionAndKind()
 		response.RequireSchema(rsp, name, apiVersion, kind)
 	}

@@ -1,9 +1,13 @@
 package compose
 
 import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -25,4 +29,28 @@ func RouteStatus(cr *xr.CanaryRoute, obs route.Observation) xr.RouteStatus {
 		s.Parents = append(s.Parents, p)
 	}
 	return s
+}
+
+// ServedVersions are the versions the plan composes, as status.route
+// records them for the runs after it: read from the schemas now, or as an
+// earlier run read them; nil when no schemas told them.
+func (p *Plan) ServedVersions(now time.Time) *xr.ServedVersions {
+	v := p.Versions
+	var checked time.Time
+	switch v.Source {
+	case served.SourceSchemas:
+		checked = now
+	case served.SourceStatus:
+		checked = v.CheckedAt
+	default:
+		return nil
+	}
+	out := &xr.ServedVersions{Route: string(v.Route), CheckedAt: metav1.Time{Time: checked.UTC().Truncate(time.Second)}}
+	if p.Need.Grants {
+		out.ReferenceGrant = string(v.Grant)
+	}
+	if p.Need.BackendTLS != nil {
+		out.BackendTLSPolicy = v.TLS
+	}
+	return out
 }

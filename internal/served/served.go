@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -87,6 +88,9 @@ type Versions struct {
 	Grant  v1beta1.ReferenceGrantVersion
 	TLS    string
 	Source Source
+	// CheckedAt is when an earlier run read the versions from the schemas
+	// (SourceStatus only).
+	CheckedAt time.Time
 }
 
 // Source says where the versions come from.
@@ -99,7 +103,61 @@ const (
 	// SourceDefaults: no schemas were handed; the Input's overrides, else
 	// the defaults.
 	SourceDefaults Source = "defaults"
+	// SourceStatus: the versions an earlier run read from the schemas, as
+	// the XR's status records them.
+	SourceStatus Source = "status"
 )
+
+// RecheckAfter is how long versions read from the schemas are reused: a
+// cluster seldom changes the versions it serves, and Crossplane parses a
+// whole API group's OpenAPI document (close to a megabyte for
+// gateway.networking.k8s.io/v1) for every schema it hands over, on every
+// reconcile that asks.
+const RecheckAfter = 10 * time.Minute
+
+// Recorded are the versions an earlier run read from the schemas, and the
+// route kind they were read for.
+type Recorded struct {
+	Kind      string
+	Route     string
+	Grant     string
+	TLS       string
+	CheckedAt time.Time
+}
+
+// Reuse returns the recorded versions when they still answer for the
+// need: read less than RecheckAfter ago, for the same route kind, with a
+// grant version if the run composes grants and a BackendTLSPolicy version
+// if it composes one, the Input's overrides the same, and no rule field to
+// check (which fields the schema holds is not recorded).
+func Reuse(need Need, o Overrides, r *Recorded, now time.Time) (Versions, bool) {
+	if r == nil || r.Kind != need.RouteKind || r.Route == "" || len(need.RuleFields) > 0 {
+		return Versions{}, false
+	}
+	if age := now.Sub(r.CheckedAt); age < 0 || age >= RecheckAfter {
+		return Versions{}, false
+	}
+	if (need.Grants && r.Grant == "") || (need.BackendTLS != nil && r.TLS == "") {
+		return Versions{}, false
+	}
+	if (o.Route != "" && string(o.Route) != r.Route) || (need.Grants && o.Grant != "" && string(o.Grant) != r.Grant) {
+		return Versions{}, false
+	}
+	v := Versions{
+		Route:     v1beta1.RouteVersion(r.Route),
+		Grant:     v1beta1.ReferenceGrantVersion(defaults[KindReferenceGrant]),
+		TLS:       defaults[KindBackendTLSPolicy],
+		Source:    SourceStatus,
+		CheckedAt: r.CheckedAt,
+	}
+	if r.Grant != "" {
+		v.Grant = v1beta1.ReferenceGrantVersion(r.Grant)
+	}
+	if r.TLS != "" {
+		v.TLS = r.TLS
+	}
+	return v, true
+}
 
 // Schemas are the OpenAPI schemas Crossplane handed the function, by kind
 // and version: nil for a kind and version it asked for that the cluster does
@@ -135,6 +193,9 @@ func NewSchemas(self schema.GroupVersionKind, need Need, got func(name string) (
 	}
 	return s
 }
+
+// Handed reports whether the caller handed schemas this run can read.
+func (s Schemas) Handed() bool { return s.handed }
 
 // selfKey is the name of the requirement of the XR's own schema.
 const selfKey = "schema-self"

@@ -2,6 +2,7 @@ package served
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -217,5 +218,70 @@ func TestRequirements(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Requirements(...): every candidate version of each kind composed, and the XR's own: -want, +got:\n%s", diff)
+	}
+}
+
+func TestReuse(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	fresh := &Recorded{Kind: "TCPRoute", Route: "v1alpha2", Grant: "v1", CheckedAt: now.Add(-time.Minute)}
+	tcp := Need{RouteKind: "TCPRoute", Grants: true}
+	cases := map[string]struct {
+		reason string
+		need   Need
+		o      Overrides
+		r      *Recorded
+		want   *Versions // nil: not reused
+	}{
+		"Fresh": {
+			reason: "Versions read a minute ago are reused: Crossplane need not fetch and parse the schemas again.",
+			need:   tcp, r: fresh,
+			want: &Versions{Route: "v1alpha2", Grant: "v1", TLS: "v1", Source: SourceStatus, CheckedAt: fresh.CheckedAt},
+		},
+		"Stale": {
+			reason: "Versions read RecheckAfter ago are read again: the cluster may serve others now.",
+			need:   tcp, r: &Recorded{Kind: "TCPRoute", Route: "v1alpha2", Grant: "v1", CheckedAt: now.Add(-RecheckAfter)},
+		},
+		"Future": {
+			reason: "A check time after now (another replica's clock, or a hand-written status) is not trusted.",
+			need:   tcp, r: &Recorded{Kind: "TCPRoute", Route: "v1alpha2", Grant: "v1", CheckedAt: now.Add(time.Minute)},
+		},
+		"OtherKind": {
+			reason: "Versions read for another route kind say nothing of this one.",
+			need:   Need{RouteKind: "UDPRoute", Grants: true}, r: fresh,
+		},
+		"GrantsNotRead": {
+			reason: "A run that now composes grants needs a grant version nobody read.",
+			need:   tcp, r: &Recorded{Kind: "TCPRoute", Route: "v1alpha2", CheckedAt: now.Add(-time.Minute)},
+		},
+		"TLSNotRead": {
+			reason: "Likewise a BackendTLSPolicy version.",
+			need:   Need{RouteKind: "TCPRoute", Grants: true, BackendTLS: field.NewPath("spec", "primary", "tls")}, r: fresh,
+		},
+		"RuleFields": {
+			reason: "Which fields the schema holds is not recorded: a spec with retries has the schemas read.",
+			need:   Need{RouteKind: "TCPRoute", Grants: true, RuleFields: []RuleField{{Name: "retry"}}}, r: fresh,
+		},
+		"OverrideChanged": {
+			reason: "An Input override other than what was read is checked against the schemas again.",
+			need:   tcp, o: Overrides{Route: v1beta1.RouteV1}, r: fresh,
+		},
+		"None": {
+			reason: "Nothing recorded, nothing reused.",
+			need:   tcp,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, ok := Reuse(tc.need, tc.o, tc.r, now)
+			if tc.want == nil {
+				if ok {
+					t.Errorf("%s\nReuse(...) = %+v, want none", tc.reason, got)
+				}
+				return
+			}
+			if diff := cmp.Diff(*tc.want, got); !ok || diff != "" {
+				t.Errorf("%s\nReuse(...): ok %v, -want, +got:\n%s", tc.reason, ok, diff)
+			}
+		})
 	}
 }

@@ -50,12 +50,33 @@ func parseStatus(obj map[string]any) (Status, field.ErrorList) {
 		errs = append(errs, decodeLenient(path.Child("rollout"), normalizeTimes(v), &s.Rollout)...)
 	}
 	if v, ok := raw["route"]; ok && v != nil {
-		errs = append(errs, decodeLenient(path.Child("route"), v, &s.Route)...)
+		errs = append(errs, decodeLenient(path.Child("route"), normalizeRouteTimes(v), &s.Route)...)
 	}
 	if len(errs) > 0 {
 		return Status{}, errs
 	}
 	return s, nil
+}
+
+// normalizeRouteTimes writes status.route.versions.checkedAt as Go parses
+// it (see normalizeTimes). It returns a copy; the XR is never changed.
+func normalizeRouteTimes(v any) any {
+	route, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	versions, ok := route["versions"].(map[string]any)
+	if !ok {
+		return v
+	}
+	t, ok := versions["checkedAt"].(string)
+	if !ok {
+		return v
+	}
+	out, vs := maps.Clone(route), maps.Clone(versions)
+	vs["checkedAt"] = strings.ToUpper(t)
+	out["versions"] = vs
+	return out
 }
 
 // normalizeTimes writes the times of status.rollout as Go parses them: the

@@ -422,6 +422,18 @@ type RouteStatus struct {
 	Name      string         `json:"name"`
 	Namespace string         `json:"namespace"`
 	Parents   []ParentStatus `json:"parents,omitempty"`
+	// Versions are the API versions the function read from the cluster's
+	// schemas, and when: the runs after it reuse them rather than have
+	// Crossplane fetch and parse the schemas on every reconcile.
+	Versions *ServedVersions `json:"versions,omitempty"`
+}
+
+// ServedVersions are the versions a run chose from the cluster's schemas.
+type ServedVersions struct {
+	Route            string      `json:"route,omitempty"`
+	ReferenceGrant   string      `json:"referenceGrant,omitempty"`
+	BackendTLSPolicy string      `json:"backendTLSPolicy,omitempty"`
+	CheckedAt        metav1.Time `json:"checkedAt"`
 }
 
 // ParentStatus is one parent's verdict on the route.

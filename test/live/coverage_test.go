@@ -88,7 +88,7 @@ func TestRulesOfTheirOwnAndServedVersions(t *testing.T) {
 		}
 		want := []string{
 			"legacy: 0 backends, 1 filters",
-			"static: 1 backends, 0 filters " + cdn + "/cdn-cache=<nil>",
+			"static: 1 backends, 0 filters " + cdn + "/cdn-cache=1", // The API server's default weight.
 			"api: 2 backends, 0 filters <nil>/" + ns + "-primary=80 <nil>/" + ns + "-canary=20",
 		}
 		return fmt.Sprint(shape) == fmt.Sprint(want), fmt.Sprintf("rules %v", shape)
