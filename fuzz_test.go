@@ -130,14 +130,14 @@ func isFatal(rsp *fnv1.RunFunctionResponse) bool {
 	return false
 }
 
-// checkComposed validates every composed route and grant against the
-// Gateway API CRDs of both channels (v1alpha2 routes are experimental
-// only).
+// checkComposed validates every composed route, grant and BackendTLSPolicy
+// against the Gateway API CRDs of both channels (v1alpha2 routes are
+// experimental only).
 func checkComposed(t *testing.T, spec string, rsp *fnv1.RunFunctionResponse, standard, experimental *crdschema.Set) {
 	t.Helper()
 	for name, r := range rsp.GetDesired().GetResources() {
 		obj := r.GetResource().AsMap()
-		if k := compose.Key(name); !k.IsRoute() && !k.IsGrant() {
+		if k := compose.Key(name); !k.IsRoute() && !k.IsGrant() && !k.IsBackendTLSPolicy() {
 			continue
 		}
 		schemas := []*crdschema.Set{standard, experimental}

@@ -64,6 +64,9 @@ func tlsKey(role xr.Role) Key {
 // IsRoute reports whether a key is a route's.
 func (k Key) IsRoute() bool { return strings.HasPrefix(string(k), prefixRoute) }
 
+// IsBackendTLSPolicy reports whether a key is a BackendTLSPolicy's.
+func (k Key) IsBackendTLSPolicy() bool { return k == KeyTLSPrimary || k == KeyTLSCanary }
+
 // IsGrant reports whether a key is a ReferenceGrant's.
 func (k Key) IsGrant() bool { return strings.HasPrefix(string(k), prefixReferenceGrant) }
 

@@ -19,6 +19,7 @@ func TestKeys(t *testing.T) {
 		"Grant":          {reason: "A grant's key names its namespace.", key: GrantKey("monitoring"), want: [3]bool{false, true, true}},
 		"PrimaryService": {reason: "The primary's proxy Service is ours.", key: KeyServicePrimary, want: [3]bool{false, false, true}},
 		"CanaryService":  {reason: "The canary's proxy Service is ours.", key: KeyServiceCanary, want: [3]bool{false, false, true}},
+		"BackendTLS":     {reason: "A side's BackendTLSPolicy is ours: a hold re-emits it.", key: KeyTLSCanary, want: [3]bool{false, false, true}},
 		"OtherFunction":  {reason: "Another function's resource in the pipeline is none of ours.", key: "bucket", want: [3]bool{false, false, false}},
 		"OtherService":   {reason: "A Service key of another function is not ours: only the two proxy Services are.", key: "service-cache", want: [3]bool{false, false, false}},
 		"PrefixInside":   {reason: "The prefixes count only at the start of a key.", key: "my-route-httproute", want: [3]bool{false, false, false}},
@@ -39,12 +40,14 @@ func TestKeyNames(t *testing.T) {
 	// annotation of every object composed earlier: changing one would
 	// delete and recreate the object.
 	got := []Key{
-		RouteKey(xr.KindHTTPRoute), RouteKey(xr.KindGRPCRoute), RouteKey(xr.KindTLSRoute), RouteKey(xr.KindTCPRoute),
+		RouteKey(xr.KindHTTPRoute), RouteKey(xr.KindGRPCRoute), RouteKey(xr.KindTLSRoute), RouteKey(xr.KindTCPRoute), RouteKey(xr.KindUDPRoute),
 		GrantKey("monitoring"), KeyServicePrimary, KeyServiceCanary, serviceKey(xr.RolePrimary), serviceKey(xr.RoleCanary),
+		tlsKey(xr.RolePrimary), tlsKey(xr.RoleCanary),
 	}
 	want := []Key{
-		"route-httproute", "route-grpcroute", "route-tlsroute", "route-tcproute",
+		"route-httproute", "route-grpcroute", "route-tlsroute", "route-tcproute", "route-udproute",
 		"referencegrant-monitoring", "service-primary", "service-canary", "service-primary", "service-canary",
+		"backendtlspolicy-primary", "backendtlspolicy-canary",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the keys of composed resources are recorded in the cluster and must not change: -want, +got:\n%s", diff)
