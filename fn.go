@@ -174,6 +174,9 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
 	}
+	if p := decision.Status.Phase; p == xr.PhaseAborted || p == xr.PhaseFailed {
+		plan.CutCanary(built)
+	}
 	// The current step's analysis objects, which depend on the decision:
 	// never composed over an object another owner manages either.
 	var analysisObjs []compose.Object
@@ -215,7 +218,9 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	status.CanaryBackends = canaryBackends
 
 	rsp := newResponse(req, decision.Requeue)
-	require(rsp, cr, self, targets)
+	if !schemasPending(req, plan) {
+		require(rsp, cr, self, targets)
+	}
 	requireSchemas(rsp, req, selfGVK, plan)
 	if err := setDesired(rsp, objects); err != nil {
 		return nil, errors.Wrap(err, errSetDesired)

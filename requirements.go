@@ -89,6 +89,24 @@ func requireSchemas(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest,
 	}
 }
 
+// schemasPending reports whether the run waits for the schemas it asks
+// for: Crossplane offers them, no earlier run's versions are reused, and
+// this call has not had them yet (the first call of a reconcile). Such a
+// call asks for the schemas alone. Crossplane fetches required resources
+// before schemas and fails the reconcile on a kind and version the cluster
+// does not serve, so asking for the objects about to be composed at the
+// default versions would stop the reconcile, on a cluster that serves other
+// versions, before the schemas that tell the versions are ever handed. The
+// call's response is never applied: its requirements send Crossplane back
+// for another call.
+func schemasPending(req *fnv1.RunFunctionRequest, plan *compose.Plan) bool {
+	if !request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS) || plan.Versions.Source != served.SourceDefaults {
+		return false
+	}
+	_, answered := request.GetRequiredSchema(req, served.SelfKey)
+	return !answered
+}
+
 // requirementClaim asks Crossplane for the claim that a cluster-scoped XR
 // says it is bound to.
 const requirementClaim = "claim"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +30,10 @@ const (
 	// not be told apart from the primary, so nothing was changed.
 	reasonAbortNotApplied = "AbortNotApplied"
 
-	msgCannotTellApartFmt = "spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names %s, which carries the primary's traffic. Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand"
+	msgCannotTellApartFmt = "spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names %s. Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand"
+
+	whyNamesPrimary = "%s, which carries the primary's traffic"
+	whyNotBeside    = "%s, which no rule of the route holds beside the primary's backend"
 
 	msgRescuedAbort = "aborted: all traffic goes to the primary. The CanaryRoute cannot be composed, so the route is kept as last composed, with its canary at 0% and its canary-only rules removed, until the spec is fixed"
 	msgRescueFmt    = "spec.traffic.abort is set: the canary is held at 0%% in the last composed route, although the CanaryRoute cannot be composed: %s"
@@ -83,16 +87,29 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 	primaries := primaryBackends(oxr, decoded, routeNamespace)
 	canary, refused := route.TrustedCanary(prev.CanaryBackends, primaries)
 	if len(canary) == 0 {
-		return cannotTellApart(req, cause, describeBackends(refused)), true
+		return cannotTellApart(req, cause, fmt.Sprintf(whyNamesPrimary, describeBackends(refused))), true
 	}
+	// Only a record that the route bears out: some rule weighs it against
+	// the primary.
+	own := ownRuleNames(oxr)
+	var beside []xr.BackendID
+	for k, obj := range decoded {
+		if k.IsRoute() {
+			b, _ := route.BesidePrimary(obj, canary, primaries, own, routeNamespace)
+			beside = append(beside, b...)
+		}
+	}
+	if len(beside) == 0 {
+		return cannotTellApart(req, cause, fmt.Sprintf(whyNotBeside, describeBackends(canary))), true
+	}
+	canary = slices.DeleteFunc(canary, func(c xr.BackendID) bool { return !slices.Contains(beside, c) })
 	objects, routes := make([]compose.Object, 0, len(decoded)), 0
 	for k, obj := range decoded {
 		ready := true // Services and grants are ready once they exist.
 		if k.IsRoute() {
-			if why := route.CannotZero(obj, canary, primaries, routeNamespace); why != "" {
-				return cannotTellApart(req, cause, why), true
-			}
-			if !route.ZeroCanary(obj, canary, routeNamespace) {
+			// The canary is an object: it gets nothing on any port, in
+			// every rule, the rules of their own too.
+			if !route.ZeroCanary(obj, route.AnyPort(canary), routeNamespace) {
 				return nil, false
 			}
 			// What the API server would refuse cannot take traffic from
@@ -196,6 +213,40 @@ func proxyOf(oxr *resource.Composite) string {
 		name = oxr.Resource.GetName()
 	}
 	return xr.ProxyServiceName(name, xr.RolePrimary)
+}
+
+// ownRuleNames are the names of the spec's rules of their own (with
+// backendRefs, or a RequestRedirect), read leniently from a spec that may
+// not parse: a rule that does not decode counts as one of its own, which
+// only makes the rescue trust less.
+func ownRuleNames(oxr *resource.Composite) []string {
+	var rules []any
+	if oxr.Resource.GetValueInto("spec.rules", &rules) != nil {
+		return nil
+	}
+	var out []string
+	for i := range min(len(rules), xr.MaxRules) {
+		path := fmt.Sprintf("spec.rules[%d]", i)
+		name, _ := oxr.Resource.GetString(path + ".name")
+		if name == "" {
+			continue
+		}
+		var rule struct {
+			BackendRefs []any `json:"backendRefs"`
+			Filters     []struct {
+				Type string `json:"type"`
+			} `json:"filters"`
+		}
+		if oxr.Resource.GetValueInto(path, &rule) != nil || len(rule.BackendRefs) > 0 ||
+			slices.ContainsFunc(rule.Filters, func(f struct {
+				Type string `json:"type"`
+			}) bool {
+				return f.Type == string(gwv1.HTTPRouteFilterRequestRedirect)
+			}) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // describeBackends names backends as kind namespace/name, for messages.

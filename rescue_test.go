@@ -119,7 +119,7 @@ results:
 					"service-primary": observedPrimary,
 				},
 			},
-			want: abortNotApplied("Service test/podinfo-primary", externalNameRefused),
+			want: abortNotApplied("Service test/podinfo-primary, which carries the primary's traffic", externalNameRefused),
 		},
 		"AbortNotAppliedWarnsOnce": {
 			reason: "A Fatal leaves status.rollout alone, but the conditions the function re-sends say that an earlier run already warned: the Warning is not sent again on every reconcile.",
@@ -131,7 +131,7 @@ results:
 					"service-primary": observedPrimary,
 				},
 			},
-			want: strings.Replace(abortNotApplied("Service test/podinfo-primary", externalNameRefused),
+			want: strings.Replace(abortNotApplied("Service test/podinfo-primary, which carries the primary's traffic", externalNameRefused),
 				"  - severity: SEVERITY_WARNING\n    reason: AbortNotApplied\n    target: TARGET_COMPOSITE_AND_CLAIM\n    message: \"spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names Service test/podinfo-primary, which carries the primary's traffic. Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand\"\n", "", 1),
 		},
 		"CanaryBackendsNamingThePrimaryOfTheSpec": {
@@ -142,7 +142,7 @@ results:
 				observed: map[string]string{"route-httproute": strings.Replace(ownRoute("crossplane.io/composite: podinfo", 80, 20),
 					"{group: \"\", kind: Service, name: podinfo-primary, port: 9898, weight: 80}", "{name: podinfo-stable, port: 9898, weight: 80}", 1)},
 			},
-			want: abortNotApplied("Service test/podinfo-stable", externalNameRefused),
+			want: abortNotApplied("Service test/podinfo-stable, which carries the primary's traffic", externalNameRefused),
 		},
 		"EveryBackendOfAWeightedRuleRecorded": {
 			reason: "canaryBackends that name every backend of a weighted rule (which always holds the primary) cannot be told from the primary when neither the spec (its primary does not decode) nor a proxy Service says which one the primary is.",
@@ -151,7 +151,7 @@ results:
 					forgedCanaryBackends(`{group: "", kind: Service, namespace: test, name: podinfo-primary}`, `{group: "", kind: Service, namespace: monitoring, name: canary-proxy}`),
 				observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 80, 20)},
 			},
-			want: abortNotApplied("a backend of a rule in which the primary's backend cannot be found", "invalid CanaryRoute: spec.primary.backendRef.name: Invalid value: must be a string, not number"),
+			want: abortNotApplied("Service test/podinfo-primary, Service monitoring/canary-proxy, which no rule of the route holds beside the primary's backend", "invalid CanaryRoute: spec.primary.backendRef.name: Invalid value: must be a string, not number"),
 		},
 		"OddBackendsNeverPanic": {
 			reason: "An observed route with backends of odd shapes (null, a string) does not decode into an HTTPRoute: the rescue gives up without a panic, and the Fatal stands.",
@@ -203,11 +203,12 @@ status:
 }
 
 // abortNotApplied is the answer to an abort whose recorded canary backends
-// name the primary: the Fatal stands, a Warning says why the abort was not
+// name the primary, or are borne out by no rule of the route (what says
+// which, and why): the Fatal stands, a Warning says why the abort was not
 // applied, and RolloutHealthy says so too.
 func abortNotApplied(what, cause string) string {
 	msg := "spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names " + what +
-		", which carries the primary's traffic. Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand"
+		". Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand"
 	return `
 meta: {ttl: 60s}
 results:

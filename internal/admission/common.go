@@ -13,12 +13,13 @@ import (
 // Messages of the CRDs' x-kubernetes-validations rules shared by several
 // kinds, verbatim.
 const (
-	msgServicePort           = "Must have port for Service reference"
-	msgSectionSpecified      = "sectionName must be specified when parentRefs includes 2 or more references to the same parent"
-	msgSectionUnique         = "sectionName must be unique when parentRefs includes 2 or more references to the same parent"
-	msgSectionPortSpecified  = "sectionName or port must be specified when parentRefs includes 2 or more references to the same parent"
-	msgSectionPortUnique     = "sectionName or port must be unique when parentRefs includes 2 or more references to the same parent"
-	msgRuleNameUnique        = "Rule name must be unique within the route"
+	msgServicePort          = "Must have port for Service reference"
+	msgSectionSpecified     = "sectionName must be specified when parentRefs includes 2 or more references to the same parent"
+	msgSectionUnique        = "sectionName must be unique when parentRefs includes 2 or more references to the same parent"
+	msgSectionPortSpecified = "sectionName or port must be specified when parentRefs includes 2 or more references to the same parent"
+	msgSectionPortUnique    = "sectionName or port must be unique when parentRefs includes 2 or more references to the same parent"
+	// MsgRuleNameUnique is the CRDs' message for two rules of one name.
+	MsgRuleNameUnique        = "Rule name must be unique within the route"
 	msgTotalMatches          = "While 16 rules and 64 matches per rule are allowed, the total number of matches across all rules in a route must be less than 128"
 	msgHostnameIP            = "Hostnames cannot contain an IP"
 	msgHostnameRFC1123       = "Hostnames must be valid based on RFC-1123"
@@ -302,7 +303,7 @@ func ruleNames(path *field.Path, names []*gwv1.SectionName) field.ErrorList {
 		}
 		for _, b := range names[:i] {
 			if b != nil && jsonString(string(*a)) == jsonString(string(*b)) {
-				return field.ErrorList{rule(path, typeArray, msgRuleNameUnique)}
+				return field.ErrorList{rule(path, typeArray, MsgRuleNameUnique)}
 			}
 		}
 	}

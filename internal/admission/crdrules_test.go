@@ -153,7 +153,7 @@ func TestPatternsAndMessagesAreTheCRDs(t *testing.T) {
 	ourMessages := make([]string, 0, 80)
 	ourMessages = append(ourMessages,
 		msgServicePort, msgSectionSpecified, msgSectionUnique, msgSectionPortSpecified, msgSectionPortUnique,
-		msgRuleNameUnique, msgTotalMatches, msgHostnameIP, msgHostnameRFC1123, msgHostnameWildcard,
+		MsgRuleNameUnique, msgTotalMatches, msgHostnameIP, msgHostnameRFC1123, msgHostnameWildcard,
 		msgAbsoluteTimeout, msgCookieConfigType, msgMirrorPercentFraction, msgFractionNumerator,
 		msgRedirectWithBackends, msgRedirectPrefixMatch, msgRewritePrefixMatch, msgBackendRedirectPrefix,
 		msgBackendRewritePrefix, msgRedirectOrRewrite, msgBackendRequestTimeout, msgPathAbsolute,

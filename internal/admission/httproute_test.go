@@ -472,7 +472,7 @@ func httpRouteCases() map[string]httpRouteCase {
 		"DuplicateRuleName": {
 			reason: "The experimental channel requires rule names to be unique.",
 			mutate: func(r *gwv1.HTTPRoute) { r.Spec.Rules[2].Name = r.Spec.Rules[0].Name },
-			want:   errs(celListErr("spec.rules", msgRuleNameUnique)),
+			want:   errs(celListErr("spec.rules", MsgRuleNameUnique)),
 		},
 		"BadRuleName": {
 			reason: "Rule names are DNS subdomains.",

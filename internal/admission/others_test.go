@@ -111,7 +111,7 @@ func otherCases() map[string]kindCase {
 		}),
 		"GRPCRoute/DuplicateRuleName": grpcCase("The experimental channel requires rule names to be unique.",
 			func(r *gwv1.GRPCRoute) { r.Spec.Rules[1].Name = r.Spec.Rules[0].Name },
-			celListErr("spec.rules", msgRuleNameUnique)),
+			celListErr("spec.rules", MsgRuleNameUnique)),
 
 		"GRPCRoute/SessionPersistence": grpcCase("A GRPCRoute rule's sessionPersistence (experimental) has the same rules as an HTTPRoute's.",
 			func(r *gwv1.GRPCRoute) {
@@ -179,7 +179,7 @@ func otherCases() map[string]kindCase {
 			fewItems("spec.rules", 1)),
 		"TLSRouteV1Alpha2/DuplicateRuleName": tlsV1Alpha2Case("Rule names are unique.",
 			func(r *gwv1alpha2.TLSRoute) { r.Spec.Rules[1].Name = r.Spec.Rules[0].Name },
-			celListErr("spec.rules", msgRuleNameUnique)),
+			celListErr("spec.rules", MsgRuleNameUnique)),
 
 		"TCPRouteV1Alpha2/Valid": tcpV1Alpha2Case("The typical TCPRoute v1alpha2 is accepted.", func(*gwv1alpha2.TCPRoute) {}),
 		"TCPRouteV1Alpha2/TooManyRules": tcpV1Alpha2Case("At most 16 rules.",
@@ -234,7 +234,7 @@ func otherCases() map[string]kindCase {
 			tooMany("spec.rules", 17, 16)),
 		"UDPRouteV1Alpha2/DuplicateRuleName": udpV1Alpha2Case("Rule names are unique.",
 			func(r *gwv1alpha2.UDPRoute) { r.Spec.Rules[1].Name = r.Spec.Rules[0].Name },
-			celListErr("spec.rules", msgRuleNameUnique)),
+			celListErr("spec.rules", MsgRuleNameUnique)),
 		"UDPRouteV1Alpha2/SameParentDifferentPorts": udpV1Alpha2Case("Only the experimental channel serves v1alpha2: ports tell parentRefs apart.",
 			func(r *gwv1alpha2.UDPRoute) {
 				r.Spec.ParentRefs[0].SectionName, r.Spec.ParentRefs[1].SectionName = nil, nil

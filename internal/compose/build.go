@@ -111,6 +111,18 @@ func (p *Plan) BuildRoute(weight int32, active bool, step *int32) (runtime.Objec
 	return built, errs
 }
 
+// CutCanary sends the canary nothing in a route built for an aborted or
+// failed rollout (at weight 0): every canary backendRef, on any port, goes
+// to weight 0 and every rule that sends only to the canary is removed, the
+// rules of their own too, which BuildRoute composes as written. It is what
+// an abort rescued from a broken spec does to the last composed route, so
+// the two aborts compose the same route.
+func (p *Plan) CutCanary(built runtime.Object) {
+	if ids := p.CanaryBackends(); len(ids) > 0 {
+		route.ZeroCanary(built, route.AnyPort(ids), p.CR.RouteNamespace)
+	}
+}
+
 // An Object is a composed object, typed, under its key, with its readiness.
 type Object struct {
 	Key    Key

@@ -125,11 +125,12 @@ type Held struct {
 // route, a canary backend (as the previous run recorded it) that the Input
 // refuses goes to weight 0, as an abort would, and so does a canary
 // ExternalName proxy Service or Istio Hostname whose host the Input now
-// refuses (that proxy Service is not re-emitted); a mirror to any refused
-// backend is removed. Any other backend (the primary, even one the spec no
-// longer names) stays, as it would in any run: without its grant, the
-// gateway itself refuses it. The route's readiness honours
-// requireAcceptedRoute.
+// refuses (that proxy Service is not re-emitted); a refused backend of a
+// rule of its own is removed from its rule (the rule too, when nothing is
+// left of it), and so is a mirror to any refused backend. The primary (the
+// spec's, or one the spec no longer names) stays, as it would in any run:
+// without its grant, the gateway itself refuses it. The route's readiness
+// honours requireAcceptedRoute.
 func (p *Plan) Held(observed map[Key]map[string]any, obs route.Observation) (Held, error) {
 	objects, err := Hold(observed, RouteReady(p.CR, obs))
 	if err != nil {
@@ -227,7 +228,8 @@ func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies,
 	if m, ok := obj.(metav1.Object); ok {
 		ns = m.GetNamespace()
 	}
-	var zero, mirrors, zeroed []xr.BackendID
+	var zero, mirrors, zeroed, dropped []xr.BackendID
+	primaries := p.heldPrimaries(obj, recorded, ns)
 	for _, r := range route.References(obj, ns) {
 		id := r.ID
 		proxy := id.Group == "" && id.Kind == "Service" && id.Namespace == ns && proxies[id.Name]
@@ -245,11 +247,37 @@ func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies,
 			if r.Weight > 0 && !slices.ContainsFunc(zeroed, func(z xr.BackendID) bool { return reflect.DeepEqual(z, id) }) {
 				zeroed = append(zeroed, id)
 			}
+		case !recordedAs(primaries, id):
+			// The backend of a rule of its own: the rollout never weighs
+			// it, so nothing falls back to it, and the rule goes.
+			dropped = append(dropped, id)
 		}
 	}
 	if len(zero) > 0 && !route.ZeroCanary(obj, zero, ns) {
 		return nil, fmt.Errorf("cannot hold the previous route: no rule would be left once its canary is at 0%%")
 	}
+	if !route.DropBackends(obj, dropped, ns) {
+		return nil, fmt.Errorf("cannot hold the previous route: no rule would be left without the backends the function's Input no longer allows")
+	}
 	route.DropMirrors(obj, mirrors, ns)
 	return zeroed, nil
+}
+
+// heldPrimaries are the primary's backends in a held route: the spec's
+// primary, and every backend that a rule weighs against a recorded canary
+// backend (the previous composition's primary, which the spec may no longer
+// name). Any other backend is a rule of its own's.
+func (p *Plan) heldPrimaries(obj runtime.Object, recorded []xr.BackendID, ns string) []xr.BackendID {
+	out := []xr.BackendID{p.Primary.ID()}
+	for _, rule := range route.RuleBackends(obj, ns) {
+		if !slices.ContainsFunc(rule, func(id xr.BackendID) bool { return recordedAs(recorded, id) }) {
+			continue
+		}
+		for _, id := range rule {
+			if !recordedAs(recorded, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }

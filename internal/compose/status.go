@@ -33,9 +33,13 @@ func RouteStatus(cr *xr.CanaryRoute, obs route.Observation) xr.RouteStatus {
 
 // ServedVersions are the versions the plan composes, as status.route
 // records them for the runs after it: read from the schemas now, or as an
-// earlier run read them; nil when no schemas told them.
+// earlier run read them; nil when no schemas told them, or when the
+// Input's overrides chose them (a record would outlive the override).
 func (p *Plan) ServedVersions(now time.Time) *xr.ServedVersions {
 	v := p.Versions
+	if v.Overridden {
+		return nil
+	}
 	var checked time.Time
 	switch v.Source {
 	case served.SourceSchemas:

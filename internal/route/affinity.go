@@ -11,14 +11,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 const (
 	setCookieHeader = "Set-Cookie"
 	cookieHeader    = "Cookie"
 
-	cookieCollision = "collides with the session affinity cookie of spec.traffic.sessionAffinity: " +
-		"the function sets that header on the canary; remove one of them"
+	cookieCollisionFmt = "collides with the session affinity cookie of spec.traffic.sessionAffinity: " +
+		"the function sets that header on the %s; remove one of them"
 	cookieMatchCollision = "collides with the session affinity match of spec.traffic.sessionAffinity: " +
 		"the function matches the Cookie header to keep sessions on the canary; remove one of them"
 
@@ -116,7 +118,8 @@ func gatewayDuration(d time.Duration) string {
 // setCookieCollisions finds a user's Set-Cookie in the canary's
 // ResponseHeaderModifier. Header names are case-insensitive, and add and set
 // are lists keyed by name, so both would fight over the same header.
-func setCookieCollisions(path *field.Path, m *gwv1.HTTPHeaderFilter) field.ErrorList {
+func setCookieCollisions(path *field.Path, role xr.Role, m *gwv1.HTTPHeaderFilter) field.ErrorList {
+	cookieCollision := fmt.Sprintf(cookieCollisionFmt, role)
 	var errs field.ErrorList
 	for j, h := range m.Set {
 		if strings.EqualFold(string(h.Name), setCookieHeader) {

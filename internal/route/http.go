@@ -195,7 +195,7 @@ func sideHTTPFilters(p Params, role xr.Role) ([]gwv1.HTTPRouteFilter, field.Erro
 			continue
 		}
 		modifier = f.ResponseHeaderModifier
-		errs = append(errs, setCookieCollisions(path.Index(i).Child("responseHeaderModifier"), modifier)...)
+		errs = append(errs, setCookieCollisions(path.Index(i).Child("responseHeaderModifier"), role, modifier)...)
 	}
 	if len(errs) > 0 || !active {
 		return filters, errs

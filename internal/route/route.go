@@ -7,6 +7,7 @@ package route
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -282,7 +283,16 @@ func tooMany(path *field.Path, what string, got, limit int, why string) *field.E
 // errors name the CanaryRoute's fields: a composed rule is named after the
 // spec's rule it comes from, and a companion rule says so.
 func Admit(p Params, obj runtime.Object) field.ErrorList {
-	return explain(p, admit(obj))
+	errs := explain(p, admit(obj))
+	if collisions := companionCollisions(p); len(collisions) > 0 {
+		// They are why the rule names are not unique: said once, with
+		// the companion rule that collides.
+		errs = slices.DeleteFunc(errs, func(e *field.Error) bool {
+			return e.Field == "spec.rules" && e.Detail == admission.MsgRuleNameUnique
+		})
+		errs = append(collisions, errs...)
+	}
+	return errs
 }
 
 // Check checks a route the way the Gateway API CRDs would: what the abort
@@ -334,6 +344,17 @@ var ruleFilter = regexp.MustCompile(`^\.filters(?:\[(\d+)\])?(.*)$`)
 // adds (the session cookie, the mirror filter) is what breaks a limit.
 func explain(p Params, errs field.ErrorList) field.ErrorList {
 	layout := p.layout()
+	// A companion rule copies its rule's matches, filters, timeouts and
+	// retry: an error there is the user's, and the weighted rule reports
+	// it already. Only what the companion itself adds is its own.
+	weighted := map[string]bool{}
+	for _, e := range errs {
+		if m := composedRule.FindStringSubmatch(e.Field); m != nil {
+			if k, err := strconv.Atoi(m[1]); err == nil && k < len(layout) && layout[k].companion == "" && !layout[k].own {
+				weighted[copiedKey(layout[k].rule, m[2], e)] = true
+			}
+		}
+	}
 	out := make(field.ErrorList, 0, len(errs))
 	for _, e := range errs {
 		m := composedRule.FindStringSubmatch(e.Field)
@@ -347,6 +368,9 @@ func explain(p Params, errs field.ErrorList) field.ErrorList {
 			continue
 		}
 		o, c := layout[k], *e
+		if o.companion != "" && weighted[copiedKey(o.rule, m[2], e)] {
+			continue
+		}
 		if f := backendFilter.FindStringSubmatch(m[2]); f != nil && !o.own {
 			out = append(out, p.explainBackendFilter(o, &c, f))
 			continue
@@ -371,6 +395,46 @@ func explain(p Params, errs field.ErrorList) field.ErrorList {
 		out = append(out, &c)
 	}
 	return out
+}
+
+// copiedKey identifies an error in a composed rule by the spec's rule it
+// comes from, its place inside the rule and what it says, so that the copy
+// of an error in a companion rule is told from the weighted rule's.
+func copiedKey(rule int, rest string, e *field.Error) string {
+	return fmt.Sprintf("%d%s|%s|%s", rule, rest, e.Type, e.Detail)
+}
+
+// companionCollisions refuses a rule named like a companion rule that the
+// function names after another rule (<rule>-canary-session and the like):
+// the Gateway API would refuse the route for two rules of one name, and say
+// nothing of the companion.
+func companionCollisions(p Params) field.ErrorList {
+	names := make(map[string]int, len(p.Rules))
+	for i, r := range p.Rules {
+		if r.Name != nil {
+			names[string(*r.Name)] = i
+		}
+	}
+	var errs field.ErrorList
+	for _, o := range p.layout() {
+		if o.companion == "" || o.rule >= len(p.Rules) || p.Rules[o.rule].Name == nil {
+			continue
+		}
+		name := string(*p.Rules[o.rule].Name) + companionSuffix[o.companion]
+		if j, ok := names[name]; ok {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "rules").Index(j).Child("name"), name, fmt.Sprintf(
+				"the function names the %s companion rule of spec.rules[%d] so: rename this rule", o.companion, o.rule)))
+		}
+	}
+	return errs
+}
+
+// companionSuffix is the suffix of each companion rule's name.
+var companionSuffix = map[string]string{
+	"A/B":             companionABSuffix,
+	"session":         companionStickiness,
+	"primary session": companionPrimary,
+	"mirror":          companionMirror,
 }
 
 // explainBackendFilter names a backend's filter after the side it comes

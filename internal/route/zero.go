@@ -136,6 +136,75 @@ func DropMirrors(obj runtime.Object, targets []xr.BackendID, routeNamespace stri
 	}
 }
 
+// DropBackends removes the backendRefs of an HTTPRoute or a GRPCRoute that
+// name one of the backends given (with Gateway API's defaults applied), and
+// the mirrors to them: a rule left without a backend is removed, and one
+// left with only zero weights gives the rest equal weights. Unlike
+// ZeroCanary it keeps no reference at weight 0: it is for the backends of
+// rules of their own, which the rollout never weighs and which only
+// HTTPRoutes and GRPCRoutes have. It reports false when no rule would be
+// left.
+func DropBackends(obj runtime.Object, ids []xr.BackendID, routeNamespace string) bool {
+	obj = asV1(obj)
+	if len(ids) == 0 {
+		return true
+	}
+	is := func(ref gwv1.BackendObjectReference) bool {
+		id := identify(ref, routeNamespace)
+		return slices.ContainsFunc(ids, func(c xr.BackendID) bool { return sameBackend(c, id) })
+	}
+	DropMirrors(obj, ids, routeNamespace)
+	switch r := obj.(type) {
+	case *gwv1.HTTPRoute:
+		r.Spec.Rules = dropFromRules(r.Spec.Rules, func(rule *gwv1.HTTPRouteRule) []*gwv1.BackendRef {
+			rule.BackendRefs = slices.DeleteFunc(rule.BackendRefs, func(b gwv1.HTTPBackendRef) bool { return is(b.BackendObjectReference) })
+			refs := make([]*gwv1.BackendRef, 0, len(rule.BackendRefs))
+			for i := range rule.BackendRefs {
+				refs = append(refs, &rule.BackendRefs[i].BackendRef)
+			}
+			return refs
+		}, func(rule gwv1.HTTPRouteRule) int { return len(rule.BackendRefs) })
+		return len(r.Spec.Rules) > 0
+	case *gwv1.GRPCRoute:
+		r.Spec.Rules = dropFromRules(r.Spec.Rules, func(rule *gwv1.GRPCRouteRule) []*gwv1.BackendRef {
+			rule.BackendRefs = slices.DeleteFunc(rule.BackendRefs, func(b gwv1.GRPCBackendRef) bool { return is(b.BackendObjectReference) })
+			refs := make([]*gwv1.BackendRef, 0, len(rule.BackendRefs))
+			for i := range rule.BackendRefs {
+				refs = append(refs, &rule.BackendRefs[i].BackendRef)
+			}
+			return refs
+		}, func(rule gwv1.GRPCRouteRule) int { return len(rule.BackendRefs) })
+		return len(r.Spec.Rules) > 0
+	}
+	return true
+}
+
+// dropFromRules removes backends from each rule: drop removes them from a
+// rule and returns what is left, count counts a rule's backends. A rule
+// that had backends and has none left is removed; a rule that answers by
+// itself (a redirect) has none to begin with and stays.
+func dropFromRules[R any](rules []R, drop func(*R) []*gwv1.BackendRef, count func(R) int) []R {
+	kept := make([]R, 0, len(rules))
+	for i := range rules {
+		had := count(rules[i])
+		left := drop(&rules[i])
+		if had > 0 && len(left) == 0 {
+			continue
+		}
+		var total int64
+		for _, ref := range left {
+			total += int64(ptr.Deref(ref.Weight, 1)) // Gateway API's default weight.
+		}
+		if len(left) > 0 && total == 0 {
+			for _, ref := range left {
+				ref.Weight = ptr.To[int32](1)
+			}
+		}
+		kept = append(kept, rules[i])
+	}
+	return kept
+}
+
 // zeroRules zeroes the canary in each rule; backends returns a rule's
 // backendRefs, after dropping its mirrors to the canary.
 func zeroRules[R any](rules []R, isCanary func(gwv1.BackendObjectReference) bool, backends func(*R) []*gwv1.BackendRef) ([]R, bool) {
@@ -213,54 +282,82 @@ func TrustedCanary(recorded, primaries []xr.BackendID) (trusted, refused []xr.Ba
 	return trusted, refused
 }
 
-// CannotZero says why zeroing the recorded canary backends of a route
-// cannot be trusted to send every request to the primary, or "" when it
-// can: the record names no backend of the route at all (it says nothing
-// about this route), or a rule with more than one backend holds a recorded
-// canary but none of the primary's backends (so the record may name the
-// primary, and zeroing would leave the canary with everything). primaries
-// are the primary's backends as far as they are known, compared without
-// their ports.
-func CannotZero(obj runtime.Object, canary, primaries []xr.BackendID, routeNamespace string) string {
-	isCanary := func(ref gwv1.BackendObjectReference) bool {
-		id := identify(ref, routeNamespace)
-		return slices.ContainsFunc(canary, func(c xr.BackendID) bool { return sameBackend(c, id) })
-	}
-	isPrimary := func(ref gwv1.BackendObjectReference) bool {
-		id := identify(ref, routeNamespace)
+// BesidePrimary splits recorded canary backends (already TrustedCanary) by
+// whether the route shows them to be the canary: a rule holds one beside
+// one of the primary's backends, and nothing else, which is the shape of
+// every rule the function weighs (the primary, then the canary). A record
+// that no such rule bears out says nothing this run can check: it may name
+// the backend of a rule of its own (zeroing it would remove that rule and
+// leave the canary at its weight), or the primary where the primary cannot
+// be found. ownRules are the names of the spec's rules of their own, as far
+// as a spec that may not parse tells them: a rule of its own of the same
+// shape bears nothing out. primaries are compared without their ports.
+func BesidePrimary(obj runtime.Object, canary, primaries []xr.BackendID, ownRules []string, routeNamespace string) (beside, not []xr.BackendID) {
+	isPrimary := func(id xr.BackendID) bool {
 		return slices.ContainsFunc(primaries, func(p xr.BackendID) bool {
 			return p.Group == id.Group && p.Kind == id.Kind && p.Namespace == id.Namespace && p.Name == id.Name
 		})
 	}
-	matched := false
-	for _, r := range References(obj, routeNamespace) {
-		if slices.ContainsFunc(canary, func(c xr.BackendID) bool { return sameBackend(c, r.ID) }) {
-			matched = true
-			break
+	borneOut := func(c xr.BackendID) bool {
+		for _, rule := range ruleShapes(obj) {
+			if len(rule.refs) != 2 || (rule.name != "" && slices.Contains(ownRules, rule.name)) {
+				continue
+			}
+			first, second := identify(rule.refs[0], routeNamespace), identify(rule.refs[1], routeNamespace)
+			if (isPrimary(first) && sameBackend(c, second)) || (isPrimary(second) && sameBackend(c, first)) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range canary {
+		if borneOut(c) {
+			beside = append(beside, c)
+		} else {
+			not = append(not, c)
 		}
 	}
-	if !matched {
-		return "no backend of the route"
-	}
-	for _, refs := range ruleBackends(obj) {
-		if len(refs) > 1 && slices.ContainsFunc(refs, isCanary) && !slices.ContainsFunc(refs, isPrimary) {
-			return "a backend of a rule in which the primary's backend cannot be found"
-		}
-	}
-	return ""
+	return beside, not
 }
 
-// ruleBackends lists the backends of each rule of a route of any kind.
-func ruleBackends(obj runtime.Object) [][]gwv1.BackendObjectReference {
-	obj = asV1(obj)
-	var out [][]gwv1.BackendObjectReference
-	add := func(refs []gwv1.BackendObjectReference) { out = append(out, refs) }
-	plain := func(refs []gwv1.BackendRef) []gwv1.BackendObjectReference {
-		o := make([]gwv1.BackendObjectReference, 0, len(refs))
-		for _, r := range refs {
-			o = append(o, r.BackendObjectReference)
+// AnyPort is backends as objects: on whichever port a rule names them.
+func AnyPort(ids []xr.BackendID) []xr.BackendID {
+	out := make([]xr.BackendID, 0, len(ids))
+	for _, id := range ids {
+		id.Port = nil
+		out = append(out, id)
+	}
+	return out
+}
+
+// RuleBackends lists the weighted backends of each rule of a route, with
+// Gateway API's defaults applied.
+func RuleBackends(obj runtime.Object, routeNamespace string) [][]xr.BackendID {
+	shapes := ruleShapes(obj)
+	out := make([][]xr.BackendID, 0, len(shapes))
+	for _, rule := range shapes {
+		ids := make([]xr.BackendID, 0, len(rule.refs))
+		for _, ref := range rule.refs {
+			ids = append(ids, identify(ref, routeNamespace))
 		}
-		return o
+		out = append(out, ids)
+	}
+	return out
+}
+
+// A ruleShape is a rule's name and its weighted backends.
+type ruleShape struct {
+	name string
+	refs []gwv1.BackendObjectReference
+}
+
+// ruleShapes lists the name and the backends of each rule of a route of
+// any kind.
+func ruleShapes(obj runtime.Object) []ruleShape {
+	obj = asV1(obj)
+	var out []ruleShape
+	add := func(name *gwv1.SectionName, refs []gwv1.BackendObjectReference) {
+		out = append(out, ruleShape{name: string(ptr.Deref(name, "")), refs: refs})
 	}
 	switch r := obj.(type) {
 	case *gwv1.HTTPRoute:
@@ -269,7 +366,7 @@ func ruleBackends(obj runtime.Object) [][]gwv1.BackendObjectReference {
 			for _, b := range rule.BackendRefs {
 				refs = append(refs, b.BackendObjectReference)
 			}
-			add(refs)
+			add(rule.Name, refs)
 		}
 	case *gwv1.GRPCRoute:
 		for _, rule := range r.Spec.Rules {
@@ -277,11 +374,17 @@ func ruleBackends(obj runtime.Object) [][]gwv1.BackendObjectReference {
 			for _, b := range rule.BackendRefs {
 				refs = append(refs, b.BackendObjectReference)
 			}
-			add(refs)
+			add(rule.Name, refs)
 		}
 	default:
+		// TLSRoutes, TCPRoutes and UDPRoutes have a single rule, the
+		// rollout's: no rule of its own to tell apart by name.
 		for _, refs := range ruleBackendRefs(obj) {
-			add(plain(refs))
+			plain := make([]gwv1.BackendObjectReference, 0, len(refs))
+			for _, b := range refs {
+				plain = append(plain, b.BackendObjectReference)
+			}
+			add(nil, plain)
 		}
 	}
 	return out

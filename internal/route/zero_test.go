@@ -331,3 +331,120 @@ func TestZeroCanaryOnABuiltRoute(t *testing.T) {
 		}
 	}
 }
+
+func TestBesidePrimary(t *testing.T) {
+	primary := xr.BackendID{Group: "", Kind: "Service", Namespace: "test", Name: "podinfo-primary"}
+	cdn := xr.BackendID{Group: "", Kind: "Service", Namespace: "test", Name: "cdn-cache", Port: ptr.To[int32](80)}
+	const weighted = `{name: api, backendRefs: [{name: podinfo-primary, port: 9898, weight: 80}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 20}]}`
+	type want struct {
+		beside, not []xr.BackendID
+	}
+	cases := map[string]struct {
+		reason   string
+		route    string
+		canary   []xr.BackendID
+		ownRules []string
+		want     want
+	}{
+		"WeightedRule": {
+			reason: "The weighted rule holds the recorded canary beside the primary: borne out.",
+			route:  httpRoute(`[` + weighted + `]`),
+			canary: []xr.BackendID{recordedCanary},
+			want:   want{beside: []xr.BackendID{recordedCanary}},
+		},
+		"CanaryAtZero": {
+			reason: "A canary already at weight 0 (a rescued abort observed again) is still beside the primary.",
+			route:  httpRoute(`[{backendRefs: [{name: podinfo-primary, port: 9898, weight: 80}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 0}]}]`),
+			canary: []xr.BackendID{recordedCanary},
+			want:   want{beside: []xr.BackendID{recordedCanary}},
+		},
+		"RuleOfItsOwnAlone": {
+			reason: "A backend that only a single-backend rule holds (a rule of its own, a companion) is no proof.",
+			route:  httpRoute(`[{name: static, backendRefs: [{name: cdn-cache, port: 80}]}, ` + weighted + `]`),
+			canary: []xr.BackendID{cdn},
+			want:   want{not: []xr.BackendID{cdn}},
+		},
+		"RuleOfItsOwnBesideThePrimary": {
+			reason: "A rule of its own of the weighted rule's shape bears nothing out, by its name.",
+			route:  httpRoute(`[{name: static, backendRefs: [{name: podinfo-primary, port: 9898}, {name: cdn-cache, port: 80}]}, ` + weighted + `]`),
+			canary: []xr.BackendID{cdn}, ownRules: []string{"static"},
+			want: want{not: []xr.BackendID{cdn}},
+		},
+		"ThreeBackends": {
+			reason: "A rule of three backends is not the function's weighted rule.",
+			route:  httpRoute(`[{backendRefs: [{name: podinfo-primary, port: 9898}, {name: cdn-cache, port: 80}, {name: other, port: 80}]}]`),
+			canary: []xr.BackendID{cdn},
+			want:   want{not: []xr.BackendID{cdn}},
+		},
+		"PrimaryUnknown": {
+			reason: "Without the primary's backend, nothing is borne out.",
+			route:  httpRoute(`[{backendRefs: [{name: somebody, port: 9898}, {name: canary-proxy, namespace: monitoring, port: 3456}]}]`),
+			canary: []xr.BackendID{recordedCanary},
+			want:   want{not: []xr.BackendID{recordedCanary}},
+		},
+		"OtherPort": {
+			reason: "A record is compared with its port: the canary on another port is not the one recorded.",
+			route:  httpRoute(`[{backendRefs: [{name: podinfo-primary, port: 9898}, {name: canary-proxy, namespace: monitoring, port: 9999}]}]`),
+			canary: []xr.BackendID{recordedCanary},
+			want:   want{not: []xr.BackendID{recordedCanary}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			beside, not := BesidePrimary(decoded(t, tc.route), tc.canary, []xr.BackendID{primary}, tc.ownRules, "test")
+			if diff := cmp.Diff(tc.want, want{beside: beside, not: not}, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nBesidePrimary(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestDropBackends(t *testing.T) {
+	backend := xr.BackendID{Group: "gateway.envoyproxy.io", Kind: "Backend", Namespace: "test", Name: "cdn"}
+	const weighted = `{name: api, backendRefs: [{name: podinfo-primary, port: 9898, weight: 80}, {name: podinfo-canary, port: 9898, weight: 20}]}`
+	cases := map[string]struct {
+		reason string
+		route  string
+		want   string // "" when DropBackends reports false
+	}{
+		"RuleGoes": {
+			reason: "A rule whose only backend is dropped goes with it; the weighted rule stays as it was.",
+			route:  httpRoute(`[{name: static, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 1}]}, ` + weighted + `]`),
+			want:   httpRoute(`[` + weighted + `]`),
+		},
+		"OthersStay": {
+			reason: "The rule's other backends stay; left with only zero weights, they get equal ones.",
+			route:  httpRoute(`[{name: static, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 5}, {name: origin, port: 80, weight: 0}]}, ` + weighted + `]`),
+			want:   httpRoute(`[{name: static, backendRefs: [{name: origin, port: 80, weight: 1}]}, ` + weighted + `]`),
+		},
+		"MirrorGoes": {
+			reason: "A mirror to a dropped backend goes too; a redirect rule, which has no backend, stays.",
+			route:  httpRoute(`[{name: old, filters: [{type: RequestRedirect, requestRedirect: {statusCode: 301}}]}, {name: api, filters: [{type: RequestMirror, requestMirror: {backendRef: {group: gateway.envoyproxy.io, kind: Backend, name: cdn}}}], backendRefs: [{name: podinfo-primary, port: 9898}]}]`),
+			want:   httpRoute(`[{name: old, filters: [{type: RequestRedirect, requestRedirect: {statusCode: 301}}]}, {name: api, backendRefs: [{name: podinfo-primary, port: 9898}]}]`),
+		},
+		"NothingLeft": {
+			reason: "A route of nothing but dropped backends reports false.",
+			route:  httpRoute(`[{backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn}]}]`),
+		},
+		"GRPCRoute": {
+			reason: "A GRPCRoute's rules of their own likewise.",
+			route:  `{apiVersion: gateway.networking.k8s.io/v1, kind: GRPCRoute, metadata: {name: podinfo, namespace: test}, spec: {rules: [{name: legacy, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn}]}, ` + weighted + `]}}`,
+			want:   `{apiVersion: gateway.networking.k8s.io/v1, kind: GRPCRoute, metadata: {name: podinfo, namespace: test}, spec: {rules: [` + weighted + `]}}`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := decoded(t, tc.route)
+			ok := DropBackends(obj, []xr.BackendID{backend}, "test")
+			if ok != (tc.want != "") {
+				t.Fatalf("%s\nDropBackends(...): got %v, want %v", tc.reason, ok, tc.want != "")
+			}
+			if !ok {
+				return
+			}
+			if diff := cmp.Diff(decoded(t, tc.want), obj, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nDropBackends(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -91,6 +91,9 @@ type Versions struct {
 	// CheckedAt is when an earlier run read the versions from the schemas
 	// (SourceStatus only).
 	CheckedAt time.Time
+	// Overridden is true when the Input chose a version. Such versions are
+	// not recorded for later runs: the record would outlive the override.
+	Overridden bool
 }
 
 // Source says where the versions come from.
@@ -140,6 +143,11 @@ func Reuse(need Need, o Overrides, r *Recorded, now time.Time) (Versions, bool) 
 	if (need.Grants && r.Grant == "") || (need.BackendTLS != nil && r.TLS == "") {
 		return Versions{}, false
 	}
+	// Status is anyone's to write who may write the XR's status: a version
+	// the function never composes is no record of a run's.
+	if !candidate(need.RouteKind, r.Route) || !candidate(KindReferenceGrant, r.Grant) || !candidate(KindBackendTLSPolicy, r.TLS) {
+		return Versions{}, false
+	}
 	if (o.Route != "" && string(o.Route) != r.Route) || (need.Grants && o.Grant != "" && string(o.Grant) != r.Grant) {
 		return Versions{}, false
 	}
@@ -159,6 +167,12 @@ func Reuse(need Need, o Overrides, r *Recorded, now time.Time) (Versions, bool) 
 	return v, true
 }
 
+// candidate reports whether the function composes a kind at a version;
+// true for "", a version not recorded.
+func candidate(kind, version string) bool {
+	return version == "" || slices.Contains(candidates[kind], version)
+}
+
 // Schemas are the OpenAPI schemas Crossplane handed the function, by kind
 // and version: nil for a kind and version it asked for that the cluster does
 // not serve.
@@ -176,12 +190,12 @@ type Schemas struct {
 // can be concluded from the others.
 func NewSchemas(self schema.GroupVersionKind, need Need, got func(name string) (map[string]any, bool)) Schemas {
 	s := Schemas{byGVK: map[schema.GroupVersionKind]map[string]any{}}
-	if obj, ok := got(selfKey); !ok || obj == nil {
+	if obj, ok := got(SelfKey); !ok || obj == nil {
 		return s
 	}
 	s.handed = true
 	for name, gvk := range Requirements(self, need) {
-		if name == selfKey {
+		if name == SelfKey {
 			continue
 		}
 		obj, ok := got(name)
@@ -197,8 +211,9 @@ func NewSchemas(self schema.GroupVersionKind, need Need, got func(name string) (
 // Handed reports whether the caller handed schemas this run can read.
 func (s Schemas) Handed() bool { return s.handed }
 
-// selfKey is the name of the requirement of the XR's own schema.
-const selfKey = "schema-self"
+// SelfKey is the name of the requirement of the XR's own schema: a
+// request that holds it, even empty, has had the schemas answered.
+const SelfKey = "schema-self"
 
 // Key is the name of the schema requirement of a kind and version.
 func Key(kind, version string) string {
@@ -209,7 +224,7 @@ func Key(kind, version string) string {
 // candidate version of each kind it composes. They depend on the spec
 // alone, so they come out identical on every call of a reconcile.
 func Requirements(self schema.GroupVersionKind, need Need) map[string]schema.GroupVersionKind {
-	out := map[string]schema.GroupVersionKind{selfKey: self}
+	out := map[string]schema.GroupVersionKind{SelfKey: self}
 	add := func(kind string) {
 		for _, v := range candidates[kind] {
 			out[Key(kind, v)] = schema.GroupVersionKind{Group: Group, Version: v, Kind: kind}
@@ -238,9 +253,11 @@ func Choose(need Need, o Overrides, s Schemas) (Versions, field.ErrorList) {
 	}
 	if o.Route != "" {
 		v.Route = o.Route
+		v.Overridden = true
 	}
-	if o.Grant != "" {
+	if need.Grants && o.Grant != "" {
 		v.Grant = o.Grant
+		v.Overridden = true
 	}
 	if !s.handed {
 		return v, nil

@@ -23,7 +23,7 @@ type cluster map[string][]string
 // serve.
 func (c cluster) handed(need Need) func(string) (map[string]any, bool) {
 	return func(name string) (map[string]any, bool) {
-		if name == selfKey {
+		if name == SelfKey {
 			return map[string]any{"type": "object"}, true
 		}
 		for k, gvk := range Requirements(self, need) {
@@ -89,7 +89,7 @@ func TestChoose(t *testing.T) {
 		"NoSchemasOverrides": {
 			reason: "Without schemas the Input's versions are used as they are.",
 			args:   args{need: Need{RouteKind: "TCPRoute", Grants: true}, overrides: Overrides{Route: v1beta1.RouteV1Alpha2, Grant: v1beta1.ReferenceGrantV1}},
-			want:   want{versions: Versions{Route: "v1alpha2", Grant: "v1", TLS: "v1", Source: SourceDefaults}},
+			want:   want{versions: Versions{Route: "v1alpha2", Grant: "v1", TLS: "v1", Source: SourceDefaults, Overridden: true}},
 		},
 		"Standard16": {
 			reason: "Gateway API v1.6 serves TCPRoute v1 and ReferenceGrant v1: the newest versions are chosen.",
@@ -109,12 +109,12 @@ func TestChoose(t *testing.T) {
 		"OverrideServed": {
 			reason: "An Input version the cluster serves is kept, even when a newer one is served.",
 			args:   args{need: Need{RouteKind: "TLSRoute", Grants: true}, overrides: Overrides{Route: "v1alpha2", Grant: "v1beta1"}, cluster: experimental16},
-			want:   want{versions: Versions{Route: "v1alpha2", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas}},
+			want:   want{versions: Versions{Route: "v1alpha2", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas, Overridden: true}},
 		},
 		"OverrideNotServed": {
 			reason: "An Input version the cluster does not serve is a Fatal naming the Input's field and what the cluster serves.",
 			args:   args{need: Need{RouteKind: "TCPRoute"}, overrides: Overrides{Route: "v1", RoutePath: field.NewPath("tcpRouteVersion")}, cluster: experimental14},
-			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
+			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas, Overridden: true},
 				errs: []xrtest.FieldErr{xrtest.Invalid("tcpRouteVersion", "(it serves v1alpha2)")}},
 		},
 		"KindNotServed": {
@@ -185,7 +185,7 @@ func TestNewSchemas(t *testing.T) {
 		"Partial": {
 			reason: "A requirement not answered is as good as no schemas.",
 			got: func(name string) (map[string]any, bool) {
-				if name == selfKey {
+				if name == SelfKey {
 					return map[string]any{}, true
 				}
 				return nil, name == Key("HTTPRoute", "v1")
@@ -264,6 +264,19 @@ func TestReuse(t *testing.T) {
 		"OverrideChanged": {
 			reason: "An Input override other than what was read is checked against the schemas again.",
 			need:   tcp, o: Overrides{Route: v1beta1.RouteV1}, r: fresh,
+		},
+		"ForgedRouteVersion": {
+			reason: "A recorded route version the function never composes for the kind (a forged status) is not reused.",
+			need:   tcp, r: &Recorded{Kind: "TCPRoute", Route: "v9", Grant: "v1", CheckedAt: now.Add(-time.Minute)},
+		},
+		"ForgedGrantVersion": {
+			reason: "Likewise a grant version.",
+			need:   tcp, r: &Recorded{Kind: "TCPRoute", Route: "v1", Grant: "v1alpha2", CheckedAt: now.Add(-time.Minute)},
+		},
+		"ForgedTLSVersion": {
+			reason: "Likewise a BackendTLSPolicy version the function does not compose.",
+			need:   Need{RouteKind: "TCPRoute", Grants: true, BackendTLS: field.NewPath("spec", "primary", "tls")},
+			r:      &Recorded{Kind: "TCPRoute", Route: "v1", Grant: "v1", TLS: "v1alpha3", CheckedAt: now.Add(-time.Minute)},
 		},
 		"None": {
 			reason: "Nothing recorded, nothing reused.",

@@ -128,7 +128,7 @@ func checkInvariants(t *testing.T, cr *CanaryRoute) {
 	if s.Port < 0 || s.Port > 65535 {
 		fail("port %d", s.Port)
 	}
-	limit := maxRules
+	limit := MaxRules
 	if s.Kind.Streams() {
 		limit = 1
 	}

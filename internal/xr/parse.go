@@ -22,9 +22,10 @@ import (
 const (
 	maxParentRefs = 32
 	maxHostnames  = 16
-	maxRules      = 16
-	maxSteps      = 32
-	maxGates      = 16
+	// MaxRules is the most rules spec.rules holds.
+	MaxRules = 16
+	maxSteps = 32
+	maxGates = 16
 	// maxAnalysisTemplates bounds traffic.analysis, and maxStepAnalysis
 	// the analysis of one step: each is an object composed and judged on
 	// every run.
@@ -52,7 +53,7 @@ var specLimits = bounds.Limits{
 	"spec.routeName":                       253,
 	"spec.parentRefs":                      maxParentRefs,
 	"spec.hostnames":                       maxHostnames,
-	"spec.rules":                           maxRules,
+	"spec.rules":                           MaxRules,
 	"spec.rules[*].filters":                16,
 	"spec.rules[*].backendRefs":            16,
 	"spec.rules[*].retry.codes":            64,
@@ -316,7 +317,7 @@ func validateHostnames(path *field.Path, kind RouteKind, hostnames []gwv1.Hostna
 
 func parseRules(path *field.Path, kind RouteKind, raw []rawRule) ([]Rule, field.ErrorList) {
 	var errs field.ErrorList
-	limit := maxRules
+	limit := MaxRules
 	if kind.Streams() {
 		limit = 1
 	}
