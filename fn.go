@@ -230,7 +230,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err := setStatus(rsp, req, status, &routeStatus); err != nil {
 		return nil, errors.Wrap(err, errSetStatus)
 	}
-	setConditions(rsp, req, cr, obs, plan.Grants, decision)
+	setConditions(rsp, observedConditions(oxr.Resource.Object), cr, obs, plan.Grants, decision)
 	for _, e := range decision.Events {
 		if e.Warning {
 			response.Warning(rsp, errors.New(e.Message)).WithReason(e.Reason).TargetCompositeAndClaim()

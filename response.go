@@ -93,20 +93,30 @@ func setStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, rs x
 	if err != nil {
 		return err
 	}
-	// SetValue writes the typed status through its JSON, as encoding/json
-	// marshals it.
 	// Bounded: a status the API server refuses would never be written.
 	rs = rs.Bounded()
-	if err := dxr.Resource.SetValue("status.rollout", &rs); err != nil {
+	if err := setTyped(dxr.Resource.Object, &rs, "status", "rollout"); err != nil {
 		return err
 	}
 	if rts != nil {
 		bounded := rts.Bounded()
-		if err := dxr.Resource.SetValue("status.route", &bounded); err != nil {
+		if err := setTyped(dxr.Resource.Object, &bounded, "status", "route"); err != nil {
 			return err
 		}
 	}
 	return response.SetDesiredCompositeResource(rsp, dxr)
+}
+
+// setTyped writes a typed value into an object at a path, converted by the
+// API machinery as it honours the type's JSON tags. It does what the SDK's
+// SetValue does without a trip through JSON text, which cost a tenth of a
+// run (docs/performance.md).
+func setTyped(obj map[string]any, v any, path ...string) error {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+	if err != nil {
+		return err
+	}
+	return unstructured.SetNestedField(obj, m, path...)
 }
 
 // fatal answers with a Fatal result: Crossplane then applies nothing, so the
@@ -187,7 +197,8 @@ func observedConditions(obj map[string]any) map[xpv2.ConditionType]xpv2.Conditio
 
 // setConditions sets the function's XR conditions, and a Warning for every
 // reference the policy refused or grant the XR cannot compose.
-func setConditions(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, cr *xr.CanaryRoute, obs route.Observation, grants grant.Result, d rollout.Decision) {
+// prior are the XR's conditions as observed.
+func setConditions(rsp *fnv1.RunFunctionResponse, prior map[xpv2.ConditionType]xpv2.Condition, cr *xr.CanaryRoute, obs route.Observation, grants grant.Result, d rollout.Decision) {
 	if v, held := obs.FirstHold(); held || !obs.Exists {
 		reason, msg := route.ReasonPending, "the route has not been created yet"
 		if obs.Exists {
@@ -224,7 +235,7 @@ func setConditions(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, 
 	// A refusal that persists is said once, when it starts: the XR's
 	// condition already says it, and a Warning on every reconcile would use
 	// up the XR's event budget, hiding the rollout's transitions.
-	if prior := priorCondition(req, conditionReferenceGrantsReady); prior.Status != "False" || string(prior.Reason) != reason ||
+	if prior := prior[conditionReferenceGrantsReady]; prior.Status != "False" || string(prior.Reason) != reason ||
 		prior.Message != strings.Join(problems, "; ") {
 		for _, w := range warnings {
 			response.Warning(rsp, errors.New(w.msg)).WithReason(w.reason).TargetCompositeAndClaim()
