@@ -14,6 +14,7 @@
 //	go run ./hack/bench                       # the Flagger scenario
 //	go run ./hack/bench -scenario rules16     # 16 rules, 32 parents, 16 hostnames
 //	go run ./hack/bench -baseline HEAD        # the working tree beside its last commit
+//	go run ./hack/bench -live 200             # 200 CanaryRoutes rolled out on a live control plane (live.go)
 //
 // docs/performance.md records its output and the machine it came from.
 package main
@@ -61,7 +62,22 @@ func main() {
 	flag.IntVar(&o.callers, "callers", 16, "concurrent callers for the throughput rounds")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "length of each throughput round")
 	flag.StringVar(&o.baseline, "baseline", "", "a git revision (e.g. HEAD, HEAD~3, c30ab4c) of the function to build and measure beside the working tree's, in the same rounds")
+	var lo liveOptions
+	flag.IntVar(&lo.n, "live", 0, "instead: the live scale run (hack/bench/live.go) with this many CanaryRoutes on a control plane of its own (200 is the documented run)")
+	flag.StringVar(&lo.crossplane, "live-crossplane-flags", "", "with -live: more flags for crossplane core start, space-separated (e.g. \"--max-reconcile-rate=200 --poll-interval=30s\")")
+	flag.StringVar(&lo.xpkg, "live-xpkg", "", "with -live: a prebuilt .xpkg of the function (default $CANARY_ROUTE_XPKG, else hack/release.sh builds one)")
+	flag.DurationVar(&lo.timeout, "live-timeout", 5*time.Minute, "with -live: the longest each phase may take")
+	flag.BoolVar(&lo.keep, "live-keep", false, "with -live: keep the control plane's folder (logs) and print where")
+	flag.StringVar(&lo.pprof, "live-pprof", "", "with -live: a folder for 30 s CPU profiles of kube-apiserver, crossplane and the harness, taken 20 s after the bump")
+	flag.StringVar(&lo.trace, "live-trace", "", "with -live: log every write of this CanaryRoute (e.g. scale-0000) with the fields it changed")
 	flag.Parse()
+	if lo.n > 0 {
+		if err := runLive(lo); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

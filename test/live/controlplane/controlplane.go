@@ -74,6 +74,15 @@ type Environment struct {
 	FunctionManifest string
 	// FunctionArgs are more flags for the function, such as --debug.
 	FunctionArgs []string
+	// APIServerArgs are more flags for kube-apiserver, such as
+	// --service-cluster-ip-range=10.0.0.0/16 for more than the default
+	// range's 253 ClusterIP Services; a flag given twice takes its last
+	// value.
+	APIServerArgs []string
+	// CrossplaneArgs are more flags for crossplane core start, such as
+	// --max-reconcile-rate=200 or --poll-interval=30s; a flag given twice
+	// takes its last value.
+	CrossplaneArgs []string
 
 	// Logf reports progress. Empty: nothing is reported.
 	Logf func(format string, args ...any)

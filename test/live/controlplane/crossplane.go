@@ -115,7 +115,7 @@ func (e *Environment) startCrossplane(ctx context.Context) error {
 		return err
 	}
 	start := append(env[:len(env):len(env)], "TLS_CLIENT_CERTS_DIR="+clientDir) //nolint:gocritic // A copy of env with one more.
-	p, err := startProcess("crossplane", e.logs, start, e.Crossplane,
+	p, err := startProcess("crossplane", e.logs, start, e.Crossplane, withArgs(e.CrossplaneArgs,
 		"--debug", "core", "start",
 		"--package-runtime=External",
 		"--xpkg-cache-dir="+cache,
@@ -123,7 +123,7 @@ func (e *Environment) startCrossplane(ctx context.Context) error {
 		"--metrics-port="+strconv.Itoa(ports[0]),
 		"--health-probe-port="+strconv.Itoa(ports[1]),
 		"--webhook-port="+strconv.Itoa(ports[2]),
-	)
+	)...)
 	if err != nil {
 		return err
 	}

@@ -142,7 +142,7 @@ func (e *Environment) startAPIServer(ctx context.Context, etcd string) error {
 		return err
 	}
 
-	p, err := startProcess("kube-apiserver", e.logs, nil, e.KubeAPIServer,
+	p, err := startProcess("kube-apiserver", e.logs, nil, e.KubeAPIServer, withArgs(e.APIServerArgs,
 		"--etcd-servers="+etcd,
 		"--bind-address="+loopback,
 		"--advertise-address="+loopback,
@@ -162,7 +162,7 @@ func (e *Environment) startAPIServer(ctx context.Context, etcd string) error {
 		// address; nothing in the cluster calls the API server through it.
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
-	)
+	)...)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,93 @@
+package live
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crossplane-contrib/function-canary-route/hack/bench/scale"
+)
+
+// EnvScale turns on TestScale with this many CanaryRoutes (200 is the
+// documented run). `go run ./hack/bench -live 200` runs the same scenario
+// without the test suite, and prints the same figures.
+const EnvScale = "CANARY_ROUTE_SCALE"
+
+// EnvScaleCrossplaneFlags are more flags for crossplane core start in
+// TestScale, space-separated, such as --max-reconcile-rate=20 (see
+// docs/performance.md).
+const EnvScaleCrossplaneFlags = "CANARY_ROUTE_SCALE_CROSSPLANE_FLAGS"
+
+// TestScale rolls out N CanaryRoutes at once (hack/bench/scale): each
+// composed and Ready, its rollout of v1 Succeeded through three steps
+// ([{weight: 10, pause: 10s}, {weight: 50, pause: 10s}, {weight: 100}]),
+// then v2 written to all of them, and every rollout Succeeded again at
+// 100%. It fails on a Fatal, a Synced False, a failed rollout or a route
+// not at 100% at the end, and logs the figures: time to all Ready, the
+// spread of completions after the bump, the CPU time and resident set of
+// the function, Crossplane and the API server, and the goal of
+// docs/performance.md.
+//
+// It takes minutes and loads the machine (the API server is CPU-bound at
+// 200 on 2 cores), so it runs only with CANARY_ROUTE_SCALE set, on a
+// control plane of its own: 200 CanaryRoutes compose 400 ClusterIP
+// Services, more than the shared control plane's Service range holds, and
+// its load would slow every other test's waits. It is not parallel, so the
+// other tests wait for it, and its figures are its own.
+//
+//	CANARY_ROUTE_SCALE=200 go test ./test/live -run TestScale -v -timeout 40m
+//	CANARY_ROUTE_SCALE=200 CANARY_ROUTE_SCALE_CROSSPLANE_FLAGS=--max-reconcile-rate=20 go test ./test/live -run TestScale -v -timeout 40m
+func TestScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the live scale run takes minutes")
+	}
+	v := os.Getenv(EnvScale)
+	if v == "" {
+		t.Skipf("set %s (200 is the documented run) to roll out that many CanaryRoutes at once", EnvScale)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a number of CanaryRoutes", EnvScale, v)
+	}
+
+	ctx := t.Context()
+	cp, err := scale.Start(ctx, scale.Setup{
+		Root:           env.root,
+		Package:        env.cp.Package,
+		CrossplaneArgs: strings.Fields(os.Getenv(EnvScaleCrossplaneFlags)),
+		Logf:           t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cp.Env.KeepDir = t.Failed()
+		_ = cp.Stop()
+	})
+	o, err := cp.Prepare(ctx, "scale", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each phase took up to 5 minutes at 200 on the 2-core machine.
+	o.Timeout = 3*time.Minute + time.Duration(n)*1500*time.Millisecond
+	t.Logf("%d CanaryRoutes; Crossplane flags: %s", n, cp.Flags())
+	res, err := scale.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp.StopStandIn()
+
+	var b strings.Builder
+	res.Report(&b)
+	t.Logf("figures:\n%s\ngateway stand-in: %s", b.String(), cp.StandIn)
+	if res.Fatal > 0 {
+		t.Errorf("the function returned %d Fatal results", res.Fatal)
+	}
+	for _, e := range res.Errors() {
+		t.Errorf("%s", e)
+	}
+	_, goal := res.Goal()
+	t.Log(goal)
+}
