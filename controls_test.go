@@ -55,6 +55,9 @@ type xpSim struct {
 	// jobStatus is the status the Job controller gives the n-th analysis
 	// object created (0-based); nil leaves it without status.
 	jobStatus func(n int, obj map[string]any) map[string]any
+	// metrics, when set, counts the runs: the function is served as
+	// main.go serves it, with the metrics around the panic recovery.
+	metrics *runMetrics
 	// log of each run.
 	runs []simRun
 	seen map[string]int
@@ -75,8 +78,10 @@ type simRun struct {
 func newSim(t *testing.T, xrYAML, input string) *xpSim {
 	t.Helper()
 	x := toStruct(t, xrYAML).AsMap()
-	s := &xpSim{t: t, input: input, now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC),
-		objects: map[string]map[string]any{}, keys: map[string]string{}, gen: map[string]int64{}}
+	s := &xpSim{
+		t: t, input: input, now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC),
+		objects: map[string]map[string]any{}, keys: map[string]string{}, gen: map[string]int64{},
+	}
 	if st, ok := x["status"].(map[string]any); ok {
 		s.status = st
 	}
@@ -131,8 +136,10 @@ func (s *xpSim) request(required map[string]*fnv1.ResourceSelector) *fnv1.RunFun
 			spec, _ := o["spec"].(map[string]any)
 			refs, _ := spec["parentRefs"].([]any)
 			for _, r := range refs {
-				parents = append(parents, map[string]any{"parentRef": r, "controllerName": "example.com/gw",
-					"conditions": []any{cond("Accepted"), cond("ResolvedRefs")}})
+				parents = append(parents, map[string]any{
+					"parentRef": r, "controllerName": "example.com/gw",
+					"conditions": []any{cond("Accepted"), cond("ResolvedRefs")},
+				})
 			}
 			o["status"] = map[string]any{"parents": parents}
 		}
@@ -161,26 +168,35 @@ func (s *xpSim) request(required map[string]*fnv1.ResourceSelector) *fnv1.RunFun
 func (s *xpSim) run(step time.Duration) simRun {
 	t := s.t
 	t.Helper()
-	var required map[string]*fnv1.ResourceSelector
+	// As Crossplane's FetchingFunctionRunner: call until a Fatal, or until
+	// the requirements equal the previous call's (none before the first),
+	// with the objects they name and the context of the last response; at
+	// most six calls, else the reconcile fails.
+	var requirements *fnv1.Requirements
 	var rsp *fnv1.RunFunctionResponse
-	var req *fnv1.RunFunctionRequest
-	for range 6 {
-		req = s.request(required)
+	req := s.request(nil)
+	for call := 1; ; call++ {
+		if call > maxRequirementsCalls {
+			t.Fatalf("at %s: the requirements did not settle in %d calls: Crossplane fails the reconcile", s.now.Format(time.RFC3339), maxRequirementsCalls)
+		}
 		now := s.now
-		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return now })}
+		var f fnv1.FunctionRunnerServiceServer = &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return now })}
+		f = withMetrics(withRecover(f, logging.NewNopLogger()), s.metrics)
 		var err error
 		rsp, err = f.RunFunction(context.Background(), req)
 		if err != nil {
 			t.Fatalf("RunFunction: %v", err)
 		}
-		got := rsp.GetRequirements().GetResources()
-		if required != nil && cmp.Equal(got, required, cmpProto) {
+		if isFatal(rsp) || proto.Equal(rsp.GetRequirements(), requirements) {
 			break
 		}
-		required = got
+		requirements = rsp.GetRequirements()
+		required := requirements.GetResources()
 		if required == nil {
 			required = map[string]*fnv1.ResourceSelector{}
 		}
+		req = s.request(required)
+		req.Context = rsp.GetContext()
 	}
 	r := simRun{at: s.now, rsp: rsp}
 	if st := s.status; st != nil {
@@ -218,7 +234,9 @@ func (s *xpSim) run(step time.Duration) simRun {
 	return r
 }
 
-var cmpProto = cmp.Comparer(func(a, b *fnv1.ResourceSelector) bool { return proto.Equal(a, b) })
+// maxRequirementsCalls is how often Crossplane calls a function in one
+// reconcile at most (MaxRequirementsIterations + 1).
+const maxRequirementsCalls = 6
 
 func (s *xpSim) apply(rsp *fnv1.RunFunctionResponse) {
 	desired := rsp.GetDesired()
@@ -235,14 +253,16 @@ func (s *xpSim) apply(rsp *fnv1.RunFunctionResponse) {
 		if s.status == nil {
 			s.status = map[string]any{}
 		}
-		var out []any
+		out := make([]any, 0, len(cs))
 		for _, c := range cs {
 			st := map[fnv1.Status]string{fnv1.Status_STATUS_CONDITION_TRUE: "True", fnv1.Status_STATUS_CONDITION_FALSE: "False"}[c.GetStatus()]
 			if st == "" {
 				st = "Unknown"
 			}
-			out = append(out, map[string]any{"type": c.GetType(), "status": st, "reason": c.GetReason(), "message": c.GetMessage(),
-				"lastTransitionTime": "2026-12-02T09:00:00Z"})
+			out = append(out, map[string]any{
+				"type": c.GetType(), "status": st, "reason": c.GetReason(), "message": c.GetMessage(),
+				"lastTransitionTime": "2026-12-02T09:00:00Z",
+			})
 		}
 		s.status["conditions"] = out
 	}
@@ -304,26 +324,14 @@ func (s *xpSim) apply(rsp *fnv1.RunFunctionResponse) {
 			s.seen = map[string]int{}
 		}
 		instance := fmt.Sprintf("%s#%d", id, i)
-		if s.seen[instance]++; s.seen[instance] < 2 {
+		s.seen[instance]++
+		if s.seen[instance] < 2 {
 			continue
 		}
 		if st := s.jobStatus(i, o); st != nil {
 			o["status"] = st
 		}
 	}
-}
-
-// until runs until the rollout reaches a phase (or n runs), and reports the
-// run that did.
-func (s *xpSim) until(phase string, n int) (simRun, bool) {
-	s.t.Helper()
-	for range n {
-		r := s.run(0)
-		if r.out != nil && r.out["phase"] == phase {
-			return r, true
-		}
-	}
-	return simRun{}, false
 }
 
 func (s *xpSim) describe() string {
@@ -340,7 +348,7 @@ func jobPasses(int, map[string]any) map[string]any { return map[string]any{"succ
 
 // analysisXR is a namespaced CanaryRoute whose steps are given, with the
 // smoke analysis template.
-func analysisXR(steps string, extra string) string {
+func analysisXR(steps, extra string) string {
 	return namespacedXR(`
   parentRefs: [{name: gateway}]
   port: 9898
@@ -538,9 +546,12 @@ func TestEventsAreSaidOnce(t *testing.T) {
 			xr:   analysisXR(`[{weight: 10, analysis: [smoke]}, {weight: 30, approval: true}, {weight: 60, pause: 2m}, {weight: 100}]`, ""),
 			jobs: jobPasses,
 			moves: []move{
-				{6, "traffic.paused", true}, {9, "traffic.paused", nil},
+				{6, "traffic.paused", true},
+				{9, "traffic.paused", nil},
 				{12, "traffic.approval", map[string]any{"revision": "v2", "step": float64(1)}},
-				{14, "traffic.paused", true}, {16, "traffic.promote", map[string]any{"revision": "v2"}}, {18, "traffic.paused", nil},
+				{14, "traffic.paused", true},
+				{16, "traffic.promote", map[string]any{"revision": "v2"}},
+				{18, "traffic.paused", nil},
 			},
 			runs: 30,
 		},
@@ -553,8 +564,12 @@ func TestEventsAreSaidOnce(t *testing.T) {
 				return map[string]any{"succeeded": float64(1)}
 			},
 			moves: []move{
-				{6, "traffic.paused", true}, {7, "traffic.retry", "1"}, {9, "traffic.paused", nil},
-				{14, "traffic.abort", true}, {17, "traffic.retry", "2"}, {19, "traffic.abort", nil},
+				{6, "traffic.paused", true},
+				{7, "traffic.retry", "1"},
+				{9, "traffic.paused", nil},
+				{14, "traffic.abort", true},
+				{17, "traffic.retry", "2"},
+				{19, "traffic.abort", nil},
 			},
 			runs: 26,
 		},

@@ -1,13 +1,15 @@
 package main
 
-// "Route coverage 2" (rules of their own, stickiness on both sides,
-// retries, backend TLS, UDPRoute, served versions) at its seams with the
+// The route features of rules of their own, stickiness on both sides,
+// retries, backend TLS, UDPRoute and served versions, at their seams with the
 // earlier rounds: the policy, the abort and its rescue, holds, the rollout,
 // the takeover check, status written back and forged, and Crossplane's
-// requirements loop. Most cases come from a hostile review of the round.
+// requirements loop. Most cases come from a hostile review.
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -99,7 +101,7 @@ func reconcile(t *testing.T, s *xpSim, c servedCluster, tick time.Duration) reco
 	req := s.request(nil)
 	req.Meta = allCapabilities
 	now := s.now
-	for i := 0; i <= 5; i++ {
+	for i := range 6 {
 		at := now
 		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return at })}
 		rsp, err := f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
@@ -119,15 +121,17 @@ func reconcile(t *testing.T, s *xpSim, c servedCluster, tick time.Duration) reco
 		if resources == nil {
 			resources = map[string]*fnv1.ResourceSelector{}
 		}
+		pipelineContext := rsp.GetContext()
 		req = s.request(resources)
 		req.Meta = allCapabilities
+		req.Context = pipelineContext
 		req.RequiredSchemas = map[string]*fnv1.Schema{}
 		for name, sel := range requirements.GetSchemas() {
 			req.RequiredSchemas[name] = &fnv1.Schema{OpenapiV3: c.schemaOf(t, sel.GetApiVersion(), sel.GetKind())}
 		}
 		now = now.Add(tick)
 	}
-	return reconcileResult{calls: 6, err: fmt.Errorf("requirements didn't stabilize after the maximum number of iterations (5)")}
+	return reconcileResult{calls: 6, err: errors.New("requirements didn't stabilize after the maximum number of iterations (5)")}
 }
 
 // composedVersions lists the apiVersion of each composed object, by key.
@@ -179,7 +183,7 @@ func TestServedVersionsLoopSettles(t *testing.T) {
 				a, _ := f.RunFunction(context.Background(), proto.Clone(r.req).(*fnv1.RunFunctionRequest))
 				ab, _ := proto.MarshalOptions{Deterministic: true}.Marshal(a)
 				rb, _ := proto.MarshalOptions{Deterministic: true}.Marshal(r.rsp)
-				if string(ab) != string(rb) {
+				if !bytes.Equal(ab, rb) {
 					t.Errorf("reconcile %d: the identical final request gives a different answer", i)
 				}
 				for k, v := range composedVersions(r.rsp) {

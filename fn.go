@@ -5,6 +5,9 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
@@ -76,16 +79,36 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	log := f.log.WithValues("tag", req.GetMeta().GetTag(), "xr", compositeName(req), "namespace", compositeNamespace(req))
 
 	rsp, err := f.compose(ctx, log, req)
-	if err == nil {
-		return rsp, nil
+	if err != nil {
+		rsp = f.refuse(log, req, err)
 	}
+	recordRequirements(rsp)
+	return rsp, nil
+}
+
+// refuse answers a run that cannot compose the CanaryRoute: an emergency
+// abort if the user asked for one, else a Fatal result.
+func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, err error) *fnv1.RunFunctionResponse {
 	if rsp, ok := rescueAbort(req, err); ok {
 		log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
-		return rsp, nil
+		return rsp
 	}
 	// The log has the message, never the whole spec.
 	log.Info("Fatal result", "error", err.Error())
-	return fatal(req, err), nil
+	return fatal(req, err)
+}
+
+// A run is what one pipeline run has read: the observed XR, the policy, the
+// CanaryRoute, what Crossplane handed over, and the plan they make.
+type run struct {
+	oxr      *resource.Composite
+	cr       *xr.CanaryRoute
+	required map[string][]resource.Required
+	observed map[resource.Name]resource.ObservedComposed
+	self     ownership.Ref
+	owner    ownership.Composite
+	selfGVK  schema.GroupVersionKind
+	plan     *compose.Plan
 }
 
 // compose reads the policy and the CanaryRoute, plans what it composes,
@@ -94,46 +117,13 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 // Input's field. Nothing is written to a response until everything is
 // decided, so a run that fails leaves no trace.
 func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return nil, errors.Wrap(err, errRequest)
-	}
-	if err := checkCapabilities(req); err != nil {
-		return nil, err
-	}
-	pol, err := policy.Parse(req.GetInput().AsMap())
-	if err != nil {
-		return nil, errors.Wrap(err, errInput)
-	}
-	cr, err := xr.Parse(oxr.Resource.Object, pol.DefaultParentRefs)
-	if err != nil {
-		return nil, errors.Wrap(err, errXR)
-	}
-	required, err := request.GetRequiredResources(req)
-	if err != nil {
-		return nil, errors.Wrap(err, errRequest)
-	}
-	self := ownership.Ref{APIVersion: oxr.Resource.GetAPIVersion(), Kind: oxr.Resource.GetKind(), Name: oxr.Resource.GetName()}
-	cr.ClaimProven = cr.Scope == xr.ScopeClaim && claimProven(required, cr, self)
-	compiler, err := f.compiler()
+	r, err := f.read(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	selfGVK := oxr.Resource.GroupVersionKind()
-	plan, err := compose.New(cr, pol, compiler, chooseVersions(req, selfGVK, cr.Status.Route, f.clock.Now()))
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, errors.Wrap(err, errDeadline)
-	}
-
-	observed, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		return nil, errors.Wrap(err, errRequest)
-	}
+	cr, plan := r.cr, r.plan
 	var observedRoute map[string]any
-	if o, ok := observed[resource.Name(plan.RouteKey())]; ok {
+	if o, ok := r.observed[resource.Name(plan.RouteKey())]; ok {
 		observedRoute = o.Resource.Object
 	}
 	obs, err := route.Observe(observedRoute, cr.RouteNamespace, cr.Spec.ParentRefs)
@@ -144,14 +134,13 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	// Refuse to compose over an object that this XR did not compose, and
 	// read the gates' objects.
 	targets := plan.Targets()
-	owner := ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())}
-	if err := ownership.Check(owner, targets, existing(required)); err != nil {
+	if err := ownership.Check(r.owner, targets, existing(r.required)); err != nil {
 		return nil, err
 	}
 	// One budget bounds every expression this run evaluates.
 	budget := &expr.Budget{}
-	gates := gate.Observe(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, gateObjects(required), plan.Program)
-	observedAnalysis := analysisObjects(observed)
+	gates := gate.Observe(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, gateObjects(r.required), plan.Program)
+	observedAnalysis := analysisObjects(r.observed)
 	analysis := gate.ObserveAnalysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, observedAnalysis, plan.Program)
 
 	decision := rollout.Decide(rollout.Input{
@@ -184,7 +173,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 		analysisObjs = plan.AnalysisObjects(*step, decision.Analysis, decision.Status.Retry, observedAnalysis)
 	}
 	analysisTargets := plan.AnalysisTargets(analysisObjs)
-	if err := ownership.Check(owner, analysisTargets, existing(required)); err != nil {
+	if err := ownership.Check(r.owner, analysisTargets, existing(r.required)); err != nil {
 		return nil, err
 	}
 	targets = append(targets, analysisTargets...)
@@ -192,26 +181,9 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 		return nil, errors.Wrap(err, errDeadline)
 	}
 
-	// What the previous run composed stays as it was while a paused rollout
-	// waits to restart with a new canary, but for what the Input no longer
-	// allows.
-	var objects []compose.Object
-	canaryBackends := plan.CanaryBackends()
-	if decision.HoldPrevious {
-		held, err := plan.Held(ours(observed), obs)
-		if err != nil {
-			return nil, errors.Wrap(err, errSetDesired)
-		}
-		objects = held.Objects
-		if len(held.Zeroed) > 0 {
-			decision = rollout.WithCanaryAtZero(decision, "the function's Input no longer allows "+describeBackends(held.Zeroed))
-		}
-		canaryBackends = nil
-		if cr.Status.Rollout != nil {
-			canaryBackends = cr.Status.Rollout.CanaryBackends
-		}
-	} else {
-		objects = plan.Desired(built, obs, func(k compose.Key) bool { _, ok := observed[resource.Name(k)]; return ok })
+	objects, canaryBackends, decision, err := r.objects(built, obs, decision)
+	if err != nil {
+		return nil, err
 	}
 	objects = append(objects, analysisObjs...)
 	status := decision.Status
@@ -219,9 +191,9 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 
 	rsp := newResponse(req, decision.Requeue)
 	if !schemasPending(req, plan) {
-		require(rsp, cr, self, targets)
+		require(rsp, cr, r.self, targets)
 	}
-	requireSchemas(rsp, req, selfGVK, plan)
+	requireSchemas(rsp, req, r.selfGVK, plan)
 	if err := setDesired(rsp, objects); err != nil {
 		return nil, errors.Wrap(err, errSetDesired)
 	}
@@ -230,7 +202,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err := setStatus(rsp, req, status, &routeStatus); err != nil {
 		return nil, errors.Wrap(err, errSetStatus)
 	}
-	setConditions(rsp, observedConditions(oxr.Resource.Object), cr, obs, plan.Grants, decision)
+	setConditions(rsp, observedConditions(r.oxr.Resource.Object), cr, obs, plan.Grants, decision)
 	for _, e := range decision.Events {
 		if e.Warning {
 			response.Warning(rsp, errors.New(e.Message)).WithReason(e.Reason).TargetCompositeAndClaim()
@@ -241,4 +213,75 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	}
 	log.Debug("Composed route", "kind", cr.Spec.Kind, "canaryWeight", decision.CanaryWeight, "phase", decision.Status.Phase)
 	return rsp, nil
+}
+
+// read reads the request: the observed XR, the policy, the CanaryRoute, the
+// required resources and the observed composed resources, and plans the
+// run.
+func (f *Function) read(ctx context.Context, req *fnv1.RunFunctionRequest) (*run, error) {
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		return nil, errors.Wrap(err, errRequest)
+	}
+	if err := checkCapabilities(req); err != nil {
+		return nil, err
+	}
+	pol, err := policy.Parse(req.GetInput().AsMap())
+	if err != nil {
+		return nil, errors.Wrap(err, errInput)
+	}
+	cr, err := xr.Parse(oxr.Resource.Object, pol.DefaultParentRefs)
+	if err != nil {
+		return nil, errors.Wrap(err, errXR)
+	}
+	required, err := request.GetRequiredResources(req)
+	if err != nil {
+		return nil, errors.Wrap(err, errRequest)
+	}
+	r := &run{
+		oxr:      oxr,
+		cr:       cr,
+		required: required,
+		self:     ownership.Ref{APIVersion: oxr.Resource.GetAPIVersion(), Kind: oxr.Resource.GetKind(), Name: oxr.Resource.GetName()},
+		owner:    ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())},
+		selfGVK:  oxr.Resource.GroupVersionKind(),
+	}
+	cr.ClaimProven = cr.Scope == xr.ScopeClaim && claimProven(required, cr, r.self)
+	compiler, err := f.compiler()
+	if err != nil {
+		return nil, err
+	}
+	if r.plan, err = compose.New(cr, pol, compiler, chooseVersions(req, r.selfGVK, cr.Status.Route, f.clock.Now())); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, errors.Wrap(err, errDeadline)
+	}
+	if r.observed, err = request.GetObservedComposedResources(req); err != nil {
+		return nil, errors.Wrap(err, errRequest)
+	}
+	return r, nil
+}
+
+// objects are what the run composes besides the analysis objects, and the
+// canary backends it records. What the previous run composed stays as it
+// was while a paused rollout waits to restart with a new canary, but for
+// what the Input no longer allows.
+func (r *run) objects(built runtime.Object, obs route.Observation, decision rollout.Decision) ([]compose.Object, []xr.BackendID, rollout.Decision, error) {
+	if !decision.HoldPrevious {
+		objects := r.plan.Desired(built, obs, func(k compose.Key) bool { _, ok := r.observed[resource.Name(k)]; return ok })
+		return objects, r.plan.CanaryBackends(), decision, nil
+	}
+	held, err := r.plan.Held(ours(r.observed), obs)
+	if err != nil {
+		return nil, nil, decision, errors.Wrap(err, errSetDesired)
+	}
+	if len(held.Zeroed) > 0 {
+		decision = rollout.WithCanaryAtZero(decision, "the function's Input no longer allows "+describeBackends(held.Zeroed))
+	}
+	var canaryBackends []xr.BackendID
+	if r.cr.Status.Rollout != nil {
+		canaryBackends = r.cr.Status.Rollout.CanaryBackends
+	}
+	return held.Objects, canaryBackends, decision, nil
 }

@@ -608,8 +608,10 @@ status:
 		},
 		"DeniedExternalName": {
 			reason: "An ExternalName under one of the Input's deniedExternalNames is a Fatal naming the field, even where ExternalNames are allowed.",
-			args: args{input: allowMonitoring + "allowExternalNames: true\ndeniedExternalNames: [corp.internal]\n",
-				xr: flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    externalName: billing.corp.internal")},
+			args: args{
+				input: allowMonitoring + "allowExternalNames: true\ndeniedExternalNames: [corp.internal]\n",
+				xr:    flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    externalName: billing.corp.internal"),
+			},
 			want: view{
 				Results: []string{`FATAL: CanaryRoute not allowed by the function's Input: spec.canary.externalName: Forbidden: host "billing.corp.internal" is covered by "corp.internal" in the function Input's deniedExternalNames`},
 				TTL:     time.Minute,
@@ -617,8 +619,10 @@ status:
 		},
 		"MetadataHostnameRefused": {
 			reason: "An Istio Hostname backend naming a cloud's metadata endpoint is refused like a cluster-local one.",
-			args: args{input: allowMonitoring,
-				xr: flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    backendRef: {group: networking.istio.io, kind: Hostname, name: metadata.google.internal, port: 80}")},
+			args: args{
+				input: allowMonitoring,
+				xr:    flaggerWith("    backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}", "    backendRef: {group: networking.istio.io, kind: Hostname, name: metadata.google.internal, port: 80}"),
+			},
 			want: view{
 				Results: []string{`FATAL: invalid CanaryRoute: spec.canary.backendRef.name: Invalid value: "metadata.google.internal": must not name a metadata or host endpoint (metadata.google.internal): it would reach the node's credentials or the machine the gateway runs on`},
 				TTL:     time.Minute,
@@ -830,7 +834,7 @@ conditions:
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): unexpected error: %v", tc.reason, err)
 			}
-			if diff := cmp.Diff(responseYAML(t, tc.want), rsp, protocmp.Transform()); diff != "" {
+			if diff := cmp.Diff(withRequirementsInContext(t, responseYAML(t, tc.want)), rsp, protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nRunFunction(...): -want, +got:\n%s", tc.reason, diff)
 			}
 			assertXRDAccepts(t, req, rsp)
@@ -1530,6 +1534,26 @@ func TestHostileInputs(t *testing.T) {
 
 // responseYAML is a RunFunctionResponse written in YAML, in the protobuf
 // JSON mapping.
+// withRequirementsInContext is a response whose context records its
+// requirements, as every response of the function does, so that the next
+// call of the reconcile knows them (see TestRequirementsRecorded).
+func withRequirementsInContext(t *testing.T, rsp *fnv1.RunFunctionResponse) *fnv1.RunFunctionResponse {
+	t.Helper()
+	if rsp.GetRequirements() == nil {
+		return rsp
+	}
+	b, err := protojson.Marshal(rsp.GetRequirements())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &structpb.Value{}
+	if err := protojson.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+	rsp.Context = &structpb.Struct{Fields: map[string]*structpb.Value{"canaryroute.fn.crossplane.io/requirements": v}}
+	return rsp
+}
+
 func responseYAML(t *testing.T, y string) *fnv1.RunFunctionResponse {
 	t.Helper()
 	j, err := yaml.YAMLToJSON([]byte(y))
@@ -1568,8 +1592,10 @@ func TestCanaryDigestComparesMeaning(t *testing.T) {
 		rollout, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["rollout"].(map[string]any)
 		return rollout
 	}
-	atStep1 := map[string]any{"phase": "Progressing", "reason": "StepAdvanced", "revision": "v2", "step": float64(1),
-		"stepStartedAt": "2026-12-02T10:00:00Z", "canaryWeight": float64(50), "primaryWeight": float64(50)}
+	atStep1 := map[string]any{
+		"phase": "Progressing", "reason": "StepAdvanced", "revision": "v2", "step": float64(1),
+		"stepStartedAt": "2026-12-02T10:00:00Z", "canaryWeight": float64(50), "primaryWeight": float64(50),
+	}
 	first := run(t, progressive, atStep1)
 	digest, _ := first["canaryDigest"].(string)
 	if digest == "" || first["step"] != float64(1) {

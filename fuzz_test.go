@@ -57,7 +57,7 @@ func FuzzRunFunction(f *testing.F) {
 		if err := yaml.Unmarshal([]byte(input), &inputObj); err != nil || inputObj == nil {
 			t.Skip()
 		}
-		xr := map[string]any{
+		composite := map[string]any{
 			"apiVersion": "platform.example.org/v1alpha1",
 			"kind":       "CanaryRoute",
 			"metadata":   map[string]any{"name": "fuzz", "namespace": "test"},
@@ -68,11 +68,11 @@ func FuzzRunFunction(f *testing.F) {
 			if err := json.Unmarshal([]byte(status), &rolloutObj); err != nil {
 				t.Skip()
 			}
-			xr["status"] = map[string]any{"rollout": rolloutObj}
+			composite["status"] = map[string]any{"rollout": rolloutObj}
 		}
 		req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{}}}
 		var err error
-		if req.Observed.Composite.Resource, err = structpb.NewStruct(xr); err != nil {
+		if req.Observed.Composite.Resource, err = structpb.NewStruct(composite); err != nil {
 			t.Skip()
 		}
 		if req.Input, err = structpb.NewStruct(inputObj); err != nil {
@@ -101,8 +101,8 @@ func FuzzRunFunction(f *testing.F) {
 		// The next run sees what this one wrote: its status, and its objects
 		// applied, the gateway accepting the route.
 		next := proto.Clone(req).(*fnv1.RunFunctionRequest)
-		xr["status"] = rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
-		if next.Observed.Composite.Resource, err = structpb.NewStruct(xr); err != nil {
+		composite["status"] = rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+		if next.Observed.Composite.Resource, err = structpb.NewStruct(composite); err != nil {
 			t.Fatalf("the run's status cannot be fed back: %v", err)
 		}
 		next.Observed.Resources = map[string]*fnv1.Resource{}
@@ -224,13 +224,13 @@ func exampleSpecs(tb testing.TB) []string {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		var xr struct {
+		var doc struct {
 			Spec json.RawMessage `json:"spec"`
 		}
-		if err := yaml.Unmarshal(b, &xr); err != nil {
+		if err := yaml.Unmarshal(b, &doc); err != nil {
 			tb.Fatal(err)
 		}
-		specs = append(specs, string(xr.Spec))
+		specs = append(specs, string(doc.Spec))
 	}
 	return specs
 }
@@ -253,11 +253,11 @@ func FuzzAbortRescue(f *testing.F) {
 	f.Add(`{"spec":{"rules":[{"backendRefs":[{"name":"canary-proxy","namespace":"monitoring","port":3456}]}]}}`, `{"canaryBackends":[{"kind":"Service","namespace":"monitoring","name":"canary-proxy"}]}`)
 	f.Add(`{"spec":{"rules":"x"}}`, `{"step":"x","canaryBackends":[{"name":1}]}`)
 
-	xr := map[string]any{}
-	if err := yaml.Unmarshal([]byte(flaggerXR), &xr); err != nil {
+	composite := map[string]any{}
+	if err := yaml.Unmarshal([]byte(flaggerXR), &composite); err != nil {
 		f.Fatal(err)
 	}
-	spec := xr["spec"].(map[string]any)
+	spec := composite["spec"].(map[string]any)
 	spec["canary"] = map[string]any{"externalName": "canary.example.net"}
 	spec["traffic"] = map[string]any{"weight": 20, "abort": true}
 	xrds := crdschema.XRDs(f, "example/definitions/canaryroute-cluster.yaml")
@@ -274,7 +274,7 @@ func FuzzAbortRescue(f *testing.F) {
 			t.Skip()
 		}
 		obj := map[string]any{}
-		for k, v := range xr {
+		for k, v := range composite {
 			obj[k] = v
 		}
 		obj["status"] = map[string]any{"rollout": rolloutObj}
@@ -328,10 +328,14 @@ func FuzzAbortRescue(f *testing.F) {
 			}
 		}
 		status := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
-		probe := map[string]any{"apiVersion": "platform.example.org/v1alpha1", "kind": "XCanaryRoute", "metadata": map[string]any{"name": "podinfo"},
-			"spec": map[string]any{"namespace": "test", "parentRefs": []any{map[string]any{"name": "gateway"}}, "port": int64(80),
-				"primary": map[string]any{"backendRef": map[string]any{"name": "p"}}, "canary": map[string]any{"backendRef": map[string]any{"name": "c"}}},
-			"status": status}
+		probe := map[string]any{
+			"apiVersion": "platform.example.org/v1alpha1", "kind": "XCanaryRoute", "metadata": map[string]any{"name": "podinfo"},
+			"spec": map[string]any{
+				"namespace": "test", "parentRefs": []any{map[string]any{"name": "gateway"}}, "port": int64(80),
+				"primary": map[string]any{"backendRef": map[string]any{"name": "p"}}, "canary": map[string]any{"backendRef": map[string]any{"name": "c"}},
+			},
+			"status": status,
+		}
 		if errs := xrds.Validate(probe); len(errs) > 0 {
 			t.Fatalf("the rescue wrote a status the XRD refuses: %v", errs)
 		}

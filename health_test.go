@@ -165,8 +165,10 @@ func argoObservedXR(t *testing.T, s *xpSim, generation int64) map[string]any {
 		status = deepCopyMap(s.status)
 	}
 	cond := func(typ, st, reason, msg string) map[string]any {
-		return map[string]any{"type": typ, "status": st, "reason": reason, "message": msg,
-			"lastTransitionTime": "2026-12-02T09:00:00Z", "observedGeneration": generation}
+		return map[string]any{
+			"type": typ, "status": st, "reason": reason, "message": msg,
+			"lastTransitionTime": "2026-12-02T09:00:00Z", "observedGeneration": generation,
+		}
 	}
 	conds, _ := status["conditions"].([]any)
 	last := s.runs[len(s.runs)-1]
@@ -341,10 +343,14 @@ func TestArgoCDHealth(t *testing.T) {
 				s := newSim(t, healthXR(`[{weight: 10}, {weight: 100}]`,
 					`    gates: [{apiVersion: apps/v1, kind: Deployment, name: podinfo-v2, conditionType: Available, failAfter: 1m}]`), emptyInput)
 				// The canary Deployment, unavailable since before the rollout.
-				d := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+				d := map[string]any{
+					"apiVersion": "apps/v1", "kind": "Deployment",
 					"metadata": map[string]any{"name": "podinfo-v2", "namespace": "test"},
-					"status": map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": "False",
-						"reason": "MinimumReplicasUnavailable", "lastTransitionTime": "2026-12-02T09:00:00Z"}}}}
+					"status": map[string]any{"conditions": []any{map[string]any{
+						"type": "Available", "status": "False",
+						"reason": "MinimumReplicasUnavailable", "lastTransitionTime": "2026-12-02T09:00:00Z",
+					}}},
+				}
 				s.objects[objID(d)] = d
 				argoUntil(t, s, 12, "Failed", argoPhaseIs("Failed"))
 				return argoObservedXR(t, s, 1)

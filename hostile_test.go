@@ -6,6 +6,7 @@ package main
 // t.Error says which rule.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -417,7 +418,7 @@ func TestHostileDeterminism(t *testing.T) {
 					first = b
 					continue
 				}
-				if string(b) != string(first) {
+				if !bytes.Equal(b, first) {
 					t.Fatalf("run %d differs from run 0", i)
 				}
 			}
@@ -444,19 +445,26 @@ func TestHostileClaims(t *testing.T) {
 		"AnsweredEmpty":         {xr: claimedXR("kube-system"), required: map[string][]string{"claim": {}}},
 		"OtherRequirementsOnly": {xr: claimedXR("kube-system"), required: map[string][]string{"existing-route-httproute": {}}, design: true},
 		"ClaimOtherKind": {xr: claimedXR("kube-system"), required: map[string][]string{"claim": {
-			strings.Replace(good, "kind: CanaryRouteClaim", "kind: ConfigMap", 1)}}},
+			strings.Replace(good, "kind: CanaryRouteClaim", "kind: ConfigMap", 1),
+		}}},
 		"ClaimOtherNamespace": {xr: claimedXR("kube-system"), required: map[string][]string{"claim": {claimObject("team-a", "podinfo-x7k2p")}}},
 		"ClaimOtherXRKind": {xr: claimedXR("kube-system"), required: map[string][]string{"claim": {
-			strings.Replace(good, "kind: XCanaryRoute", "kind: XOther", 1)}}},
+			strings.Replace(good, "kind: XCanaryRoute", "kind: XOther", 1),
+		}}},
 		"ClaimResourceRefNoAPIVersion": {xr: claimedXR("kube-system"), required: map[string][]string{"claim": {
-			strings.Replace(good, "apiVersion: platform.example.org/v1alpha1, kind: XCanaryRoute", "kind: XCanaryRoute", 1)}}},
+			strings.Replace(good, "apiVersion: platform.example.org/v1alpha1, kind: XCanaryRoute", "kind: XCanaryRoute", 1),
+		}}},
 		"ClaimRefNoKind": {xr: strings.Replace(claimedXR("kube-system"), "kind: CanaryRouteClaim, ", "", 1), required: map[string][]string{"claim": {good}}},
 		"ClaimRefNoName": {xr: strings.Replace(claimedXR("kube-system"), "name: podinfo, ", "", 1), required: map[string][]string{"claim": {good}}},
-		"ClaimRefWithSpecNamespace": {xr: strings.Replace(claimedXR("kube-system"), "  port: 9898", "  namespace: kube-system\n  port: 9898", 1),
-			required: map[string][]string{"claim": {}}},
+		"ClaimRefWithSpecNamespace": {
+			xr:       strings.Replace(claimedXR("kube-system"), "  port: 9898", "  namespace: kube-system\n  port: 9898", 1),
+			required: map[string][]string{"claim": {}},
+		},
 		"TwoClaimsOneGood": {xr: claimedXR("kube-system"), required: map[string][]string{"claim": {claimObject("kube-system", "other"), good}}, proven: true},
-		"XRWithoutName": {xr: strings.Replace(claimedXR("kube-system"), "metadata: {name: podinfo-x7k2p}", "metadata: {}", 1),
-			required: map[string][]string{"claim": {strings.Replace(good, "name: podinfo-x7k2p", `name: ""`, 1)}}},
+		"XRWithoutName": {
+			xr:       strings.Replace(claimedXR("kube-system"), "metadata: {name: podinfo-x7k2p}", "metadata: {}", 1),
+			required: map[string][]string{"claim": {strings.Replace(good, "name: podinfo-x7k2p", `name: ""`, 1)}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -487,26 +495,6 @@ func TestHostileClaims(t *testing.T) {
 
 // ---------------------------------------------------------------------------
 // 6. Bounded work at the new code paths.
-
-// requestWithRequired is a request for xr/input with required resources
-// built directly as Structs (YAML would dominate the time).
-func requestWithRequired(t *testing.T, xrYAML, input string, required map[string][]map[string]any) *fnv1.RunFunctionRequest {
-	t.Helper()
-	req := testRequest(t, xrYAML, input, nil)
-	req.RequiredResources = map[string]*fnv1.Resources{}
-	for name, objs := range required {
-		rs := &fnv1.Resources{}
-		for _, o := range objs {
-			s, err := structpbNew(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rs.Items = append(rs.Items, &fnv1.Resource{Resource: s})
-		}
-		req.RequiredResources[name] = rs
-	}
-	return req
-}
 
 // ---------------------------------------------------------------------------
 // 7. Status within the XRD's limits.
@@ -540,10 +528,13 @@ status:
 `, phase, reason, strings.Repeat("r", 63), step, strings.Repeat("m", 1024))
 	}
 	gateObj := func(status, reason string) map[string]any {
-		return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		return map[string]any{
+			"apiVersion": "apps/v1", "kind": "Deployment",
 			"metadata": map[string]any{"name": strings.Repeat("d", 253), "namespace": "test"},
 			"status": map[string]any{"conditions": []any{map[string]any{
-				"type": strings.Repeat("C", 316), "status": status, "reason": reason, "message": long, "lastTransitionTime": "2026-12-02T09:00:00Z"}}}}
+				"type": strings.Repeat("C", 316), "status": status, "reason": reason, "message": long, "lastTransitionTime": "2026-12-02T09:00:00Z",
+			}}},
+		}
 	}
 	hostileRoute := map[string]any{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
@@ -634,7 +625,7 @@ apiVersion: gateway.networking.k8s.io/v1alpha2
 kind: ` + kind + `
 metadata: {name: podinfo, namespace: test, generation: 2}
 spec:
-` + strings.ReplaceAll(hostnames, "  hostnames", "  hostnames") + `  parentRefs: [{name: gateway}]
+` + hostnames + `  parentRefs: [{name: gateway}]
   rules:
     - backendRefs:
         - {name: podinfo, namespace: keda, port: 9898, weight: 50}
@@ -670,14 +661,22 @@ func TestHostilePausedPolicy(t *testing.T) {
 		observed  map[string]string
 		wantZero  bool
 	}{
-		"ProgressiveCanaryNamespaceRevoked": {xr: progressive + pausedAtStep1, input: allowTest, wantZero: true,
-			observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)}},
-		"ManualCanaryNamespaceRevoked": {xr: manual + pausedAtStep1, input: allowTest, wantZero: true,
-			observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)}},
-		"ProgressiveRouteNamespaceRevoked": {xr: progressive + pausedAtStep1, input: emptyInput + "allowedBackendNamespaces: [monitoring]\n",
-			observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)}},
-		"PausedAbortRevoked": {xr: strings.Replace(progressive, "paused: true", "paused: true\n    abort: true", 1) + pausedAtStep1, input: emptyInput, wantZero: true,
-			observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)}},
+		"ProgressiveCanaryNamespaceRevoked": {
+			xr: progressive + pausedAtStep1, input: allowTest, wantZero: true,
+			observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)},
+		},
+		"ManualCanaryNamespaceRevoked": {
+			xr: manual + pausedAtStep1, input: allowTest, wantZero: true,
+			observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)},
+		},
+		"ProgressiveRouteNamespaceRevoked": {
+			xr: progressive + pausedAtStep1, input: emptyInput + "allowedBackendNamespaces: [monitoring]\n",
+			observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)},
+		},
+		"PausedAbortRevoked": {
+			xr: strings.Replace(progressive, "paused: true", "paused: true\n    abort: true", 1) + pausedAtStep1, input: emptyInput, wantZero: true,
+			observed: map[string]string{"route-httproute": ownRoute("crossplane.io/composite: podinfo", 50, 50)},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -875,9 +874,9 @@ spec:
 	}
 	input := allowTest + "allowExternalNames: true\ndeniedExternalNames: [corp.internal]\n"
 	observed := map[string]string{
-		"route-httproute": strings.Replace(routeAt(
+		"route-httproute": routeAt(
 			`{group: "", kind: Service, name: podinfo-primary, port: 9898, weight: 50}`,
-			`{group: "", kind: Service, name: podinfo-canary, port: 9898, weight: 50}`), "parentRefs: [{name: gateway}]", "parentRefs: [{name: gateway}]", 1),
+			`{group: "", kind: Service, name: podinfo-canary, port: 9898, weight: 50}`),
 		"service-canary": `{apiVersion: v1, kind: Service, metadata: {name: podinfo-canary, namespace: test}, spec: {type: ExternalName, externalName: canary.corp.internal., ports: [{name: http, port: 9898}]}}`,
 	}
 	_, rsp1 := attackRun(t, xrWith("canary.corp.internal"), input, observed, nil)

@@ -531,7 +531,7 @@ func TestServeMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cannot scrape the metrics: %v", err)
 	}
-	defer rsp.Body.Close() //nolint:errcheck // A test's scrape.
+	defer rsp.Body.Close()
 	body, err := io.ReadAll(rsp.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -569,7 +569,8 @@ func TestTransitionsCountedOnce(t *testing.T) {
 	fn := withMetrics(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}, m)
 	// A progressive rollout's first run: it starts (RolloutStarted), and
 	// asks for the gate object and the objects it composes.
-	req := testRequest(t, progressiveXR[:strings.Index(progressiveXR, "\nstatus:")], allowMonitoring, nil)
+	spec, _, _ := strings.Cut(progressiveXR, "\nstatus:")
+	req := testRequest(t, spec, allowMonitoring, nil)
 	first, err := fn.RunFunction(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -583,6 +584,7 @@ func TestTransitionsCountedOnce(t *testing.T) {
 	for name := range first.GetRequirements().GetResources() {
 		req.RequiredResources[name] = &fnv1.Resources{}
 	}
+	req.Context = first.GetContext()
 	if _, err := fn.RunFunction(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -602,4 +604,52 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestTransitionsCountedWhereApplied: a step's analysis and a gate, through
+// Crossplane's requirements loop. The call that first sees the gate object
+// advances the step and asks for the next step's analysis object, so
+// Crossplane calls once more and applies that call's response: each
+// transition counts once, on the response Crossplane applies, never on the
+// call it discards.
+func TestTransitionsCountedWhereApplied(t *testing.T) {
+	xr := analysisXR(`[{weight: 10, analysis: [smoke]}, {weight: 50, analysis: [smoke]}, {weight: 100}]`,
+		`    gates: [{apiVersion: apps/v1, kind: Deployment, name: podinfo-canary, conditionType: Available}]
+    requireAcceptedRoute: false`)
+	s := newSim(t, xr, emptyInput)
+	s.jobStatus = jobPasses
+	s.objects["apps/v1|Deployment|test|podinfo-canary"] = map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "podinfo-canary", "namespace": "test"},
+		"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "lastTransitionTime": "2026-12-02T09:00:00Z",
+		}}},
+	}
+	m, err := newRunMetrics(prometheus.NewRegistry(), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.metrics = m
+	applied := map[string]int{}
+	for range 12 {
+		r := s.run(30 * time.Second)
+		for _, e := range r.events {
+			// "SEVERITY REASON: message"
+			if _, rest, ok := strings.Cut(e, " "); ok {
+				reason, _, _ := strings.Cut(rest, ":")
+				applied[reason]++
+			}
+		}
+		if r.out["phase"] == "Succeeded" {
+			break
+		}
+	}
+	if applied["StepAdvanced"] == 0 || applied["AnalysisPassed"] == 0 || applied["RolloutSucceeded"] != 1 {
+		t.Fatalf("setup: the rollout did not pass its analysis to the end: %v", applied)
+	}
+	for _, reason := range []string{"RolloutStarted", "StepAdvanced", "RolloutSucceeded", "AnalysisPassed"} {
+		if got := counterValue(t, m.transitions.WithLabelValues(reason)); got != float64(applied[reason]) {
+			t.Errorf("transitions_total{reason=%q} = %v, but the responses Crossplane applied carry %d", reason, got, applied[reason])
+		}
+	}
 }

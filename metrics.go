@@ -93,8 +93,8 @@ func (w *metered) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest)
 	}
 	w.m.runs.WithLabelValues(result(rsp)).Inc()
 	// Crossplane calls again, and applies only the last response, until
-	// the requirements are answered: a transition counts on that run.
-	if answered(req, rsp) {
+	// the requirements settle: a transition counts on that run.
+	if settled(req, rsp) {
 		for _, r := range rsp.GetResults() {
 			if slices.Contains(rollout.EventReasons, r.GetReason()) {
 				w.m.transitions.WithLabelValues(r.GetReason()).Inc()
@@ -123,20 +123,4 @@ func result(rsp *fnv1.RunFunctionResponse) string {
 }
 
 // panicPrefix starts the Fatal of a run that panicked.
-var panicPrefix = errPanicFmt[:strings.Index(errPanicFmt, "%")]
-
-// answered reports whether Crossplane answered every requirement the
-// response makes: then it stops calling and applies this response.
-func answered(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) bool {
-	for name := range rsp.GetRequirements().GetResources() {
-		if _, ok := req.GetRequiredResources()[name]; !ok {
-			return false
-		}
-	}
-	for name := range rsp.GetRequirements().GetSchemas() {
-		if _, ok := req.GetRequiredSchemas()[name]; !ok {
-			return false
-		}
-	}
-	return true
-}
+var panicPrefix, _, _ = strings.Cut(errPanicFmt, "%")

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -238,4 +241,66 @@ func ours(observed map[resource.Name]resource.ObservedComposed) map[compose.Key]
 		}
 	}
 	return out
+}
+
+// contextRequirements is the pipeline context key under which every
+// response records the requirements it makes. Crossplane calls a function
+// again, with the context of its last response, until two calls in a row
+// make the same requirements, and applies the last response: the record
+// tells a run whether Crossplane applies its response (metrics.go), and lets
+// a rescued abort make the requirements of the call before it (rescue.go).
+const contextRequirements = "canaryroute.fn.crossplane.io/requirements"
+
+// recordRequirements records the response's requirements in its context,
+// which it copies first: response.To shares the request's, and the function
+// never writes into the request it was given.
+func recordRequirements(rsp *fnv1.RunFunctionResponse) {
+	c := &structpb.Struct{}
+	if rsp.GetContext() != nil {
+		c = proto.Clone(rsp.GetContext()).(*structpb.Struct) //nolint:forcetypeassert // A clone has the type of its original.
+	}
+	if c.Fields == nil {
+		c.Fields = map[string]*structpb.Value{}
+	}
+	delete(c.Fields, contextRequirements)
+	if r := rsp.GetRequirements(); r != nil {
+		v := &structpb.Value{}
+		if b, err := protojson.Marshal(r); err == nil && protojson.Unmarshal(b, v) == nil {
+			c.Fields[contextRequirements] = v
+		}
+	}
+	if len(c.Fields) == 0 && rsp.GetContext() == nil {
+		return
+	}
+	rsp.Context = c
+}
+
+// previousRequirements are the requirements the call before this one made in
+// the same reconcile, as its response recorded them; nil on the first call.
+func previousRequirements(req *fnv1.RunFunctionRequest) *fnv1.Requirements {
+	v, ok := request.GetContextKey(req, contextRequirements)
+	if !ok {
+		return nil
+	}
+	b, err := protojson.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	r := &fnv1.Requirements{}
+	if protojson.Unmarshal(b, r) != nil {
+		return nil
+	}
+	return r
+}
+
+// settled reports whether Crossplane applies the response: it makes the
+// requirements the call before made (none, on the first call), or ends in
+// a Fatal result, so Crossplane calls no more in this reconcile.
+func settled(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) bool {
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return true
+		}
+	}
+	return proto.Equal(previousRequirements(req), rsp.GetRequirements())
 }

@@ -68,29 +68,76 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 	if err != nil {
 		return nil, false
 	}
+	decoded, routeNamespace, ok := decodeOurs(observed)
+	if !ok {
+		return nil, false
+	}
+
+	// Only canary backends that are not the primary's are zeroed, and only
+	// where the primary can be found beside them: the record is status,
+	// which is not proof.
+	canary, why := trustedCanary(oxr, decoded, prev.CanaryBackends, routeNamespace)
+	if why != "" {
+		return cannotTellApart(req, cause, why), true
+	}
+	objects, ok := zeroCanary(decoded, observed, canary, routeNamespace)
+	if !ok {
+		return nil, false
+	}
+
+	status := prev
+	status.CanaryBackends = canary
+	status.Phase, status.Reason, status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil
+	status.CanaryWeight, status.PrimaryWeight = 0, 100
+	status.Message = msgRescuedAbort
+	rsp := newResponse(req, rollout.MaxRequeue)
+	// The requirements of the call before: Crossplane applies a response
+	// once its requirements stop changing, and a rescue with none after a
+	// call that made some would send it back for a call that composes
+	// again, and so on until it gives up the reconcile.
+	rsp.Requirements = previousRequirements(req)
+	if setDesired(rsp, objects) != nil || setStatus(rsp, req, status, nil) != nil {
+		return nil, false
+	}
+	// Said once, on the run that rescues the abort: the runs after it
+	// change nothing, and a Warning on each would spend the XR's event
+	// budget.
+	if prev.Phase != xr.PhaseAborted || prev.Reason != rollout.ReasonAbortRescued {
+		response.Warning(rsp, errors.Errorf(msgRescueFmt, cause.Error())).WithReason(rollout.EventAborted).TargetCompositeAndClaim()
+	}
+	resendConditions(rsp, req, conditionRolloutHealthy)
+	response.ConditionFalse(rsp, conditionRolloutHealthy, rollout.ReasonAborted).WithMessage(msgRescuedAbort).TargetCompositeAndClaim()
+	return rsp, true
+}
+
+// decodeOurs decodes the observed objects that the function composes into
+// their types, and finds the route's namespace. It reports false when one
+// does not decode.
+func decodeOurs(observed map[resource.Name]resource.ObservedComposed) (map[compose.Key]runtime.Object, string, bool) {
 	decoded := map[compose.Key]runtime.Object{}
 	routeNamespace := ""
 	for k, o := range ours(observed) {
 		obj, err := compose.Decode(o)
 		if err != nil {
-			return nil, false
+			return nil, "", false
 		}
 		decoded[k] = compose.AsComposed(obj)
 		if m, ok := obj.(metav1.Object); ok && k.IsRoute() {
 			routeNamespace = m.GetNamespace()
 		}
 	}
+	return decoded, routeNamespace, true
+}
 
-	// Only canary backends that are not the primary's are zeroed, and only
-	// where the primary can be found beside them: the record is status,
-	// which is not proof.
+// trustedCanary are the recorded canary backends that the rescue may zero:
+// none that is the primary's, and only those that some rule of the route
+// weighs against the primary. When none is left, it says why.
+func trustedCanary(oxr *resource.Composite, decoded map[compose.Key]runtime.Object, recorded []xr.BackendID, routeNamespace string) ([]xr.BackendID, string) {
 	primaries := primaryBackends(oxr, decoded, routeNamespace)
-	canary, refused := route.TrustedCanary(prev.CanaryBackends, primaries)
+	canary, refused := route.TrustedCanary(recorded, primaries)
 	if len(canary) == 0 {
-		return cannotTellApart(req, cause, fmt.Sprintf(whyNamesPrimary, describeBackends(refused))), true
+		return nil, fmt.Sprintf(whyNamesPrimary, describeBackends(refused))
 	}
-	// Only a record that the route bears out: some rule weighs it against
-	// the primary.
 	own := ownRuleNames(oxr)
 	var beside []xr.BackendID
 	for k, obj := range decoded {
@@ -100,9 +147,15 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 		}
 	}
 	if len(beside) == 0 {
-		return cannotTellApart(req, cause, fmt.Sprintf(whyNotBeside, describeBackends(canary))), true
+		return nil, fmt.Sprintf(whyNotBeside, describeBackends(canary))
 	}
-	canary = slices.DeleteFunc(canary, func(c xr.BackendID) bool { return !slices.Contains(beside, c) })
+	return slices.DeleteFunc(canary, func(c xr.BackendID) bool { return !slices.Contains(beside, c) }), ""
+}
+
+// zeroCanary is what the rescue composes: the observed objects as they are,
+// but for the routes, where the canary gets nothing. It reports false when
+// there is no route, or a route the API server would refuse.
+func zeroCanary(decoded map[compose.Key]runtime.Object, observed map[resource.Name]resource.ObservedComposed, canary []xr.BackendID, routeNamespace string) ([]compose.Object, bool) {
 	objects, routes := make([]compose.Object, 0, len(decoded)), 0
 	for k, obj := range decoded {
 		ready := true // Services and grants are ready once they exist.
@@ -123,28 +176,7 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 		}
 		objects = append(objects, compose.Object{Key: k, Object: obj, Ready: ready})
 	}
-	if routes == 0 {
-		return nil, false
-	}
-
-	status := prev
-	status.CanaryBackends = canary
-	status.Phase, status.Reason, status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil
-	status.CanaryWeight, status.PrimaryWeight = 0, 100
-	status.Message = msgRescuedAbort
-	rsp := newResponse(req, rollout.MaxRequeue)
-	if setDesired(rsp, objects) != nil || setStatus(rsp, req, status, nil) != nil {
-		return nil, false
-	}
-	// Said once, on the run that rescues the abort: the runs after it
-	// change nothing, and a Warning on each would spend the XR's event
-	// budget.
-	if prev.Phase != xr.PhaseAborted || prev.Reason != rollout.ReasonAbortRescued {
-		response.Warning(rsp, errors.Errorf(msgRescueFmt, cause.Error())).WithReason(rollout.EventAborted).TargetCompositeAndClaim()
-	}
-	resendConditions(rsp, req, conditionRolloutHealthy)
-	response.ConditionFalse(rsp, conditionRolloutHealthy, rollout.ReasonAborted).WithMessage(msgRescuedAbort).TargetCompositeAndClaim()
-	return rsp, true
+	return objects, routes > 0
 }
 
 // cannotTellApart answers an abort whose recorded canary backends name the
@@ -240,7 +272,8 @@ func ownRuleNames(oxr *resource.Composite) []string {
 		if oxr.Resource.GetValueInto(path, &rule) != nil || len(rule.BackendRefs) > 0 ||
 			slices.ContainsFunc(rule.Filters, func(f struct {
 				Type string `json:"type"`
-			}) bool {
+			},
+			) bool {
 				return f.Type == string(gwv1.HTTPRouteFilterRequestRedirect)
 			}) {
 			out = append(out, name)

@@ -223,3 +223,36 @@ conditions:
   - {type: RolloutHealthy, status: STATUS_CONDITION_FALSE, reason: AbortNotApplied, message: "` + msg + `", target: TARGET_COMPOSITE_AND_CLAIM}
 `
 }
+
+// TestRescueUnderCrossplaneLoop: an abort whose cause shows only once
+// Crossplane hands over the required resources (the canary's new proxy
+// Service would take the name of another team's Service: the takeover
+// Fatal). Crossplane applies a response once its requirements equal the
+// call before's, so the rescue makes the requirements of the call before
+// it; a rescue without them would send Crossplane back for a call that
+// composes again, until it gives up the reconcile and the abort is never
+// applied.
+func TestRescueUnderCrossplaneLoop(t *testing.T) {
+	s := newSim(t, analysisXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
+	for range 3 {
+		s.run(30 * time.Second)
+	}
+	if st, _ := s.status["rollout"].(map[string]any); st["canaryWeight"] != float64(10) {
+		t.Fatalf("setup: the canary is not at 10%%: %v", st)
+	}
+	s.objects["v1|Service|test|podinfo-canary"] = map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "podinfo-canary", "namespace": "test", "labels": map[string]any{"team": "other"}},
+		"spec":     map[string]any{"selector": map[string]any{"app": "other"}, "ports": []any{map[string]any{"port": float64(80)}}},
+	}
+	s.setSpec("canary.backendRef", nil)
+	s.setSpec("canary.service", map[string]any{"selector": map[string]any{"app": "podinfo", "track": "canary"}})
+	s.setSpec("traffic.abort", true)
+	r := s.run(30 * time.Second) // Fails the test if the requirements do not settle.
+	if r.fatal != "" {
+		t.Fatalf("the abort was not rescued: %s", r.fatal)
+	}
+	if r.out["phase"] != "Aborted" || r.out["reason"] != "AbortRescued" || r.out["canaryWeight"] != float64(0) {
+		t.Errorf("after the rescued abort: phase %v, reason %v, canary %v%%; want Aborted, AbortRescued, 0%%", r.out["phase"], r.out["reason"], r.out["canaryWeight"])
+	}
+}

@@ -169,6 +169,17 @@ func run(o options) error {
 		// says so before its figures are compared.
 		fmt.Printf("baseline %s is commit %s: response of %d bytes\n", o.baseline, commit, responseSize(targets[3], req))
 	}
+	if err := measure(targets, req, o); err != nil {
+		return err
+	}
+	report(targets, o)
+	return nil
+}
+
+// measure warms every target, then measures them in rounds, alternating
+// between them so that a change in the machine's load hits all alike:
+// latency from one caller, then throughput from many.
+func measure(targets []*target, req *fnv1.RunFunctionRequest, o options) error {
 	for _, t := range targets {
 		if err := warm(t, req); err != nil {
 			return err
@@ -188,7 +199,6 @@ func run(o options) error {
 			}
 		}
 	}
-	report(targets, o)
 	return nil
 }
 

@@ -478,8 +478,10 @@ func TestDigest(t *testing.T) {
 		return s
 	}
 	withFilter := func(s xr.Side, name string) xr.Side {
-		s.HTTPFilters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier,
-			RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName(name), Value: "1"}}}}}
+		s.HTTPFilters = []gwv1.HTTPRouteFilter{{
+			Type:                  gwv1.HTTPRouteFilterRequestHeaderModifier,
+			RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: gwv1.HTTPHeaderName(name), Value: "1"}}},
+		}}
 		return s
 	}
 	cases := map[string]struct {

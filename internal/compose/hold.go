@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -233,8 +234,10 @@ func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies,
 	for _, r := range route.References(obj, ns) {
 		id := r.ID
 		proxy := id.Group == "" && id.Kind == "Service" && id.Namespace == ns && proxies[id.Name]
-		b := backend.Backend{Ref: gwv1.BackendObjectReference{Group: ptr.To(gwv1.Group(id.Group)), Kind: ptr.To(gwv1.Kind(id.Kind)), Name: gwv1.ObjectName(id.Name)},
-			Namespace: id.Namespace, FromBackendRef: !proxy}
+		b := backend.Backend{
+			Ref:       gwv1.BackendObjectReference{Group: ptr.To(gwv1.Group(id.Group)), Kind: ptr.To(gwv1.Kind(id.Kind)), Name: gwv1.ObjectName(id.Name)},
+			Namespace: id.Namespace, FromBackendRef: !proxy,
+		}
 		refused := grant.RefusalReason(b, ns, p.Policy) != "" ||
 			(proxy && refusedProxies[id.Name]) ||
 			(id.Group == backend.KindIstioHostname.Group && id.Kind == backend.KindIstioHostname.Kind && p.refusesHost(id.Name))
@@ -254,10 +257,10 @@ func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies,
 		}
 	}
 	if len(zero) > 0 && !route.ZeroCanary(obj, zero, ns) {
-		return nil, fmt.Errorf("cannot hold the previous route: no rule would be left once its canary is at 0%%")
+		return nil, errors.New("cannot hold the previous route: no rule would be left once its canary is at 0%")
 	}
 	if !route.DropBackends(obj, dropped, ns) {
-		return nil, fmt.Errorf("cannot hold the previous route: no rule would be left without the backends the function's Input no longer allows")
+		return nil, errors.New("cannot hold the previous route: no rule would be left without the backends the function's Input no longer allows")
 	}
 	route.DropMirrors(obj, mirrors, ns)
 	return zeroed, nil

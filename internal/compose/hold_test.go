@@ -389,8 +389,10 @@ spec:
 		"RevokedNamespace": {
 			reason: "With monitoring revoked, the grant there is not re-emitted (so Crossplane deletes it), the recorded canary in monitoring goes to 0% and the mirror to monitoring is removed: a hold never re-opens what the policy closed.",
 			input:  "allowedRouteNamespaces: [test]",
-			want: want{keys: []Key{"route-httproute", "service-primary"}, weights: []int32{50, 0}, mirrors: 0,
-				zeroed: []xr.BackendID{{Kind: "Service", Namespace: "monitoring", Name: "canary-proxy", Port: ptr.To[int32](3456)}}},
+			want: want{
+				keys: []Key{"route-httproute", "service-primary"}, weights: []int32{50, 0}, mirrors: 0,
+				zeroed: []xr.BackendID{{Kind: "Service", Namespace: "monitoring", Name: "canary-proxy", Port: ptr.To[int32](3456)}},
+			},
 		},
 		"RevokedKind": {
 			reason: "A grant entry of a kind the Input no longer allows is dropped; the grant keeps the entries it still allows.",

@@ -225,7 +225,7 @@ func (p *Plan) checkSteps() field.ErrorList {
 		if s.Matches == nil && s.Mirror == nil {
 			continue
 		}
-		params := p.RouteFor(ptr.To(int32(i))) //nolint:gosec // At most 32 steps.
+		params := p.RouteFor(ptr.To(int32(i)))
 		params.Active, params.CanaryWeight = true, max(s.Weight, 1)
 		if params.CanaryWeight >= 100 {
 			params.CanaryWeight = 99 // The shape of a step that still has a primary.

@@ -203,8 +203,10 @@ func TestNew(t *testing.T) {
 		},
 		"VersionNotServed": {
 			reason: "A version the Input asks for that the cluster does not serve is an error naming the Input's field.",
-			args: args{input: allowMonitoring + "tcpRouteVersion: v1\n", patches: []patch{set("spec.kind", "TCPRoute"), del("spec.hostnames")},
-				served: []string{"TCPRoute/v1alpha2", "ReferenceGrant/v1beta1"}},
+			args: args{
+				input: allowMonitoring + "tcpRouteVersion: v1\n", patches: []patch{set("spec.kind", "TCPRoute"), del("spec.hostnames")},
+				served: []string{"TCPRoute/v1alpha2", "ReferenceGrant/v1beta1"},
+			},
 			want: want{context: "the cluster cannot hold what the CanaryRoute composes", errs: []xrtest.FieldErr{
 				xrtest.Invalid("tcpRouteVersion", "does not serve TCPRoute"),
 			}},
@@ -375,7 +377,8 @@ func TestTargets(t *testing.T) {
 				set("spec.primary.tls", `{hostname: podinfo.internal, wellKnownCACertificates: System}`),
 				set("spec.canary", `{externalName: canary.example.net, tls: {hostname: canary.example.net, wellKnownCACertificates: System}}`),
 			}},
-			want: []Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc,
+			want: []Target{
+				routeTarget("HTTPRoute", gw+"v1"), primarySvc,
 				{Key: KeyTLSPrimary, APIVersion: gw + "v1", Kind: "BackendTLSPolicy", Namespace: "test", Name: "podinfo-primary"},
 				canarySvc,
 				{Key: KeyTLSCanary, APIVersion: gw + "v1", Kind: "BackendTLSPolicy", Namespace: "test", Name: "podinfo-canary"},

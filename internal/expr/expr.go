@@ -150,7 +150,7 @@ func NewCompiler(size int) (*Compiler, error) {
 	if size <= 0 {
 		size = CacheSize
 	}
-	env, err := cel.NewCustomEnv(
+	celEnv, err := cel.NewCustomEnv(
 		cel.Variable(Variable, cel.MapType(cel.StringType, cel.DynType)),
 		// The standard library's matches() is replaced by one whose work
 		// is bounded and charged (see MaxMatchWork).
@@ -162,7 +162,7 @@ func NewCompiler(size int) (*Compiler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the CEL environment: %w", err)
 	}
-	return &Compiler{env: env, order: list.New(), entries: map[string]*list.Element{}, size: size}, nil
+	return &Compiler{env: celEnv, order: list.New(), entries: map[string]*list.Element{}, size: size}, nil
 }
 
 // ErrTooLong is returned for an expression longer than MaxLength.
@@ -293,7 +293,12 @@ type pattern struct {
 // work is what matching a string of n bytes takes at worst: its length
 // times the size of the pattern's program, which is how Go's regular
 // expression engines scale.
-func (p *pattern) work(n int) uint64 { return uint64(n+1) * p.size }
+func (p *pattern) work(n int) uint64 {
+	if n < 0 {
+		n = 0
+	}
+	return (uint64(n) + 1) * p.size
+}
 
 // patternCacheSize bounds the compiled patterns kept across evaluations.
 const patternCacheSize = 256

@@ -39,8 +39,10 @@ func controlsIn(f func(in *Input)) Input {
 // at0 is status.rollout holding step i of stepsControls since t0.
 func at0(i int32, f func(s *xr.RolloutStatus)) *xr.RolloutStatus {
 	w := stepsControls()[i].Weight
-	s := &xr.RolloutStatus{Phase: xr.PhaseProgressing, Reason: ReasonAdvanced, Revision: "v2", Step: i32(i), StepStartedAt: mt(0),
-		NextStepAt: mt(stepsControls()[i].Pause), CanaryWeight: w, PrimaryWeight: 100 - w}
+	s := &xr.RolloutStatus{
+		Phase: xr.PhaseProgressing, Reason: ReasonAdvanced, Revision: "v2", Step: i32(i), StepStartedAt: mt(0),
+		NextStepAt: mt(stepsControls()[i].Pause), CanaryWeight: w, PrimaryWeight: 100 - w,
+	}
 	if f != nil {
 		f(s)
 	}
@@ -77,8 +79,10 @@ func TestDecideControls(t *testing.T) {
 			in: controlsIn(func(in *Input) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(2*time.Minute), routeAt(10)
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
-				message: `holding step 0 (10%): analysis smoke has not been created yet`},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				message: `holding step 0 (10%): analysis smoke has not been created yet`,
+			},
 		},
 		"AnalysisRunning": {
 			reason: "An analysis whose successWhen is not true yet holds the step, saying so.",
@@ -86,8 +90,10 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(2*time.Minute), routeAt(10)
 				in.Analysis = []AnalysisObservation{smoke(0, Check{})}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
-				message: `holding step 0 (10%): analysis smoke does not match successWhen object.status.succeeded > 0 yet`},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				message: `holding step 0 (10%): analysis smoke does not match successWhen object.status.succeeded > 0 yet`,
+			},
 		},
 		"AnalysisNotJudgeable": {
 			reason: "An analysis whose expression cannot be evaluated yet (a missing field) holds with the error.",
@@ -95,8 +101,10 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(2*time.Minute), routeAt(10)
 				in.Analysis = []AnalysisObservation{smoke(0, Check{Err: "no such key: succeeded"})}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
-				message: `holding step 0 (10%): analysis smoke cannot be judged yet: no such key: succeeded`},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				message: `holding step 0 (10%): analysis smoke cannot be judged yet: no such key: succeeded`,
+			},
 		},
 		"AnalysisPassedAdvances": {
 			reason: "An analysis that passes is recorded with its step and time, and the step advances on the same run: the object is no longer composed (Crossplane deletes it), the verdict stays.",
@@ -104,26 +112,33 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(2*time.Minute), routeAt(10)
 				in.Analysis = []AnalysisObservation{smoke(0, Check{Success: true})}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50,
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50,
 				message:  "holding step 1 (50%): the route carries 10%, not 50%",
 				analysis: []xr.AnalysisVerdict{{Name: "smoke", Step: 0, Verdict: xr.VerdictPassed, Time: metav1.Time{Time: at(2 * time.Minute)}}},
 				events: []Event{
 					{Reason: EventAnalysisPassed, Message: "analysis smoke of revision v2 passed"},
 					{Reason: ReasonAdvanced, Message: "rollout of revision v2 advanced to step 1 (50%)"},
-				}},
+				},
+			},
 		},
 		"AnalysisOfAnotherStepIgnored": {
 			reason: "An object left by another step (or another revision, canary or attempt) says nothing of this one, and neither does one being deleted.",
 			in: controlsIn(func(in *Input) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(2*time.Minute), routeAt(10)
 				in.CanaryDigest = "v2-aaaa"
-				in.Analysis = []AnalysisObservation{smoke(1, Check{Success: true}), {Name: "smoke", Revision: "v1", CanaryDigest: "v2-aaaa", Step: 0, Check: Check{Success: true}},
+				in.Analysis = []AnalysisObservation{
+					smoke(1, Check{Success: true}),
+					{Name: "smoke", Revision: "v1", CanaryDigest: "v2-aaaa", Step: 0, Check: Check{Success: true}},
 					{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Retry: "1", Step: 0, Check: Check{Success: true}},
 					{Name: "smoke", Revision: "v2", CanaryDigest: "v2-bbbb", Step: 0, Check: Check{Success: true}},
-					{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Step: 0, Deleting: true}}
+					{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Step: 0, Deleting: true},
+				}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
-				message: `holding step 0 (10%): analysis smoke has not been created yet`},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				message: `holding step 0 (10%): analysis smoke has not been created yet`,
+			},
 		},
 		"AnalysisFailed": {
 			reason: "An analysis whose failWhen is true fails the rollout at once, even during the step's pause: weight 0, reason AnalysisFailed, the verdict recorded, a Warning.",
@@ -131,10 +146,12 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(30*time.Second), routeAt(10)
 				in.Analysis = []AnalysisObservation{smoke(0, Check{Failed: true})}
 			}),
-			want: want{phase: xr.PhaseFailed, reason: ReasonAnalysisFailed, weight: 0,
+			want: want{
+				phase: xr.PhaseFailed, reason: ReasonAnalysisFailed, weight: 0,
 				message:  "analysis smoke of step 0 failed at 2026-12-02T10:00:30Z",
 				analysis: []xr.AnalysisVerdict{{Name: "smoke", Step: 0, Verdict: xr.VerdictFailed, Time: metav1.Time{Time: at(30 * time.Second)}}},
-				events:   []Event{{Reason: EventFailed, Message: "analysis smoke of step 0 failed at 2026-12-02T10:00:30Z", Warning: true}}},
+				events:   []Event{{Reason: EventFailed, Message: "analysis smoke of step 0 failed at 2026-12-02T10:00:30Z", Warning: true}},
+			},
 		},
 		"PassedVerdictKept": {
 			reason: "A verdict recorded earlier is not judged again: the object may be gone.",
@@ -144,18 +161,22 @@ func TestDecideControls(t *testing.T) {
 				})
 				in.Now, in.RouteAtWeight = at(30*time.Second), routeAt(10)
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
 				message:  "holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
-				analysis: []xr.AnalysisVerdict{{Name: "smoke", Step: 0, Verdict: xr.VerdictPassed, Time: metav1.Time{Time: at(time.Minute)}}}},
+				analysis: []xr.AnalysisVerdict{{Name: "smoke", Step: 0, Verdict: xr.VerdictPassed, Time: metav1.Time{Time: at(time.Minute)}}},
+			},
 		},
 		"AwaitingApproval": {
 			reason: "An approval step holds, after its pause, gates and analysis, until traffic.approval approves it: phase Progressing, reason AwaitingApproval, awaitingApproval true, and one event when the wait starts.",
 			in: controlsIn(func(in *Input) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(1, nil), at(time.Minute), routeAt(50)
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
 				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}",
-				events:  []Event{{Reason: ReasonAwaitingApproval, Message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"}}},
+				events:  []Event{{Reason: ReasonAwaitingApproval, Message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"}},
+			},
 		},
 		"StillAwaitingApprovalSaysNothing": {
 			reason: "A run that still waits for the approval changes nothing and says nothing.",
@@ -166,8 +187,10 @@ func TestDecideControls(t *testing.T) {
 				})
 				in.Now, in.RouteAtWeight = at(time.Hour), routeAt(50)
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
-				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
+				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}",
+			},
 		},
 		"ApprovalOfAnotherRevision": {
 			reason: "An approval for another revision approves nothing.",
@@ -175,9 +198,11 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(1, nil), at(time.Minute), routeAt(50)
 				in.Traffic.Approval = &xr.Approval{Revision: "v1", Step: 5}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
 				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}",
-				events:  []Event{{Reason: ReasonAwaitingApproval, Message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"}}},
+				events:  []Event{{Reason: ReasonAwaitingApproval, Message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"}},
+			},
 		},
 		"ApprovalOfAnEarlierStep": {
 			reason: "An approval of an earlier step does not approve a later one.",
@@ -185,9 +210,11 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(1, nil), at(time.Minute), routeAt(50)
 				in.Traffic.Approval = &xr.Approval{Revision: "v2", Step: 0}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
 				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}",
-				events:  []Event{{Reason: ReasonAwaitingApproval, Message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"}}},
+				events:  []Event{{Reason: ReasonAwaitingApproval, Message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"}},
+			},
 		},
 		"Approved": {
 			reason: "An approval naming the revision and this step or a later one releases the step: it advances, with the event RolloutApproved.",
@@ -196,9 +223,11 @@ func TestDecideControls(t *testing.T) {
 				in.Now, in.RouteAtWeight = at(time.Hour), routeAt(50)
 				in.Traffic.Approval = &xr.Approval{Revision: "v2", Step: 2}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonApproved, step: 2, weight: 100,
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonApproved, step: 2, weight: 100,
 				message: "holding step 2 (100%): the route carries 50%, not 100%",
-				events:  []Event{{Reason: ReasonApproved, Message: "step 1 of revision v2 approved: the rollout advanced to step 2 (100%)"}}},
+				events:  []Event{{Reason: ReasonApproved, Message: "step 1 of revision v2 approved: the rollout advanced to step 2 (100%)"}},
+			},
 		},
 		"PausedWhileAwaitingApproval": {
 			reason: "A paused rollout waits for paused to be cleared, not for an approval: awaitingApproval is false while Paused.",
@@ -210,8 +239,10 @@ func TestDecideControls(t *testing.T) {
 				})
 				in.Now, in.RouteAtWeight = at(time.Minute), routeAt(50)
 			}),
-			want: want{phase: xr.PhasePaused, reason: ReasonPaused, step: 1, weight: 50, message: "paused at step 1 (50%)",
-				events: []Event{{Reason: EventPaused, Message: "paused at step 1 (50%)"}}},
+			want: want{
+				phase: xr.PhasePaused, reason: ReasonPaused, step: 1, weight: 50, message: "paused at step 1 (50%)",
+				events: []Event{{Reason: EventPaused, Message: "paused at step 1 (50%)"}},
+			},
 		},
 		"ApprovalWaitsForThePause": {
 			reason: "The approval is asked for only once the step's pause, gates and analysis are through: an early approval just lets the step go when they are.",
@@ -219,8 +250,10 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Steps[1].Pause = time.Hour
 				in.Previous, in.Now, in.RouteAtWeight = at0(1, nil), at(time.Minute), routeAt(50)
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50,
-				message: "holding step 1 (50%): pause until 2026-12-02T11:00:00Z"},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50,
+				message: "holding step 1 (50%): pause until 2026-12-02T11:00:00Z",
+			},
 		},
 		"ProgressDeadlineIgnoresApproval": {
 			reason: "Waiting for a person is not a stuck step: the progress deadline never fails an approval wait.",
@@ -229,8 +262,10 @@ func TestDecideControls(t *testing.T) {
 				in.Previous = at0(1, func(s *xr.RolloutStatus) { s.Reason, s.AwaitingApproval = ReasonAwaitingApproval, true })
 				in.Now, in.RouteAtWeight = at(24*time.Hour), routeAt(50)
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
-				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
+				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}",
+			},
 		},
 		"Promote": {
 			reason: "promote naming the revision moves it to the last step once the current step's route is accepted, skipping the pauses, gates, analysis and approvals between; recorded, with the event RolloutPromoted.",
@@ -238,9 +273,11 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(10*time.Second), routeAt(10)
 				in.Traffic.Promote = &xr.Promote{Revision: "v2"}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonPromoted, step: 2, weight: 100, promoted: "v2",
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonPromoted, step: 2, weight: 100, promoted: "v2",
 				message: "holding step 2 (100%): the route carries 10%, not 100%",
-				events:  []Event{{Reason: ReasonPromoted, Message: "revision v2 promoted from step 0 to its last step 2 (100%)"}}},
+				events:  []Event{{Reason: ReasonPromoted, Message: "revision v2 promoted from step 0 to its last step 2 (100%)"}},
+			},
 		},
 		"PromoteWaitsForTheRoute": {
 			reason: "promote waits until the gateway accepted the current step's route: the weights never jump past what the gateway took.",
@@ -248,8 +285,10 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(10*time.Second), routeRefused(holdGatewayNoGo)
 				in.Traffic.Promote = &xr.Promote{Revision: "v2"}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
-				message: "holding step 0 (10%): " + holdGatewayNoGo},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				message: "holding step 0 (10%): " + holdGatewayNoGo,
+			},
 		},
 		"PromoteOfAnotherRevision": {
 			reason: "promote naming another revision does nothing.",
@@ -257,8 +296,10 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(10*time.Second), routeAt(10)
 				in.Traffic.Promote = &xr.Promote{Revision: "v1"}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
-				message: "holding step 0 (10%): pause until 2026-12-02T10:01:00Z"},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				message: "holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
+			},
 		},
 		"PromoteActsOnce": {
 			reason: "A promote already recorded is never applied again (after a retry, say).",
@@ -267,8 +308,10 @@ func TestDecideControls(t *testing.T) {
 				in.Now, in.RouteAtWeight = at(10*time.Second), routeAt(10)
 				in.Traffic.Promote = &xr.Promote{Revision: "v2"}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"}, promoted: "v2",
-				message: "holding step 0 (10%): pause until 2026-12-02T10:01:00Z"},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"}, promoted: "v2",
+				message: "holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
+			},
 		},
 		"Retry": {
 			reason: "A retry value not recorded yet restarts a Failed revision at step 0, records the value, and says so.",
@@ -280,9 +323,11 @@ func TestDecideControls(t *testing.T) {
 				in.Now, in.RouteAtWeight = at(time.Hour), routeAt(0)
 				in.Traffic.Retry = "2"
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonRetried, weight: 10, retry: "2", compose: []string{"smoke"},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonRetried, weight: 10, retry: "2", compose: []string{"smoke"},
 				message: "holding step 0 (10%): the route carries 0%, not 10%",
-				events:  []Event{{Reason: ReasonRetried, Message: "retry 2: the rollout of revision v2 restarted at step 0 (10%)"}}},
+				events:  []Event{{Reason: ReasonRetried, Message: "retry 2: the rollout of revision v2 restarted at step 0 (10%)"}},
+			},
 		},
 		"RetryActsOnce": {
 			reason: "A retry value already recorded never restarts a failure again.",
@@ -302,16 +347,20 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(10*time.Second), routeAt(10)
 				in.Traffic.Retry = "3"
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, retry: "3", compose: []string{"smoke"},
-				message: "holding step 0 (10%): pause until 2026-12-02T10:01:00Z"},
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, retry: "3", compose: []string{"smoke"},
+				message: "holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
+			},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			d := Decide(tc.in)
 			s := d.Status
-			got := want{phase: s.Phase, reason: s.Reason, weight: d.CanaryWeight, message: s.Message, awaiting: s.AwaitingApproval,
-				analysis: s.Analysis, compose: d.Analysis, promoted: s.Promoted, retry: s.Retry, events: d.Events}
+			got := want{
+				phase: s.Phase, reason: s.Reason, weight: d.CanaryWeight, message: s.Message, awaiting: s.AwaitingApproval,
+				analysis: s.Analysis, compose: d.Analysis, promoted: s.Promoted, retry: s.Retry, events: d.Events,
+			}
 			if s.Step != nil {
 				got.step = *s.Step
 			}
@@ -375,8 +424,10 @@ func TestVerdictsStayWithinTheXRD(t *testing.T) {
 func TestPromoteOfARevertedRevisionActsAgain(t *testing.T) {
 	steps := []xr.Step{{Weight: 10, Pause: time.Hour}, {Weight: 50, Approval: true}, {Weight: 100}}
 	run := func(prev *xr.RolloutStatus, rev string, now time.Duration) Decision {
-		return Decide(Input{Traffic: xr.Traffic{Steps: steps, RequireAcceptedRoute: false, Promote: &xr.Promote{Revision: rev}},
-			Revision: rev, Previous: prev, Now: at(now), RouteAtWeight: routeOK})
+		return Decide(Input{
+			Traffic:  xr.Traffic{Steps: steps, RequireAcceptedRoute: false, Promote: &xr.Promote{Revision: rev}},
+			Revision: rev, Previous: prev, Now: at(now), RouteAtWeight: routeOK,
+		})
 	}
 	// v2 is promoted once.
 	d := run(nil, "v2", 0)
@@ -421,8 +472,10 @@ func TestRetryActsOnAValueOtherThanTheLastOne(t *testing.T) {
 		return &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonGateFailed, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), Retry: retry, Message: "failed"}
 	}
 	run := func(prev *xr.RolloutStatus, retry string) Decision {
-		return Decide(Input{Traffic: xr.Traffic{Steps: steps, RequireAcceptedRoute: false, Retry: retry},
-			Revision: "v2", Previous: prev, Now: at(time.Minute), RouteAtWeight: routeOK})
+		return Decide(Input{
+			Traffic:  xr.Traffic{Steps: steps, RequireAcceptedRoute: false, Retry: retry},
+			Revision: "v2", Previous: prev, Now: at(time.Minute), RouteAtWeight: routeOK,
+		})
 	}
 	// "1" acted on, then "2": status records "2". The revision fails again
 	// and the spec goes back to retry "1".

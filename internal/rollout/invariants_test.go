@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -76,7 +77,7 @@ func violations(in Input, d Decision) []string {
 		bad("stepStartedAt %s after now %s", s.StepStartedAt, in.Now)
 	}
 	for _, m := range namedWeights.FindAllStringSubmatch(s.Message, -1) {
-		if m[1] != fmt.Sprint(w) && m[2] != fmt.Sprint(w) {
+		if m[1] != strconv.Itoa(int(w)) && m[2] != strconv.Itoa(int(w)) {
 			bad("message %q names a weight the route does not carry (%d%%)", s.Message, w)
 		}
 	}

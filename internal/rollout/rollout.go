@@ -325,19 +325,15 @@ func restartOf(in Input) restart {
 	return noRestart
 }
 
-// progressive walks traffic.steps.
-func progressive(in Input) Decision {
-	steps := in.Traffic.Steps
-	prev := in.Previous
-	why := restartOf(in)
-
+// carried is where a progressive run starts from: the previous run's step,
+// phase and verdicts, or step 0 of a restart; and what promote and retry
+// acted on.
+func carried(in Input, why restart) xr.RolloutStatus {
+	steps, prev := in.Traffic.Steps, in.Previous
 	cur := xr.RolloutStatus{Revision: in.Revision, CanaryDigest: in.CanaryDigest, Phase: xr.PhaseProgressing}
-	// A step that started in the future (by this clock) starts now: this run
-	// moves its start, so it does not also move the rollout on.
-	startMoved := why == noRestart && prev.StepStartedAt != nil && prev.StepStartedAt.After(in.Now)
 	if why == noRestart {
 		// A step beyond the list (steps removed, or a status written by
-		// hand) is kept within it; relocate below finds the right one.
+		// hand) is kept within it; relocate finds the right one.
 		cur.Step = ptr.To(min(*prev.Step, int32(len(steps)-1))) //nolint:gosec // At most maxSteps.
 		cur.StepStartedAt = stepStartedAt(prev.StepStartedAt, in.Now)
 		cur.Phase, cur.Reason = prev.Phase, prev.Reason
@@ -355,6 +351,19 @@ func progressive(in Input) Decision {
 	if in.Traffic.Retry != "" {
 		cur.Retry = in.Traffic.Retry
 	}
+	return cur
+}
+
+// progressive walks traffic.steps.
+func progressive(in Input) Decision {
+	steps := in.Traffic.Steps
+	prev := in.Previous
+	why := restartOf(in)
+
+	cur := carried(in, why)
+	// A step that started in the future (by this clock) starts now: this run
+	// moves its start, so it does not also move the rollout on.
+	startMoved := why == noRestart && prev.StepStartedAt != nil && prev.StepStartedAt.After(in.Now)
 
 	switch {
 	case in.CanaryRefused:
@@ -403,8 +412,10 @@ func progressive(in Input) Decision {
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
 		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonStepsChanged
 		cur.Analysis = nil
-		return advance(in, cur, Event{Reason: ReasonStepsChanged,
-			Message: fmt.Sprintf("steps of revision %s changed: the rollout continues at step %d (%d%%)", in.Revision, i, steps[i].Weight)}, true)
+		return advance(in, cur, Event{
+			Reason:  ReasonStepsChanged,
+			Message: fmt.Sprintf("steps of revision %s changed: the rollout continues at step %d (%d%%)", in.Revision, i, steps[i].Weight),
+		}, true)
 	}
 	// promote moves the revision to its last step, once, from a step whose
 	// route the gateway accepted; the last step's own pause, gates,
@@ -414,8 +425,10 @@ func progressive(in Input) Decision {
 		cur.Step, cur.StepStartedAt = ptr.To(last), &metav1.Time{Time: in.Now}
 		cur.Phase, cur.Reason, cur.Promoted = xr.PhaseProgressing, ReasonPromoted, in.Revision
 		cur.AwaitingApproval = false
-		return advance(in, cur, Event{Reason: ReasonPromoted,
-			Message: fmt.Sprintf("revision %s promoted from step %d to its last step %d (%d%%)", in.Revision, from, last, steps[last].Weight)}, true)
+		return advance(in, cur, Event{
+			Reason:  ReasonPromoted,
+			Message: fmt.Sprintf("revision %s promoted from step %d to its last step %d (%d%%)", in.Revision, from, last, steps[last].Weight),
+		}, true)
 	}
 
 	step := steps[*cur.Step]
@@ -499,20 +512,7 @@ func pendingNote(in Input, why restart) string {
 // against.
 func frozen(in Input, why restart) Decision {
 	prev := *in.Previous
-	cur := prev
-	cur.NextStepAt = nil
-	if cur.Step != nil && *cur.Step < 0 {
-		cur.Step = nil // Written by hand: no step at all.
-	}
-	// As stepStartedAt reads back: a zero time is written as null, and a
-	// fraction of a second is lost.
-	if cur.StepStartedAt != nil {
-		if cur.StepStartedAt.IsZero() {
-			cur.StepStartedAt = nil
-		} else {
-			cur.StepStartedAt = stepStartedAt(cur.StepStartedAt, in.Now)
-		}
-	}
+	cur := asReadBack(prev, in.Now)
 	w := clampPercent(prev.CanaryWeight)
 	changed := prev.Revision != in.Revision ||
 		(prev.CanaryDigest != "" && in.CanaryDigest != "" && prev.CanaryDigest != in.CanaryDigest)
@@ -536,10 +536,7 @@ func frozen(in Input, why restart) Decision {
 		// paused is cleared.
 		d.CanaryWeight, d.HoldPrevious = 0, false
 		if prev.Phase == xr.PhaseAborted || prev.Phase == xr.PhaseFailed {
-			cur.Reason = failedReason(prev.Reason)
-			if prev.Phase == xr.PhaseAborted {
-				cur.Reason = ReasonAborted
-			}
+			cur.Reason = stoppedReason(prev)
 			cur.Message = fmt.Sprintf("%s at 0%% while paused%s", prev.Phase, note)
 			d.Healthy, d.Reason = false, cur.Reason
 		} else {
@@ -554,10 +551,7 @@ func frozen(in Input, why restart) Decision {
 		// Nothing goes to the canary, and nothing will until paused is
 		// cleared: the phase stays, so does its reason.
 		w = 0
-		cur.Reason = failedReason(prev.Reason)
-		if prev.Phase == xr.PhaseAborted {
-			cur.Reason = ReasonAborted
-		}
+		cur.Reason = stoppedReason(prev)
 		cur.Message = fmt.Sprintf("%s at 0%% while paused%s", prev.Phase, note)
 		d.Healthy, d.Reason = false, cur.Reason
 		d.CanaryWeight = 0
@@ -582,6 +576,34 @@ func frozen(in Input, why restart) Decision {
 	}
 	d.Status = withWeights(cur, w)
 	return d
+}
+
+// asReadBack is a previous status as the next run reads it back, with no
+// next step due: a negative step (written by hand) is no step at all, a zero
+// stepStartedAt is written as null, and a fraction of a second is lost.
+func asReadBack(prev xr.RolloutStatus, now time.Time) xr.RolloutStatus {
+	cur := prev
+	cur.NextStepAt = nil
+	if cur.Step != nil && *cur.Step < 0 {
+		cur.Step = nil
+	}
+	if cur.StepStartedAt != nil {
+		if cur.StepStartedAt.IsZero() {
+			cur.StepStartedAt = nil
+		} else {
+			cur.StepStartedAt = stepStartedAt(cur.StepStartedAt, now)
+		}
+	}
+	return cur
+}
+
+// stoppedReason is the reason of a rollout that stopped: Aborted, or the
+// reason it failed.
+func stoppedReason(prev xr.RolloutStatus) string {
+	if prev.Phase == xr.PhaseAborted {
+		return ReasonAborted
+	}
+	return failedReason(prev.Reason)
 }
 
 // WithCanaryAtZero is a decision whose composition sends nothing to the

@@ -211,8 +211,10 @@ func TestDecideManual(t *testing.T) {
 			}),
 			want: Decision{
 				CanaryWeight: 50, Active: true, HoldPrevious: true,
-				Status: xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryDigest: "d1", CanaryWeight: 50, PrimaryWeight: 50,
-					Message: "paused at 50%; the changed canary gets traffic.weight when paused is cleared"},
+				Status: xr.RolloutStatus{
+					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryDigest: "d1", CanaryWeight: 50, PrimaryWeight: 50,
+					Message: "paused at 50%; the changed canary gets traffic.weight when paused is cleared",
+				},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
@@ -223,8 +225,10 @@ func TestDecideManual(t *testing.T) {
 				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, CanaryWeight: 50, PrimaryWeight: 50, CanaryDigest: "d1"}
 			}),
 			want: Decision{
-				Status: xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryDigest: "d1", CanaryWeight: 0, PrimaryWeight: 100,
-					Message: "paused with the canary at 0%: the route was not observed, so nothing composed can be held; the changed canary gets traffic.weight when paused is cleared"},
+				Status: xr.RolloutStatus{
+					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryDigest: "d1", CanaryWeight: 0, PrimaryWeight: 100,
+					Message: "paused with the canary at 0%: the route was not observed, so nothing composed can be held; the changed canary gets traffic.weight when paused is cleared",
+				},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},

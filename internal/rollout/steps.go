@@ -61,8 +61,10 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 
 	weight := steps[i].Weight
 	if int(i) == len(steps)-1 {
-		return withPassed(succeeded(in, cur, weight, Event{Reason: ReasonSucceeded,
-			Message: fmt.Sprintf("rollout of revision %s succeeded at %d%%", in.Revision, weight)}), in, passed)
+		return withPassed(succeeded(in, cur, weight, Event{
+			Reason:  ReasonSucceeded,
+			Message: fmt.Sprintf("rollout of revision %s succeeded at %d%%", in.Revision, weight),
+		}), in, passed)
 	}
 
 	next := Event{Reason: ReasonAdvanced, Message: fmt.Sprintf("rollout of revision %s advanced to step %d (%d%%)", in.Revision, i+1, steps[i+1].Weight)}
@@ -112,8 +114,10 @@ func holds(in Input, cur xr.RolloutStatus) hold {
 		return hold{why: analysis, requeue: untilDeadline(in, due, HoldRequeue), beyondPause: true}
 	}
 	if step.Approval && !approved(in, i) {
-		return hold{why: fmt.Sprintf("awaiting approval: set traffic.approval to {revision: %s, step: %d}", in.Revision, i),
-			requeue: MaxRequeue, approval: true}
+		return hold{
+			why:     fmt.Sprintf("awaiting approval: set traffic.approval to {revision: %s, step: %d}", in.Revision, i),
+			requeue: MaxRequeue, approval: true,
+		}
 	}
 	return hold{}
 }
@@ -432,8 +436,10 @@ func withPassed(d Decision, in Input, passed []string) Decision {
 	if len(passed) == 0 {
 		return d
 	}
-	ev := Event{Reason: EventAnalysisPassed,
-		Message: fmt.Sprintf("analysis %s of revision %s passed", strings.Join(passed, ", "), in.Revision)}
+	ev := Event{
+		Reason:  EventAnalysisPassed,
+		Message: fmt.Sprintf("analysis %s of revision %s passed", strings.Join(passed, ", "), in.Revision),
+	}
 	d.Events = append([]Event{ev}, d.Events...)
 	return d
 }

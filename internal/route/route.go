@@ -344,17 +344,7 @@ var ruleFilter = regexp.MustCompile(`^\.filters(?:\[(\d+)\])?(.*)$`)
 // adds (the session cookie, the mirror filter) is what breaks a limit.
 func explain(p Params, errs field.ErrorList) field.ErrorList {
 	layout := p.layout()
-	// A companion rule copies its rule's matches, filters, timeouts and
-	// retry: an error there is the user's, and the weighted rule reports
-	// it already. Only what the companion itself adds is its own.
-	weighted := map[string]bool{}
-	for _, e := range errs {
-		if m := composedRule.FindStringSubmatch(e.Field); m != nil {
-			if k, err := strconv.Atoi(m[1]); err == nil && k < len(layout) && layout[k].companion == "" && !layout[k].own {
-				weighted[copiedKey(layout[k].rule, m[2], e)] = true
-			}
-		}
-	}
+	weighted := weightedErrors(layout, errs)
 	out := make(field.ErrorList, 0, len(errs))
 	for _, e := range errs {
 		m := composedRule.FindStringSubmatch(e.Field)
@@ -375,26 +365,50 @@ func explain(p Params, errs field.ErrorList) field.ErrorList {
 			out = append(out, p.explainBackendFilter(o, &c, f))
 			continue
 		}
-		c.Field = fmt.Sprintf("spec.rules[%d]%s", o.rule, m[2])
-		var where string
-		if len(p.Rules) == 0 {
-			c.Field = "spec.rules" + m[2]
-			where = "the default rule"
-		}
-		if o.companion != "" {
-			where = strings.TrimSuffix("the "+o.companion+" companion rule of "+where, " of ")
-		}
-		if f := ruleFilter.FindStringSubmatch(m[2]); f != nil && o.companion == "" && !o.own && p.mirrorAdded() {
-			if n, err := strconv.Atoi(f[1]); f[1] == "" || (err == nil && n == p.ruleFilterCount(o.rule)) {
-				where = strings.TrimSpace(where + " (the RequestMirror filter that spec.traffic.mirror adds to each weighted rule counts here)")
-			}
-		}
-		if where != "" {
-			c.Detail = "in " + where + ": " + c.Detail
-		}
-		out = append(out, &c)
+		out = append(out, p.explainRule(o, &c, m[2]))
 	}
 	return out
+}
+
+// weightedErrors are the errors of the weighted rules, by copiedKey. A
+// companion rule copies its rule's matches, filters, timeouts and retry: an
+// error there is the user's, and the weighted rule reports it already. Only
+// what the companion itself adds is its own.
+func weightedErrors(layout []origin, errs field.ErrorList) map[string]bool {
+	weighted := map[string]bool{}
+	for _, e := range errs {
+		if m := composedRule.FindStringSubmatch(e.Field); m != nil {
+			if k, err := strconv.Atoi(m[1]); err == nil && k < len(layout) && layout[k].companion == "" && !layout[k].own {
+				weighted[copiedKey(layout[k].rule, m[2], e)] = true
+			}
+		}
+	}
+	return weighted
+}
+
+// explainRule renames an error in a composed rule after the spec's rule it
+// comes from (rest is its place inside the rule), and says when it is in a
+// companion rule or the default rule, or when the mirror filter that the
+// function adds is what breaks a limit.
+func (p Params) explainRule(o origin, c *field.Error, rest string) *field.Error {
+	c.Field = fmt.Sprintf("spec.rules[%d]%s", o.rule, rest)
+	var where string
+	if len(p.Rules) == 0 {
+		c.Field = "spec.rules" + rest
+		where = "the default rule"
+	}
+	if o.companion != "" {
+		where = strings.TrimSuffix("the "+o.companion+" companion rule of "+where, " of ")
+	}
+	if f := ruleFilter.FindStringSubmatch(rest); f != nil && o.companion == "" && !o.own && p.mirrorAdded() {
+		if n, err := strconv.Atoi(f[1]); f[1] == "" || (err == nil && n == p.ruleFilterCount(o.rule)) {
+			where = strings.TrimSpace(where + " (the RequestMirror filter that spec.traffic.mirror adds to each weighted rule counts here)")
+		}
+	}
+	if where != "" {
+		c.Detail = "in " + where + ": " + c.Detail
+	}
+	return c
 }
 
 // copiedKey identifies an error in a composed rule by the spec's rule it

@@ -134,21 +134,7 @@ type Recorded struct {
 // if it composes one, the Input's overrides the same, and no rule field to
 // check (which fields the schema holds is not recorded).
 func Reuse(need Need, o Overrides, r *Recorded, now time.Time) (Versions, bool) {
-	if r == nil || r.Kind != need.RouteKind || r.Route == "" || len(need.RuleFields) > 0 {
-		return Versions{}, false
-	}
-	if age := now.Sub(r.CheckedAt); age < 0 || age >= RecheckAfter {
-		return Versions{}, false
-	}
-	if (need.Grants && r.Grant == "") || (need.BackendTLS != nil && r.TLS == "") {
-		return Versions{}, false
-	}
-	// Status is anyone's to write who may write the XR's status: a version
-	// the function never composes is no record of a run's.
-	if !candidate(need.RouteKind, r.Route) || !candidate(KindReferenceGrant, r.Grant) || !candidate(KindBackendTLSPolicy, r.TLS) {
-		return Versions{}, false
-	}
-	if (o.Route != "" && string(o.Route) != r.Route) || (need.Grants && o.Grant != "" && string(o.Grant) != r.Grant) {
+	if !r.answers(need, o, now) {
 		return Versions{}, false
 	}
 	v := Versions{
@@ -165,6 +151,25 @@ func Reuse(need Need, o Overrides, r *Recorded, now time.Time) (Versions, bool) 
 		v.TLS = r.TLS
 	}
 	return v, true
+}
+
+// answers reports whether the record answers for the need: see Reuse.
+func (r *Recorded) answers(need Need, o Overrides, now time.Time) bool {
+	if r == nil || r.Kind != need.RouteKind || r.Route == "" || len(need.RuleFields) > 0 {
+		return false
+	}
+	if age := now.Sub(r.CheckedAt); age < 0 || age >= RecheckAfter {
+		return false
+	}
+	if (need.Grants && r.Grant == "") || (need.BackendTLS != nil && r.TLS == "") {
+		return false
+	}
+	// Status is anyone's to write who may write the XR's status: a version
+	// the function never composes is no record of a run's.
+	if !candidate(need.RouteKind, r.Route) || !candidate(KindReferenceGrant, r.Grant) || !candidate(KindBackendTLSPolicy, r.TLS) {
+		return false
+	}
+	return (o.Route == "" || string(o.Route) == r.Route) && (!need.Grants || o.Grant == "" || string(o.Grant) == r.Grant)
 }
 
 // candidate reports whether the function composes a kind at a version;

@@ -114,35 +114,45 @@ func TestChoose(t *testing.T) {
 		"OverrideNotServed": {
 			reason: "An Input version the cluster does not serve is a Fatal naming the Input's field and what the cluster serves.",
 			args:   args{need: Need{RouteKind: "TCPRoute"}, overrides: Overrides{Route: "v1", RoutePath: field.NewPath("tcpRouteVersion")}, cluster: experimental14},
-			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas, Overridden: true},
-				errs: []xrtest.FieldErr{xrtest.Invalid("tcpRouteVersion", "(it serves v1alpha2)")}},
+			want: want{
+				versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas, Overridden: true},
+				errs:     []xrtest.FieldErr{xrtest.Invalid("tcpRouteVersion", "(it serves v1alpha2)")},
+			},
 		},
 		"KindNotServed": {
 			reason: "A kind the cluster serves in no version the function composes is a Fatal naming spec.kind.",
 			args:   args{need: Need{RouteKind: "UDPRoute"}, cluster: linkerd},
-			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
-				errs: []xrtest.FieldErr{xrtest.Invalid("spec.kind", "serves no UDPRoute version")}},
+			want: want{
+				versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
+				errs:     []xrtest.FieldErr{xrtest.Invalid("spec.kind", "serves no UDPRoute version")},
+			},
 		},
 		"GrantsNotServed": {
 			reason: "Grants that the cluster has no CRD for are a Fatal naming spec.referenceGrants.",
 			args:   args{need: Need{RouteKind: "HTTPRoute", Grants: true}, cluster: cluster{"HTTPRoute/v1": nil}},
-			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
-				errs: []xrtest.FieldErr{xrtest.Invalid("spec.referenceGrants", "serves no ReferenceGrant version")}},
+			want: want{
+				versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
+				errs:     []xrtest.FieldErr{xrtest.Invalid("spec.referenceGrants", "serves no ReferenceGrant version")},
+			},
 		},
 		"BackendTLSNotServed": {
 			reason: "A tls side on a cluster without BackendTLSPolicy v1 is a Fatal naming the side's tls.",
 			args:   args{need: Need{RouteKind: "HTTPRoute", BackendTLS: field.NewPath("spec", "primary", "tls")}, cluster: experimental14},
-			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
-				errs: []xrtest.FieldErr{xrtest.Invalid("spec.primary.tls", "serves no BackendTLSPolicy version")}},
+			want: want{
+				versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
+				errs:     []xrtest.FieldErr{xrtest.Invalid("spec.primary.tls", "serves no BackendTLSPolicy version")},
+			},
 		},
 		"RetryOnStandard": {
 			reason: "retry is of the experimental channel: on the standard channel the API server would drop it, so it is a Fatal naming the field.",
 			args:   args{need: Need{RouteKind: "HTTPRoute", RuleFields: []RuleField{retry, persistence}}, cluster: standard16},
-			want: want{versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
+			want: want{
+				versions: Versions{Route: "v1", Grant: "v1beta1", TLS: "v1", Source: SourceSchemas},
 				errs: []xrtest.FieldErr{
 					xrtest.Forbidden("spec.rules[0].retry", "has no rules[].retry"),
 					xrtest.Forbidden("spec.traffic.sessionAffinity.mode", "has no rules[].sessionPersistence"),
-				}},
+				},
+			},
 		},
 		"RetryOnExperimental": {
 			reason: "The experimental channel holds retry and sessionPersistence.",

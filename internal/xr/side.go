@@ -239,13 +239,13 @@ func numericLastLabel(name string) bool {
 	if last == "" {
 		return false
 	}
-	digits, hex := strings.CutPrefix(last, "0x")
+	digits, isHexNumber := strings.CutPrefix(last, "0x")
 	if digits == "" {
 		return false
 	}
 	for _, c := range digits {
 		isDigit := c >= '0' && c <= '9'
-		isHex := hex && c >= 'a' && c <= 'f'
+		isHex := isHexNumber && c >= 'a' && c <= 'f'
 		if !isDigit && !isHex {
 			return false
 		}

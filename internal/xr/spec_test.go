@@ -843,8 +843,10 @@ func specCases() map[string]specCase {
 				patches: []patch{set("spec.traffic.sessionAffinity", "{cookieName: canary, primaryCookieName: stable, maxAge: 24h, attributes: {path: /shop, domain: example.com, secure: true, sameSite: None}}")},
 				pick:    func(cr *CanaryRoute) any { return cr.Spec.Traffic.Affinity },
 			},
-			want: want{value: &SessionAffinity{CookieName: "canary", PrimaryCookieName: "stable", MaxAge: 24 * time.Hour,
-				Attributes: CookieAttributes{Path: "/shop", Domain: "example.com", Secure: true, SameSite: "None"}, Mode: AffinityCookie}},
+			want: want{value: &SessionAffinity{
+				CookieName: "canary", PrimaryCookieName: "stable", MaxAge: 24 * time.Hour,
+				Attributes: CookieAttributes{Path: "/shop", Domain: "example.com", Secure: true, SameSite: "None"}, Mode: AffinityCookie,
+			}},
 		},
 		"SessionAffinitySameCookie": {
 			reason: "Each side sets a cookie of its own: the primary's name must differ from the canary's.",
@@ -1085,8 +1087,10 @@ func specCases() map[string]specCase {
 				patches: []patch{set("spec.traffic.gates", `[{apiVersion: argoproj.io/v1alpha1, kind: AnalysisRun, name: run, successWhen: "object.status.phase == 'Successful'", failWhen: "object.status.phase == 'Failed'"}]`)},
 				pick:    pickGates,
 			},
-			want: want{value: []Gate{{APIVersion: "argoproj.io/v1alpha1", Kind: "AnalysisRun", Name: "run",
-				SuccessWhen: "object.status.phase == 'Successful'", FailWhen: "object.status.phase == 'Failed'", FailAfter: DefaultFailAfter}}},
+			want: want{value: []Gate{{
+				APIVersion: "argoproj.io/v1alpha1", Kind: "AnalysisRun", Name: "run",
+				SuccessWhen: "object.status.phase == 'Successful'", FailWhen: "object.status.phase == 'Failed'", FailAfter: DefaultFailAfter,
+			}}},
 		},
 		"GateConditionAndExpression": {
 			reason: "A gate has either conditionType or successWhen.",
@@ -1137,9 +1141,11 @@ func specCases() map[string]specCase {
 					set("spec.traffic.analysis", `{smoke: {template: {apiVersion: batch/v1, kind: Job, metadata: {labels: {team: web}}, spec: {}}, successWhen: "object.status.succeeded > 0"}}`)),
 				pick: func(cr *CanaryRoute) any { return []any{cr.Spec.Traffic.Steps[0].Analysis, cr.Spec.Traffic.Analysis} },
 			},
-			want: want{value: []any{[]string{"smoke"}, []AnalysisTemplate{{Name: "smoke",
+			want: want{value: []any{[]string{"smoke"}, []AnalysisTemplate{{
+				Name:        "smoke",
 				Template:    map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"labels": map[string]any{"team": "web"}}, "spec": map[string]any{}},
-				SuccessWhen: "object.status.succeeded > 0"}}}},
+				SuccessWhen: "object.status.succeeded > 0",
+			}}}},
 		},
 		"AnalysisNotFound": {
 			reason: "A step's analysis names a template of traffic.analysis.",

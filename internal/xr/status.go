@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
@@ -199,7 +198,7 @@ func clampTime(t *metav1.Time) *metav1.Time {
 		return nil
 	case t.Time.Before(minStatusTime):
 		return &metav1.Time{Time: minStatusTime}
-	case t.Time.After(maxStatusTime):
+	case t.After(maxStatusTime):
 		return &metav1.Time{Time: maxStatusTime}
 	default:
 		return t

@@ -266,28 +266,9 @@ func parseAffinity(path *field.Path, kind RouteKind, raw *rawAffinity) (*Session
 		if a.Mode == AffinitySessionPersistence {
 			errs = append(errs, field.Forbidden(p, "with mode SessionPersistence the gateway writes its own cookie, whose attributes Gateway API does not set"))
 		}
-		if at.Path != nil {
-			a.Attributes.Path = *at.Path
-			if !cookiePathPattern.MatchString(*at.Path) {
-				errs = append(errs, field.Invalid(p.Child("path"), *at.Path, "must start with '/', hold at most 256 characters and no ';' or control characters"))
-			}
-		}
-		if at.Domain != "" {
-			a.Attributes.Domain = at.Domain
-			for _, msg := range validation.IsDNS1123Subdomain(at.Domain) {
-				errs = append(errs, field.Invalid(p.Child("domain"), at.Domain, msg))
-			}
-		}
-		a.Attributes.Secure = at.Secure
-		if at.SameSite != "" {
-			a.Attributes.SameSite = at.SameSite
-			switch {
-			case !slices.Contains(sameSiteValues, at.SameSite):
-				errs = append(errs, field.NotSupported(p.Child("sameSite"), at.SameSite, sameSiteValues))
-			case at.SameSite == "None" && !at.Secure:
-				errs = append(errs, field.Invalid(p.Child("sameSite"), at.SameSite, "SameSite=None needs secure: true: browsers refuse such a cookie otherwise"))
-			}
-		}
+		var attrErrs field.ErrorList
+		a.Attributes, attrErrs = parseCookieAttributes(p, at)
+		errs = append(errs, attrErrs...)
 	}
 	if raw.MaxAge == nil {
 		errs = append(errs, field.Required(path.Child("maxAge"), "say how long a client stays on its side, such as 24h"))
@@ -306,6 +287,31 @@ func parseAffinity(path *field.Path, kind RouteKind, raw *rawAffinity) (*Session
 	return a, errs
 }
 
+// parseCookieAttributes reads the attributes written into Set-Cookie.
+func parseCookieAttributes(p *field.Path, at *rawAttributes) (CookieAttributes, field.ErrorList) {
+	var errs field.ErrorList
+	out := CookieAttributes{Path: "/", Domain: at.Domain, Secure: at.Secure, SameSite: at.SameSite}
+	if at.Path != nil {
+		out.Path = *at.Path
+		if !cookiePathPattern.MatchString(*at.Path) {
+			errs = append(errs, field.Invalid(p.Child("path"), *at.Path, "must start with '/', hold at most 256 characters and no ';' or control characters"))
+		}
+	}
+	if at.Domain != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(at.Domain) {
+			errs = append(errs, field.Invalid(p.Child("domain"), at.Domain, msg))
+		}
+	}
+	switch {
+	case at.SameSite == "":
+	case !slices.Contains(sameSiteValues, at.SameSite):
+		errs = append(errs, field.NotSupported(p.Child("sameSite"), at.SameSite, sameSiteValues))
+	case at.SameSite == "None" && !at.Secure:
+		errs = append(errs, field.Invalid(p.Child("sameSite"), at.SameSite, "SameSite=None needs secure: true: browsers refuse such a cookie otherwise"))
+	}
+	return out, errs
+}
+
 // maxSessionAge is the longest Gateway API duration (99999h), which a
 // sessionPersistence's absoluteTimeout is.
 const maxSessionAge = 99999 * time.Hour
@@ -318,8 +324,10 @@ func parseGates(path *field.Path, raw []rawGate) ([]Gate, field.ErrorList) {
 	gates := make([]Gate, 0, len(raw))
 	for i, r := range raw {
 		p := path.Index(i)
-		g := Gate{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, ConditionType: r.ConditionType,
-			SuccessWhen: r.SuccessWhen, FailWhen: r.FailWhen, FailAfter: DefaultFailAfter}
+		g := Gate{
+			APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, ConditionType: r.ConditionType,
+			SuccessWhen: r.SuccessWhen, FailWhen: r.FailWhen, FailAfter: DefaultFailAfter,
+		}
 		if gv, err := schema.ParseGroupVersion(r.APIVersion); err != nil || gv.Version == "" {
 			errs = append(errs, field.Invalid(p.Child("apiVersion"), r.APIVersion, "must be group/version, or version for the core group"))
 		}

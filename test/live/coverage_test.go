@@ -79,12 +79,13 @@ func TestRulesOfTheirOwnAndServedVersions(t *testing.T) {
 			name, _ := m["name"].(string)
 			refs, _ := m["backendRefs"].([]any)
 			filters, _ := m["filters"].([]any)
-			s := fmt.Sprintf("%s: %d backends, %d filters", name, len(refs), len(filters))
+			var s strings.Builder
+			fmt.Fprintf(&s, "%s: %d backends, %d filters", name, len(refs), len(filters))
 			for _, ref := range refs {
 				b, _ := ref.(map[string]any)
-				s += fmt.Sprintf(" %v/%v=%v", b["namespace"], b["name"], b["weight"])
+				fmt.Fprintf(&s, " %v/%v=%v", b["namespace"], b["name"], b["weight"])
 			}
-			shape = append(shape, s)
+			shape = append(shape, s.String())
 		}
 		want := []string{
 			"legacy: 0 backends, 1 filters",
@@ -125,7 +126,7 @@ func TestRulesOfTheirOwnAndServedVersions(t *testing.T) {
 
 // managers lists an object's field managers with their API versions.
 func managers(u unstructured.Unstructured) []string {
-	var out []string
+	out := make([]string, 0, len(u.GetManagedFields()))
 	for _, mf := range u.GetManagedFields() {
 		out = append(out, mf.Manager+"@"+mf.APIVersion)
 	}

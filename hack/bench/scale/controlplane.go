@@ -241,7 +241,7 @@ func (cp *ControlPlane) pids() map[string]int {
 // kube-apiserver.pprof, crossplane.pprof, harness.pprof.
 func (cp *ControlPlane) Profile(ctx context.Context, dir string, d time.Duration) error {
 	if cp.crossplaneProfile == "" {
-		return fmt.Errorf("the control plane was started without Setup.Profiling")
+		return errors.New("the control plane was started without Setup.Profiling")
 	}
 	secs := fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(d.Seconds()))
 	var wg sync.WaitGroup
@@ -253,7 +253,7 @@ func (cp *ControlPlane) Profile(ctx context.Context, dir string, d time.Duration
 		wg.Go(func() { errs <- fetch(ctx, ep, filepath.Join(dir, name+".pprof"), d) })
 	}
 	wg.Go(func() {
-		f, err := os.Create(filepath.Join(dir, "harness.pprof")) //nolint:gosec // The caller's folder.
+		f, err := os.Create(filepath.Join(dir, "harness.pprof"))
 		if err != nil {
 			errs <- err
 			return

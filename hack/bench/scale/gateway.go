@@ -42,8 +42,9 @@ type gateway struct {
 // gatewayResources are what the stand-in lists: the route kinds and the
 // grants.
 func gatewayResources() []schema.GroupVersionResource {
-	var out []schema.GroupVersionResource
-	for _, gvk := range append(append([]schema.GroupVersionKind(nil), standin.RouteKinds...), standin.ReferenceGrantGVK) {
+	kinds := append(append([]schema.GroupVersionKind(nil), standin.RouteKinds...), standin.ReferenceGrantGVK)
+	out := make([]schema.GroupVersionResource, 0, len(kinds))
+	for _, gvk := range kinds {
 		out = append(out, schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: strings.ToLower(gvk.Kind) + "s"})
 	}
 	return out
@@ -91,7 +92,7 @@ func startGateway(ctx context.Context, cfg *rest.Config, workers int, passes *Pa
 func shardOf(u *unstructured.Unstructured, n int) int {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(u.GetNamespace() + "/" + u.GetName()))
-	return int(h.Sum32() % uint32(n)) //nolint:gosec // n is small.
+	return int(h.Sum32() % uint32(n))
 }
 
 func mapValues[K comparable, V any](m map[K]V) []V {

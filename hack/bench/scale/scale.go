@@ -16,6 +16,7 @@ package scale
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -158,14 +159,16 @@ func Composition(root, name string) (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	if len(objs) == 0 {
-		return nil, fmt.Errorf("example/progressive/composition.yaml holds no object")
+		return nil, errors.New("example/progressive/composition.yaml holds no object")
 	}
 	objs[0].SetName(name)
 	return objs[0], nil
 }
 
-// Name is the name of the i-th CanaryRoute; RouteName that of its route.
-func Name(i int) string      { return fmt.Sprintf("scale-%04d", i) }
+// Name is the name of the i-th CanaryRoute.
+func Name(i int) string { return fmt.Sprintf("scale-%04d", i) }
+
+// RouteName is the name of the i-th CanaryRoute's route.
 func RouteName(i int) string { return fmt.Sprintf("app-%04d", i) }
 
 // CanaryRoute is the i-th CanaryRoute at a revision: the progressive
@@ -177,7 +180,7 @@ func CanaryRoute(root, ns, composition string, i int, revision string) (*unstruc
 		return nil, err
 	}
 	if len(objs) == 0 {
-		return nil, fmt.Errorf("example/progressive/xr.yaml holds no object")
+		return nil, errors.New("example/progressive/xr.yaml holds no object")
 	}
 	xr := objs[0]
 	unstructured.RemoveNestedField(xr.Object, "status")
@@ -190,17 +193,17 @@ func CanaryRoute(root, ns, composition string, i int, revision string) (*unstruc
 	app := RouteName(i)
 	for _, f := range []struct {
 		value any
-		path  []string
+		path  []string // below spec
 	}{
-		{composition, []string{"spec", "crossplane", "compositionRef", "name"}},
-		{app, []string{"spec", "routeName"}},
-		{[]any{app + ".example.com"}, []string{"spec", "hostnames"}},
-		{map[string]any{"app": app, "version": "primary"}, []string{"spec", "primary", "service", "selector"}},
-		{map[string]any{"app": app, "version": "canary"}, []string{"spec", "canary", "service", "selector"}},
-		{revision, []string{"spec", "canary", "revision"}},
-		{map[string]any{"steps": steps}, []string{"spec", "traffic"}},
+		{composition, []string{"crossplane", "compositionRef", "name"}},
+		{app, []string{"routeName"}},
+		{[]any{app + ".example.com"}, []string{"hostnames"}},
+		{map[string]any{"app": app, "version": "primary"}, []string{"primary", "service", "selector"}},
+		{map[string]any{"app": app, "version": "canary"}, []string{"canary", "service", "selector"}},
+		{revision, []string{"canary", "revision"}},
+		{map[string]any{"steps": steps}, []string{"traffic"}},
 	} {
-		if err := unstructured.SetNestedField(xr.Object, f.value, f.path...); err != nil {
+		if err := unstructured.SetNestedField(xr.Object, f.value, append([]string{"spec"}, f.path...)...); err != nil {
 			return nil, err
 		}
 	}
@@ -393,8 +396,6 @@ func (r *run) observe(u *unstructured.Unstructured) {
 	phase, _ := ro["phase"].(string)
 	revision, _ := ro["revision"].(string)
 	weight, _ := ro["canaryWeight"].(int64)
-	step, hasStep := ro["step"].(int64)
-	started, _ := ro["stepStartedAt"].(string)
 	spec, _, _ := unstructured.NestedString(u.Object, "spec", "canary", "revision")
 
 	r.mu.Lock()
@@ -404,31 +405,7 @@ func (r *run) observe(u *unstructured.Unstructured) {
 		return
 	}
 	if s.last != nil && s.last.GetResourceVersion() != u.GetResourceVersion() {
-		r.writes++
-		if prev := progressOf(s.last); hasStep && prev.revision == revision && revision != "" {
-			switch {
-			case step < prev.step:
-				r.back++
-			case step == prev.step && started != prev.started && prev.started != "":
-				r.restarted++
-			}
-		}
-		paths := changed("", s.last.Object, u.Object)
-		for _, p := range paths {
-			r.churn[p]++
-		}
-		if u.GetName() == r.o.Trace {
-			sort.Strings(paths)
-			var b strings.Builder
-			for _, p := range paths {
-				if strings.HasSuffix(p, "lastTransitionTime") {
-					continue
-				}
-				fmt.Fprintf(&b, "\n    %s: %v", p, lookup(u.Object, p))
-			}
-			r.o.Logf("scale: trace %s at %s (rv %s, generation %d, rollout %v/%v/%v):%s", u.GetName(), now.Sub(r.start).Round(10*time.Millisecond),
-				u.GetResourceVersion(), u.GetGeneration(), phase, revision, weight, b.String())
-		}
+		r.recordWrite(s.last, u, now)
 	}
 	s.last = u
 	if c := conds["Synced"]; c.Status == "False" {
@@ -450,6 +427,42 @@ func (r *run) observe(u *unstructured.Unstructured) {
 	if !r.bump.IsZero() && s.done.IsZero() && succeeded && revision == RevisionBump && spec == RevisionBump {
 		s.done = now
 	}
+}
+
+// recordWrite records a new version of a CanaryRoute: a step moved back or
+// restarted within a revision, the fields it changed, and, for the traced
+// CanaryRoute, what they now hold. The caller holds r.mu.
+func (r *run) recordWrite(last, u *unstructured.Unstructured, now time.Time) {
+	r.writes++
+	ro, _, _ := unstructured.NestedMap(u.Object, "status", "rollout")
+	revision, _ := ro["revision"].(string)
+	step, hasStep := ro["step"].(int64)
+	started, _ := ro["stepStartedAt"].(string)
+	if prev := progressOf(last); hasStep && prev.revision == revision && revision != "" {
+		switch {
+		case step < prev.step:
+			r.back++
+		case step == prev.step && started != prev.started && prev.started != "":
+			r.restarted++
+		}
+	}
+	paths := changed("", last.Object, u.Object)
+	for _, p := range paths {
+		r.churn[p]++
+	}
+	if u.GetName() != r.o.Trace {
+		return
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		if strings.HasSuffix(p, "lastTransitionTime") {
+			continue
+		}
+		fmt.Fprintf(&b, "\n    %s: %v", p, lookup(u.Object, p))
+	}
+	r.o.Logf("scale: trace %s at %s (rv %s, generation %d, rollout %v/%v/%v):%s", u.GetName(), now.Sub(r.start).Round(10*time.Millisecond),
+		u.GetResourceVersion(), u.GetGeneration(), ro["phase"], revision, ro["canaryWeight"], b.String())
 }
 
 // await waits until every CanaryRoute is done by a phase's measure,
