@@ -391,8 +391,8 @@ func verdictsOf(verdicts []xr.AnalysisVerdict, steps int) []xr.AnalysisVerdict {
 	return out
 }
 
-// maxVerdicts bounds status.rollout.analysis: 32 steps of 4 analyses.
-const maxVerdicts = 128
+// maxVerdicts bounds status.rollout.analysis, as the XRDs do.
+const maxVerdicts = xr.MaxVerdicts
 
 // terminal is a rollout that sends nothing to the canary.
 func terminal(cur xr.RolloutStatus, phase xr.Phase, reason, msg string) Decision {

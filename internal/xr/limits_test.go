@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
 )
 
 // TestLimitsMatchTheXRDs holds the limits the parser checks before decoding
@@ -17,23 +19,7 @@ import (
 // server store what no run can compose.
 func TestLimitsMatchTheXRDs(t *testing.T) {
 	for _, file := range []string{"canaryroute-namespaced.yaml", "canaryroute-cluster.yaml"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "example", "definitions", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var xrd struct {
-			Spec struct {
-				Versions []struct {
-					Schema struct {
-						OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
-					} `json:"schema"`
-				} `json:"versions"`
-			} `json:"spec"`
-		}
-		if err := yaml.Unmarshal(b, &xrd); err != nil {
-			t.Fatal(err)
-		}
-		root := xrd.Spec.Versions[0].Schema.OpenAPIV3Schema
+		root := xrdSchema(t, file)
 		for pattern, limit := range specLimits {
 			if file == "canaryroute-namespaced.yaml" && pattern == "spec.namespace" {
 				continue // Only cluster-scoped XRs name the route's namespace.
@@ -51,6 +37,95 @@ func TestLimitsMatchTheXRDs(t *testing.T) {
 			if got != limit {
 				t.Errorf("%s: %s has %s %d; the function limits it to %d", file, pattern, which, got, limit)
 			}
+		}
+	}
+}
+
+// TestStatusLimitsAdmitTheXRDs: the function reads its own status back on
+// every run, so it must admit every status the XRDs admit: a list, map or
+// string of status.rollout or status.route that the API server accepts but
+// the parser refuses would make every later run a Fatal, which never
+// updates status, so the XR could never recover.
+func TestStatusLimitsAdmitTheXRDs(t *testing.T) {
+	for _, file := range []string{"canaryroute-namespaced.yaml", "canaryroute-cluster.yaml"} {
+		root := xrdSchema(t, file)
+		for _, k := range []string{"rollout", "route"} {
+			node, ok := schemaAt(root, "status."+k)
+			if !ok {
+				t.Fatalf("%s: no schema for status.%s", file, k)
+			}
+			walkSchema(node, "status."+k, func(pattern string, node map[string]any) {
+				typ, _ := node["type"].(string)
+				def := 0
+				switch typ {
+				case "array":
+					def = bounds.DefaultItems
+				case "string":
+					def = bounds.DefaultString
+				case "object":
+					if node["additionalProperties"] == nil {
+						return // Fields of their own: no items to count.
+					}
+					def = bounds.DefaultItems
+				default:
+					return
+				}
+				function := def
+				if l, ok := statusLimits[pattern]; ok {
+					function = l
+				}
+				if _, ok := node["enum"]; ok || node["format"] == "date-time" {
+					return // Bounded by its values.
+				}
+				xrd, which := xrdLimit(node)
+				if which == "" {
+					t.Errorf("%s: %s (%s) is unbounded in the XRD; the function reads at most %d", file, pattern, typ, function)
+					return
+				}
+				if xrd > function {
+					t.Errorf("%s: %s has %s %d in the XRD; the function reads at most %d, so a status the API server accepts would make every run a Fatal", file, pattern, which, xrd, function)
+				}
+			})
+		}
+	}
+}
+
+// xrdSchema is the OpenAPI schema of an XRD of example/definitions.
+func xrdSchema(t *testing.T, file string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "example", "definitions", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xrd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &xrd); err != nil {
+		t.Fatal(err)
+	}
+	return xrd.Spec.Versions[0].Schema.OpenAPIV3Schema
+}
+
+// walkSchema calls fn for a schema and every schema below it, with its
+// bounds pattern (status.rollout.analysis[*].name).
+func walkSchema(node map[string]any, pattern string, fn func(pattern string, node map[string]any)) {
+	fn(pattern, node)
+	if props, ok := node["properties"].(map[string]any); ok {
+		for name, p := range props {
+			if child, ok := p.(map[string]any); ok {
+				walkSchema(child, pattern+"."+name, fn)
+			}
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties"} {
+		if child, ok := node[k].(map[string]any); ok {
+			walkSchema(child, pattern+"[*]", fn)
 		}
 	}
 }

@@ -82,6 +82,17 @@ var specLimits = bounds.Limits{
 	"spec.traffic.retry":                   63,
 }
 
+// MaxVerdicts bounds status.rollout.analysis: 32 steps of 4 analyses.
+const MaxVerdicts = maxSteps * maxStepAnalysis
+
+// statusLimits are the sizes of the status fields the function reads back,
+// where they are not package bounds' defaults: at least what the XRDs
+// admit, so that no status a run writes, or the API server accepts, makes
+// the next run fail (TestStatusLimitsAdmitTheXRDs).
+var statusLimits = bounds.Limits{
+	"status.rollout.analysis": MaxVerdicts,
+}
+
 // checkBounds checks the sizes of the spec fields the function reads, and
 // of status.rollout and status.route; nothing else in the XR is its
 // business.
@@ -96,7 +107,7 @@ func checkBounds(specPath *field.Path, spec map[string]any, status any) field.Er
 	}
 	if st, ok := status.(map[string]any); ok {
 		for _, k := range []string{"rollout", "route"} {
-			errs = append(errs, bounds.Check(field.NewPath("status", k), st[k], nil)...)
+			errs = append(errs, bounds.Check(field.NewPath("status", k), st[k], statusLimits)...)
 		}
 	}
 	return errs
