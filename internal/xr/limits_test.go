@@ -56,7 +56,7 @@ func TestStatusLimitsAdmitTheXRDs(t *testing.T) {
 			}
 			walkSchema(node, "status."+k, func(pattern string, node map[string]any) {
 				typ, _ := node["type"].(string)
-				def := 0
+				var def int
 				switch typ {
 				case "array":
 					def = bounds.DefaultItems
