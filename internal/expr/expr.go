@@ -19,9 +19,11 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/env"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
 )
 
@@ -29,16 +31,19 @@ import (
 const (
 	// MaxLength is the longest expression text, in bytes.
 	MaxLength = 1024
-	// CostLimit bounds one evaluation: about a hundred thousand
-	// operations, far beyond any check of an object's status, and a few
-	// milliseconds at most.
-	CostLimit = 100_000
+	// CostLimit bounds one evaluation: about ten thousand operations, far
+	// beyond any check of an object's status (a filter over a thousand
+	// items costs about five thousand), and a few milliseconds at most. CEL
+	// keeps the cost of a comprehension on a stack it searches on every
+	// iteration, so an evaluation's time grows with the square of its cost:
+	// the limit is kept low for that (BenchmarkWorstEvaluation).
+	CostLimit = 10_000
 	// CacheSize is how many distinct compiled expressions are kept.
 	CacheSize = 512
 	// RunBudget bounds the cost of every evaluation of one run together:
 	// a run evaluates at most this much, plus one evaluation's CostLimit,
 	// whatever the number of gates and analysis templates.
-	RunBudget = 300_000
+	RunBudget = 40_000
 	// MaxMatchWork bounds one matches() call: the string's length times
 	// the size of the pattern's program. Go's regular expressions run in
 	// linear time, but that time is the product of the two, and CEL's cost
@@ -62,6 +67,7 @@ const (
 const (
 	overloadMatches       = "bounded_matches"
 	overloadMatchesMember = "bounded_string_matches"
+	overloadIn            = "charged_in"
 )
 
 // Variable is the name the observed object is bound to.
@@ -98,6 +104,24 @@ func (p *Program) Eval(ctx context.Context, budget *Budget, object map[string]an
 		return false, fmt.Errorf("the expression returned %s, not a bool", out.Type().TypeName())
 	}
 	return bool(b), nil
+}
+
+// Missing reports whether an evaluation error says only that the object
+// does not have a field, a key or a list element yet (CEL's "no such key",
+// "no such attribute" and "index out of bounds"): the object is not there
+// yet, as opposed to an expression that cannot be judged (the cost limit,
+// a spent budget, a value of another type, a result that is not a bool).
+func Missing(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	for _, prefix := range []string{"no such key:", "no such attribute", "index out of bounds:"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // A Budget is what is left of a run's evaluation cost. Its zero value is a
@@ -154,10 +178,17 @@ func NewCompiler(size int) (*Compiler, error) {
 		cel.Variable(Variable, cel.MapType(cel.StringType, cel.DynType)),
 		// The standard library's matches() is replaced by one whose work
 		// is bounded and charged (see MaxMatchWork).
-		cel.StdLib(cel.StdLibSubset(env.NewLibrarySubset().AddExcludedFunctions(&env.Function{Name: overloads.Matches}))),
+		// So is `in`: CEL's has an overload for lists and one for maps, and
+		// on values of dyn type (all of an object's) the interpreter cannot
+		// tell which applies until it runs, so no cost could be charged to
+		// it. One overload of dyn operands is charged by the list's size.
+		cel.StdLib(cel.StdLibSubset(env.NewLibrarySubset().AddExcludedFunctions(
+			&env.Function{Name: overloads.Matches}, &env.Function{Name: operators.In}))),
 		cel.Function(overloads.Matches,
 			cel.Overload(overloadMatches, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType, cel.BinaryBinding(boundedMatch)),
 			cel.MemberOverload(overloadMatchesMember, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType, cel.BinaryBinding(boundedMatch))),
+		cel.Function(operators.In,
+			cel.Overload(overloadIn, []*cel.Type{cel.DynType, cel.DynType}, cel.BoolType, cel.BinaryBinding(contains))),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the CEL environment: %w", err)
@@ -219,7 +250,10 @@ func (c *Compiler) compile(text string) (*Program, error) {
 		cel.CostLimit(CostLimit),
 		cel.CostTrackerOptions(
 			interpreter.OverloadCostTracker(overloadMatches, matchCost),
-			interpreter.OverloadCostTracker(overloadMatchesMember, matchCost)),
+			interpreter.OverloadCostTracker(overloadMatchesMember, matchCost),
+			interpreter.OverloadCostTracker(overloads.Equals, comparisonCost),
+			interpreter.OverloadCostTracker(overloads.NotEquals, comparisonCost),
+			interpreter.OverloadCostTracker(overloadIn, inCost)),
 		cel.InterruptCheckFrequency(interruptEvery),
 		// Not OptOptimize: it would replace matches() of a constant pattern
 		// with one that is not bounded.
@@ -282,6 +316,80 @@ func matchCost(args []ref.Val, _ ref.Val) *uint64 {
 		}
 	}
 	return &cost
+}
+
+// comparisonCost charges == and != by the values they may visit: the
+// smaller side, counted deep. CEL charges them by the number of top-level
+// items alone, so two lists of a thousand objects each would cost a hundred
+// and compare every field of every object.
+func comparisonCost(args []ref.Val, _ ref.Val) *uint64 {
+	cost := uint64(1)
+	if len(args) == 2 {
+		cost = max(cost, min(deepSize(args[0]), deepSize(args[1]))/comparisonsPerUnit)
+	}
+	return &cost
+}
+
+// inCost charges x in list by the values it may visit: every item of the
+// list, counted deep, since each may be compared with x (CEL charges it by
+// the number of items alone). A key looked up in a map costs one.
+func inCost(args []ref.Val, _ ref.Val) *uint64 {
+	cost := uint64(1)
+	if len(args) == 2 {
+		if _, ok := args[1].(traits.Lister); ok {
+			cost = max(cost, deepSize(args[1])/comparisonsPerUnit)
+		}
+	}
+	return &cost
+}
+
+// contains is `in`: whether a list holds a value, or a map a key, as CEL's
+// own in_list and in_map say.
+func contains(value, container ref.Val) ref.Val {
+	switch c := container.(type) {
+	case traits.Lister:
+		return c.Contains(value)
+	case traits.Mapper:
+		return c.Contains(value)
+	default:
+		return types.NoSuchOverloadErr()
+	}
+}
+
+// comparisonsPerUnit is how many values a comparison visits for one unit of
+// cost: CEL's own factor for traversing a string (0.1 a byte).
+const comparisonsPerUnit = 10
+
+// deepSize counts a value's scalars, lists and maps, deep, up to
+// CostLimit*comparisonsPerUnit: a count that large is past the limit of any
+// evaluation already, so the walk, which is as long as the count, is bounded
+// by what it charges.
+func deepSize(v ref.Val) uint64 {
+	limit := uint64(CostLimit * comparisonsPerUnit)
+	var n uint64
+	var walk func(v ref.Val)
+	walk = func(v ref.Val) {
+		if n > limit {
+			return
+		}
+		n++
+		switch c := v.(type) {
+		case traits.Mapper:
+			for it := c.Iterator(); it.HasNext() == types.True && n <= limit; {
+				k := it.Next()
+				walk(k)
+				if val, ok := c.Find(k); ok {
+					walk(val)
+				}
+			}
+		case traits.Lister:
+			for it := c.Iterator(); it.HasNext() == types.True && n <= limit; {
+				walk(it.Next())
+			}
+		}
+	}
+	walk(v)
+	return n
 }
 
 // A pattern is a compiled regular expression and the size of its program.

@@ -121,6 +121,81 @@ func TestCostLimit(t *testing.T) {
 	}
 }
 
+// heavyObject holds two lists of n objects and a list of 100 indexes:
+// what a tenant can write into any object a gate reads.
+func heavyObject(n int) map[string]any {
+	mk := func() []any {
+		l := make([]any, n)
+		for i := range l {
+			l[i] = map[string]any{"k": "value", "n": float64(i)}
+		}
+		return l
+	}
+	idx := make([]any, 100)
+	for i := range idx {
+		idx[i] = float64(i)
+	}
+	return map[string]any{"status": map[string]any{"a": mk(), "b": mk(), "idx": idx}}
+}
+
+// TestComparisonsChargedByWork: CEL charges == and `in` by the number of
+// top-level items, and compares every field of every item: the function
+// charges them by the values they may visit, so comparisons of large
+// values reach the cost limit instead of running for seconds.
+func TestComparisonsChargedByWork(t *testing.T) {
+	c, err := NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, small := heavyObject(20_000), heavyObject(3)
+	cases := map[string]struct {
+		reason string
+		text   string
+		object map[string]any
+		want   bool // the result when it is within the limit
+		limit  bool // the cost limit stops it
+	}{
+		"EqualBigLists": {
+			reason: "Two lists of 20,000 objects compared: 120,000 values, past the limit.",
+			text:   "object.status.a == object.status.b", object: big, limit: true,
+		},
+		"EqualBigListsInALoop": {
+			reason: "The same comparison a hundred times.",
+			text:   "object.status.idx.all(i, object.status.a == object.status.b)", object: big, limit: true,
+		},
+		"InBigList": {
+			reason: "An object looked for in a list of 20,000 objects, a hundred times.",
+			text:   "object.status.idx.all(i, object.status.a[19999] in object.status.b)", object: big, limit: true,
+		},
+		"NotEqualEmpty": {
+			reason: "A big list against an empty one costs the smaller side: nothing to walk.",
+			text:   "object.status.idx.all(i, object.status.a != [])", object: big, want: true,
+		},
+		"EqualSmallLists": {
+			reason: "Small comparisons stay cheap.",
+			text:   "object.status.a == object.status.b && object.status.a[0] in object.status.b", object: small, want: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := c.Compile(tc.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Eval(context.Background(), &Budget{}, tc.object)
+			if tc.limit {
+				if err == nil || !strings.Contains(err.Error(), "cost limit exceeded") {
+					t.Errorf("%s\nEval(%q) = %v, %v; want the cost limit", tc.reason, tc.text, got, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("%s\nEval(%q) = %v, %v; want %v", tc.reason, tc.text, got, err, tc.want)
+			}
+		})
+	}
+}
+
 func TestCacheIsBounded(t *testing.T) {
 	c, err := NewCompiler(2)
 	if err != nil {
@@ -324,6 +399,45 @@ func BenchmarkCompile(b *testing.B) {
 
 // FuzzExpression compiles arbitrary text and evaluates what compiles against
 // an arbitrary JSON object: never a panic, and never more work than the cost
+
+// BenchmarkWorstEvaluation measures the slowest evaluations known, each
+// stopped by the cost limit: a filter over 40,000 items (CEL keeps a
+// comprehension's cost on a stack it searches on every iteration, so the
+// time grows with the square of the cost), and comparisons of large lists.
+// docs/performance.md records the figures.
+func BenchmarkWorstEvaluation(b *testing.B) {
+	c, err := NewCompiler(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	samples := make([]any, 40_000)
+	for i := range samples {
+		samples[i] = map[string]any{"code": float64(200 + 303*(i%2))}
+	}
+	big := heavyObject(20_000)
+	for name, tc := range map[string]struct {
+		text   string
+		object map[string]any
+	}{
+		"Filter":    {"object.status.samples.filter(s, s.code >= 500).size() > 5", map[string]any{"status": map[string]any{"samples": samples}}},
+		"NestedAll": {"object.status.samples.all(a, object.status.samples.all(b, a.code >= 0))", map[string]any{"status": map[string]any{"samples": samples}}},
+		"Equal":     {"object.status.idx.all(i, object.status.a == object.status.b)", big},
+		"In":        {"object.status.idx.all(i, object.status.a[19999] in object.status.b)", big},
+	} {
+		b.Run(name, func(b *testing.B) {
+			p, err := c.Compile(tc.text)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := p.Eval(context.Background(), nil, tc.object); err == nil {
+					b.Fatal("the evaluation ended within the cost limit")
+				}
+			}
+		})
+	}
+}
+
 // limit allows.
 func FuzzExpression(f *testing.F) {
 	f.Add("object.status.succeeded > 0", `{"status":{"succeeded":1}}`)

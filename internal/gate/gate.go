@@ -74,14 +74,20 @@ func Condition(obj map[string]any, typ string) *metav1.Condition {
 
 // Judge evaluates an object's successWhen and failWhen within the run's
 // budget. An evaluation error (a field not there yet, a value of another
-// type, a spent budget) is no verdict: it holds, and says why.
+// type, a spent budget) is no verdict: it holds, and says why. A failWhen
+// that reads a field, key or list element the object does not have yet
+// says only that the object has not failed; any other error of failWhen
+// holds too, since a failure it would have found must never pass a step.
 func Judge(ctx context.Context, budget *expr.Budget, successWhen, failWhen *expr.Program, object map[string]any) rollout.Check {
 	var c rollout.Check
 	if failWhen != nil {
-		// A failWhen that cannot be evaluated yet says nothing: the object
-		// has not failed.
-		if failed, err := failWhen.Eval(ctx, budget, object); err == nil && failed {
+		failed, err := failWhen.Eval(ctx, budget, object)
+		switch {
+		case err == nil && failed:
 			c.Failed = true
+			return c
+		case err != nil && !expr.Missing(err):
+			c.Err = "failWhen cannot be evaluated: " + err.Error()
 			return c
 		}
 	}

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -304,6 +305,102 @@ func TestObserveAnalysis(t *testing.T) {
 			got := ObserveAnalysis(context.Background(), &expr.Budget{}, traffic, "podinfo", tc.observed, programs)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nObserveAnalysis(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestJudge: successWhen and failWhen, and what an evaluation error means.
+// failWhen may read what the object does not have yet (a Job's
+// status.failed, absent until a Pod fails); any other error of failWhen
+// holds: a failure it could not see must never pass a step.
+func TestJudge(t *testing.T) {
+	c, err := expr.NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compile := func(text string) *expr.Program {
+		if text == "" {
+			return nil
+		}
+		p, err := c.Compile(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// 40,000 samples, 4,000 of them errors: a filter over them is past the
+	// cost limit.
+	samples := make([]any, 40_000)
+	for i := range samples {
+		code := int64(200)
+		if i%10 == 0 {
+			code = 503
+		}
+		samples[i] = map[string]any{"code": code}
+	}
+	cases := map[string]struct {
+		reason      string
+		successWhen string
+		failWhen    string
+		object      map[string]any
+		want        rollout.Check
+		wantErr     string // a prefix of Check.Err
+	}{
+		"Success": {
+			reason:      "successWhen true, failWhen false: success.",
+			successWhen: "object.status.succeeded > 0", failWhen: "object.status.failed > 0",
+			object: map[string]any{"status": map[string]any{"succeeded": int64(1), "failed": int64(0)}},
+			want:   rollout.Check{Success: true},
+		},
+		"FailedWins": {
+			reason:      "failWhen true fails, whatever successWhen says.",
+			successWhen: "object.status.succeeded > 0", failWhen: "object.status.failed > 0",
+			object: map[string]any{"status": map[string]any{"succeeded": int64(1), "failed": int64(1)}},
+			want:   rollout.Check{Failed: true},
+		},
+		"FailWhenFieldNotThereYet": {
+			reason:      "A failWhen reading a field the object does not have yet has not failed.",
+			successWhen: "object.status.succeeded > 0", failWhen: "object.status.failed > 0",
+			object: map[string]any{"status": map[string]any{"succeeded": int64(1)}},
+			want:   rollout.Check{Success: true},
+		},
+		"FailWhenElementNotThereYet": {
+			reason:      "Nor has a failWhen reading a list element that is not there yet.",
+			successWhen: "true", failWhen: "object.status.conditions[0].status == 'False'",
+			object: map[string]any{"status": map[string]any{"conditions": []any{}}},
+			want:   rollout.Check{Success: true},
+		},
+		"FailWhenNotBool": {
+			reason:      "A failWhen whose result is no bool cannot say whether the object failed: it holds.",
+			successWhen: "true", failWhen: "object.status.failed",
+			object:  map[string]any{"status": map[string]any{"failed": int64(3)}},
+			wantErr: "failWhen cannot be evaluated: the expression returned int, not a bool",
+		},
+		"FailWhenOverCostLimit": {
+			reason:      "A failWhen stopped by the cost limit holds: the failures it would have counted must not pass the step.",
+			successWhen: "object.status.phase == 'Completed'", failWhen: "object.status.samples.filter(s, s.code >= 500).size() > 5",
+			object:  map[string]any{"status": map[string]any{"phase": "Completed", "samples": samples}},
+			wantErr: "failWhen cannot be evaluated:",
+		},
+		"SuccessWhenError": {
+			reason:      "A successWhen that cannot be evaluated holds, with the error.",
+			successWhen: "object.status.phase == 'Completed'", failWhen: "",
+			object:  map[string]any{"status": map[string]any{}},
+			wantErr: "no such key: phase",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Judge(context.Background(), &expr.Budget{}, compile(tc.successWhen), compile(tc.failWhen), tc.object)
+			if tc.wantErr != "" {
+				if got.Success || got.Failed || !strings.HasPrefix(got.Err, tc.wantErr) {
+					t.Errorf("%s\nJudge(...) = %+v, want it to hold with an error starting %q", tc.reason, got, tc.wantErr)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nJudge(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
