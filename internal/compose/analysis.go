@@ -97,11 +97,14 @@ func (p *Plan) AnalysisObjects(step int32, names []string, retry string, observe
 }
 
 // sameAnalysis reports whether an observed analysis object is the one
-// composed now: the same name and namespace, the same labels of the
-// function's, and not being deleted.
+// composed now: the same kind, name and namespace, the same labels of the
+// function's, and not being deleted. A template whose kind changed keeps
+// its key: the old object is left out for a run, so Crossplane deletes it
+// instead of leaving it behind while the new one is composed.
 func sameAnalysis(observed map[string]any, want *unstructured.Unstructured) bool {
 	o := unstructured.Unstructured{Object: observed}
-	if o.GetDeletionTimestamp() != nil || o.GetName() != want.GetName() || o.GetNamespace() != want.GetNamespace() {
+	if o.GetDeletionTimestamp() != nil || o.GetName() != want.GetName() || o.GetNamespace() != want.GetNamespace() ||
+		o.GetAPIVersion() != want.GetAPIVersion() || o.GetKind() != want.GetKind() {
 		return false
 	}
 	have, wantLabels := o.GetLabels(), want.GetLabels()

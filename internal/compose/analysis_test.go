@@ -25,6 +25,8 @@ func TestAnalysisObjects(t *testing.T) {
 		}
 		return objs[0].Object.(*unstructured.Unstructured).Object //nolint:forcetypeassert // Analysis objects are unstructured.
 	}
+	probe := fresh(0, "")
+	probe["apiVersion"], probe["kind"] = "example.org/v1", "Probe"
 	deleting := unstructured.Unstructured{Object: fresh(0, "")}
 	deleting.SetDeletionTimestamp(&metav1.Time{Time: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)})
 
@@ -72,6 +74,10 @@ func TestAnalysisObjects(t *testing.T) {
 			reason: "A retried attempt's object has a name of its own, hashed, and its retry label.",
 			step:   0, retry: "1",
 			want: []want{{name: AnalysisName("podinfo", "v2", 0, "smoke", "1"), labels: labels("0", "1")}},
+		},
+		"KindChanged": {
+			reason: "The object of a template whose kind changed (a Job, now a Probe) is left out the same way: under the same key, Crossplane would otherwise keep the old object and compose the new one beside it.",
+			step:   0, observed: map[Key]map[string]any{AnalysisKey("smoke"): probe},
 		},
 		"Deleting": {
 			reason: "An object being deleted is not composed over: the next run composes the new one once it is gone.",

@@ -122,6 +122,11 @@ func ObserveAnalysis(ctx context.Context, budget *expr.Budget, traffic xr.Traffi
 		if err != nil || labels[compose.LabelRoute] != xr.LabelValue(routeName) {
 			continue
 		}
+		// An object of another kind than the template's is an earlier
+		// template's, which this one's expressions do not judge.
+		if apiVersion, kind := templateKind(a); u.GetAPIVersion() != apiVersion || u.GetKind() != kind {
+			continue
+		}
 		o := rollout.AnalysisObservation{
 			Name:         a.Name,
 			Revision:     labels[compose.LabelRevision],
@@ -136,4 +141,11 @@ func ObserveAnalysis(ctx context.Context, budget *expr.Budget, traffic xr.Traffi
 		out = append(out, o)
 	}
 	return out
+}
+
+// templateKind is the apiVersion and kind of an analysis template.
+func templateKind(a xr.AnalysisTemplate) (string, string) {
+	apiVersion, _ := a.Template["apiVersion"].(string)
+	kind, _ := a.Template["kind"].(string)
+	return apiVersion, kind
 }

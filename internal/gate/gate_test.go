@@ -256,9 +256,10 @@ func TestObserveAnalysis(t *testing.T) {
 		}
 		return p
 	}
+	jobTemplate := map[string]any{"apiVersion": "batch/v1", "kind": "Job"}
 	traffic := xr.Traffic{Analysis: []xr.AnalysisTemplate{
-		{Name: "smoke", SuccessWhen: "object.status.succeeded > 0", FailWhen: "object.status.failed > 0"},
-		{Name: "load", SuccessWhen: "object.status.succeeded > 0"},
+		{Name: "smoke", Template: jobTemplate, SuccessWhen: "object.status.succeeded > 0", FailWhen: "object.status.failed > 0"},
+		{Name: "load", Template: jobTemplate, SuccessWhen: "object.status.succeeded > 0"},
 	}}
 	job := func(labels, status string) map[string]any {
 		return fromYAML(t, `{apiVersion: batch/v1, kind: Job, metadata: {name: j, namespace: test, labels: `+labels+`}, status: `+status+`}`)
@@ -294,6 +295,14 @@ func TestObserveAnalysis(t *testing.T) {
 		"NoStep": {
 			reason:   "An object without a step label is ignored.",
 			observed: map[compose.Key]map[string]any{compose.AnalysisKey("load"): job(`{canaryroute.fn.crossplane.io/route: podinfo}`, `{succeeded: 1}`)},
+		},
+		"OtherKind": {
+			reason: "An object of another kind than its template's is an earlier template's (the kind changed): not judged by this one's expressions.",
+			observed: map[compose.Key]map[string]any{compose.AnalysisKey("smoke"): func() map[string]any {
+				o := job(labels, `{succeeded: 1}`)
+				o["apiVersion"], o["kind"] = "example.org/v1", "Probe"
+				return o
+			}()},
 		},
 		"UnknownTemplate": {
 			reason:   "An object under the key of a template the spec no longer has is ignored.",

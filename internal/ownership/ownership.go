@@ -41,8 +41,12 @@ func Check(xr Composite, targets []compose.Target, existing func(compose.Key) []
 	for _, t := range targets {
 		for _, obj := range existing(t.Key) {
 			// Guards against a requirement that Crossplane resolved to
-			// another object than the one asked for.
-			if obj.GetName() != t.Name || obj.GetNamespace() != t.Namespace || OwnedBy(obj, xr) {
+			// another object than the one asked for. An object without a
+			// namespace is the target, of a cluster-scoped kind (an
+			// analysis template may be one): Crossplane fetches it by name
+			// whatever namespace it was asked for.
+			ns := obj.GetNamespace()
+			if obj.GetName() != t.Name || (ns != t.Namespace && ns != "") || OwnedBy(obj, xr) {
 				continue
 			}
 			problems = append(problems, fmt.Sprintf(errNotOursFmt, t, LabelComposite, xr.Name))

@@ -112,6 +112,13 @@ func TestCheck(t *testing.T) {
 				compose.KeyServicePrimary: {obj("Service", "other", "podinfo-primary", theirs())},
 			}},
 		},
+		"ClusterScoped": {
+			reason: "An object of the target's name without a namespace is the target, of a kind that is cluster-scoped: Crossplane fetches such a kind by name whatever namespace it was asked for, and composing it would take it over.",
+			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
+				"route-httproute": {obj("HTTPRoute", "", "podinfo", nil)},
+			}},
+			want: takeover + notOurRoute,
+		},
 		"KeyOfNoTarget": {
 			reason: "Objects fetched under a key that is no target are not looked at.",
 			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
