@@ -170,7 +170,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	// never composed over an object another owner manages either.
 	var analysisObjs []compose.Object
 	if step := decision.Status.Step; step != nil && len(decision.Analysis) > 0 {
-		analysisObjs = plan.AnalysisObjects(*step, decision.Analysis, decision.Status.Retry, observedAnalysis)
+		analysisObjs = plan.AnalysisObjects(*step, decision.Analysis, decision.Status.Attempt, observedAnalysis)
 	}
 	analysisTargets := plan.AnalysisTargets(analysisObjs)
 	if err := ownership.Check(r.owner, analysisTargets, existing(r.required)); err != nil {

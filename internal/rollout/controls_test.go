@@ -67,6 +67,7 @@ func TestDecideControls(t *testing.T) {
 		compose  []string
 		promoted string
 		retry    string
+		attempt  string
 		events   []Event
 	}
 	cases := map[string]struct {
@@ -324,7 +325,7 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Retry = "2"
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonRetried, weight: 10, retry: "2", compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonRetried, weight: 10, retry: "2", attempt: "2", compose: []string{"smoke"},
 				message: "holding step 0 (10%): the route carries 0%, not 10%",
 				events:  []Event{{Reason: ReasonRetried, Message: "retry 2: the rollout of revision v2 restarted at step 0 (10%)"}},
 			},
@@ -342,14 +343,43 @@ func TestDecideControls(t *testing.T) {
 			want: want{phase: xr.PhaseFailed, reason: ReasonAnalysisFailed, weight: 0, retry: "2", message: "analysis smoke of step 0 failed"},
 		},
 		"RetryRecordedWithNothingToRetry": {
-			reason: "A retry value seen while nothing failed is recorded, so that it never restarts a later failure by itself.",
+			reason: "A retry value seen while nothing failed is recorded, so that it never restarts a later failure by itself; the attempt stays, so the running analysis is kept.",
 			in: controlsIn(func(in *Input) {
-				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(10*time.Second), routeAt(10)
+				in.Previous, in.Now, in.RouteAtWeight = at0(0, func(s *xr.RolloutStatus) { s.Retry, s.Attempt = "2", "2" }), at(10*time.Second), routeAt(10)
 				in.Traffic.Retry = "3"
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, retry: "3", compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, retry: "3", attempt: "2", compose: []string{"smoke"},
 				message: "holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
+			},
+		},
+		"RetryWrittenWhileAnalysisRuns": {
+			reason: "A retry written while a step's analysis runs judges the running object (labelled with the attempt), which passes the step: nothing restarts.",
+			in: controlsIn(func(in *Input) {
+				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(2*time.Minute), routeAt(10)
+				in.Analysis = []AnalysisObservation{smoke(0, Check{Success: true})}
+				in.Traffic.Retry = "3"
+			}),
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50, retry: "3",
+				analysis: []xr.AnalysisVerdict{{Name: "smoke", Step: 0, Verdict: xr.VerdictPassed, Time: metav1.Time{Time: at(2 * time.Minute)}}},
+				message:  "holding step 1 (50%): the route carries 10%, not 50%",
+				events: []Event{
+					{Reason: EventAnalysisPassed, Message: "analysis smoke of revision v2 passed"},
+					{Reason: ReasonAdvanced, Message: "rollout of revision v2 advanced to step 1 (50%)"},
+				},
+			},
+		},
+		"NewRevisionFirstAttempt": {
+			reason: "A new revision starts its first attempt, whatever retried the last one.",
+			in: controlsIn(func(in *Input) {
+				in.Previous = at0(2, func(s *xr.RolloutStatus) { s.Revision, s.Retry, s.Attempt, s.Phase = "v1", "2", "2", xr.PhaseSucceeded })
+				in.Now, in.RouteAtWeight = at(time.Hour), routeAt(100)
+			}),
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonStarted, weight: 10, retry: "2", compose: []string{"smoke"},
+				message: "holding step 0 (10%): the route carries 100%, not 10%",
+				events:  []Event{{Reason: ReasonStarted, Message: "rollout of revision v2 started at step 0 (10%)"}},
 			},
 		},
 	}
@@ -359,7 +389,7 @@ func TestDecideControls(t *testing.T) {
 			s := d.Status
 			got := want{
 				phase: s.Phase, reason: s.Reason, weight: d.CanaryWeight, message: s.Message, awaiting: s.AwaitingApproval,
-				analysis: s.Analysis, compose: d.Analysis, promoted: s.Promoted, retry: s.Retry, events: d.Events,
+				analysis: s.Analysis, compose: d.Analysis, promoted: s.Promoted, retry: s.Retry, attempt: s.Attempt, events: d.Events,
 			}
 			if s.Step != nil {
 				got.step = *s.Step

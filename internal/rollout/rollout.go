@@ -351,6 +351,16 @@ func carried(in Input, why restart) xr.RolloutStatus {
 	if in.Traffic.Retry != "" {
 		cur.Retry = in.Traffic.Retry
 	}
+	// The attempt changes only when a retry restarts the revision, and
+	// starts over with a new revision.
+	switch {
+	case why == restartRetried:
+		cur.Attempt = in.Traffic.Retry
+	case why == restartFirst || why == restartRevision:
+		cur.Attempt = ""
+	case prev != nil:
+		cur.Attempt = prev.Attempt
+	}
 	return cur
 }
 

@@ -356,7 +356,7 @@ func heldAnalysis(in Input, cur xr.RolloutStatus) string {
 func observedAnalysis(in Input, cur xr.RolloutStatus, name string) (AnalysisObservation, bool) {
 	for _, o := range in.Analysis {
 		if o.Name == name && o.Revision == xr.LabelValue(in.Revision) && o.CanaryDigest == in.CanaryDigest &&
-			o.Retry == xr.LabelValue(cur.Retry) && o.Step == *cur.Step && !o.Deleting {
+			o.Retry == xr.LabelValue(cur.Attempt) && o.Step == *cur.Step && !o.Deleting {
 			return o, true
 		}
 	}

@@ -386,8 +386,15 @@ type RolloutStatus struct {
 	// Promoted is the revision that traffic.promote moved to its last step:
 	// a promote acts once.
 	Promoted string `json:"promoted,omitempty"`
-	// Retry is the last traffic.retry value acted on: a retry acts once.
-	Retry   string `json:"retry,omitempty"`
+	// Retry is the last traffic.retry value seen: a retry acts once, and a
+	// value seen while there was nothing to retry never restarts a later
+	// failure by itself.
+	Retry string `json:"retry,omitempty"`
+	// Attempt is the traffic.retry value that started the current attempt
+	// of the revision ("" for its first): analysis objects are labelled and
+	// named with it, so a retry gets objects of its own, and a value written
+	// while nothing is to be retried leaves the running ones alone.
+	Attempt string `json:"attempt,omitempty"`
 	Message string `json:"message,omitempty"`
 }
 
