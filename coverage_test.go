@@ -955,6 +955,40 @@ func TestBackendTLSPolicyTakeoverAndDigest(t *testing.T) {
 	})
 }
 
+// TestBackendTLSNeedsSchemas: under a caller that advertises its
+// capabilities but hands no CRD schemas (Crossplane v2.0 and v2.1), tls is a
+// Fatal naming the field: the run would ask for a BackendTLSPolicy v1, and
+// on a cluster that does not serve it Crossplane fails every reconcile on
+// that request, an emergency abort's too. The abort of such a spec is
+// rescued like any other.
+func TestBackendTLSNeedsSchemas(t *testing.T) {
+	v21 := &fnv1.RequestMeta{Capabilities: []fnv1.Capability{
+		fnv1.Capability_CAPABILITY_CAPABILITIES, fnv1.Capability_CAPABILITY_REQUIRED_RESOURCES, fnv1.Capability_CAPABILITY_CONDITIONS,
+	}}
+	run := func(t *testing.T, xrYAML string, observed map[string]string) *fnv1.RunFunctionResponse {
+		t.Helper()
+		req := testRequest(t, xrYAML, allowTest, observed)
+		req.Meta = v21
+		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
+		rsp, err := f.RunFunction(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rsp
+	}
+	withTLS := coverageXR("HTTPRoute", "", `, tls: {hostname: p.example.com, wellKnownCACertificates: System}`, "", "")
+	rsp := run(t, withTLS, nil)
+	if msg := strings.Join(viewOf(t, rsp).Results, ""); !isFatal(rsp) || !strings.Contains(msg, "spec.primary.tls: Forbidden: a BackendTLSPolicy needs a caller that hands the function CRD schemas") {
+		t.Errorf("tls under Crossplane v2.1: want a Fatal naming spec.primary.tls, got %s", msg)
+	}
+	if got := rsp.GetRequirements().GetResources(); len(got) > 0 {
+		t.Errorf("the Fatal asks for %d objects, the BackendTLSPolicy among them: %v", len(got), got)
+	}
+	if rsp := run(t, coverageXR("HTTPRoute", "", "", "", ""), nil); isFatal(rsp) {
+		t.Errorf("without tls the same caller is refused: %v", viewOf(t, rsp).Results)
+	}
+}
+
 // TestServedVersionsReachedOnClustersThatNeedThem: docs/reference.md,
 // "Versions as the cluster serves them": on a cluster that serves TCPRoute
 // v1alpha2 only (Gateway API before v1.6, example/served-versions) the

@@ -251,14 +251,14 @@ func (f *Function) read(ctx context.Context, req *fnv1.RunFunctionRequest) (*run
 	if err != nil {
 		return nil, err
 	}
-	if r.plan, err = compose.New(cr, pol, compiler, chooseVersions(req, r.selfGVK, cr.Status.Route, f.clock.Now())); err != nil {
+	if r.observed, err = request.GetObservedComposedResources(req); err != nil {
+		return nil, errors.Wrap(err, errRequest)
+	}
+	if r.plan, err = compose.New(cr, pol, compiler, chooseVersions(req, r.selfGVK, cr.Status.Route, r.observed, f.clock.Now())); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, errors.Wrap(err, errDeadline)
-	}
-	if r.observed, err = request.GetObservedComposedResources(req); err != nil {
-		return nil, errors.Wrap(err, errRequest)
 	}
 	return r, nil
 }

@@ -1653,12 +1653,20 @@ func TestCapabilitiesAndServedVersions(t *testing.T) {
 		// versions is status.route.versions, as recorded.
 		versions map[string]any
 	}
+	// The Flagger scenario's route and grant as observed, at a version.
+	observedAt := func(route, grant string) map[string]string {
+		return map[string]string{
+			"route-httproute":           `{apiVersion: gateway.networking.k8s.io/` + route + `, kind: HTTPRoute, metadata: {name: podinfo, namespace: test}}`,
+			"referencegrant-monitoring": `{apiVersion: gateway.networking.k8s.io/` + grant + `, kind: ReferenceGrant, metadata: {name: httproute.podinfo.test, namespace: monitoring}}`,
+		}
+	}
 	cases := map[string]struct {
-		reason  string
-		meta    *fnv1.RequestMeta
-		xr      string
-		schemas map[string]*fnv1.Schema
-		want    want
+		reason   string
+		meta     *fnv1.RequestMeta
+		xr       string
+		observed map[string]string
+		schemas  map[string]*fnv1.Schema
+		want     want
 	}{
 		"NoCapabilities": {
 			reason: "A caller that advertises no capabilities predates them: no schemas are asked for, and the defaults apply.",
@@ -1697,10 +1705,31 @@ func TestCapabilitiesAndServedVersions(t *testing.T) {
 		"VersionsReused": {
 			reason: "status.route.versions read less than ten minutes ago are reused: no schema is asked for, so Crossplane neither fetches nor parses them on this reconcile, and the record stays as it was.",
 			meta:   all,
-			xr:     flaggerXR + "status:\n  route: {kind: HTTPRoute, name: podinfo, namespace: test, versions: {route: v1, referenceGrant: v1, checkedAt: \"2026-12-02T10:00:00Z\"}}\n",
+			xr:       flaggerXR + "status:\n  route: {kind: HTTPRoute, name: podinfo, namespace: test, versions: {route: v1, referenceGrant: v1, checkedAt: \"2026-12-02T10:00:00Z\"}}\n",
+			observed: observedAt("v1", "v1"),
 			want: want{
 				grant: "gateway.networking.k8s.io/v1", route: "gateway.networking.k8s.io/v1",
 				versions: map[string]any{"route": "v1", "referenceGrant": "v1", "checkedAt": "2026-12-02T10:00:00Z"},
+			},
+		},
+		"VersionsNotBorneOut": {
+			reason: "Recorded versions that the observed objects do not bear out (a forged status, or one the cluster no longer serves) are not reused: a version the cluster does not serve would make Crossplane fail every reconcile on the requirement at that version. The schemas are read again.",
+			meta:   all,
+			xr:     flaggerXR + "status:\n  route: {kind: HTTPRoute, name: podinfo, namespace: test, versions: {route: v1, referenceGrant: v1, checkedAt: \"2026-12-02T10:00:00Z\"}}\n",
+			// The grant the cluster holds is v1beta1: it serves no v1.
+			observed: observedAt("v1", "v1beta1"),
+			want: want{
+				schemas: []string{"schema-httproute-v1", "schema-referencegrant-v1", "schema-referencegrant-v1beta1", "schema-self"},
+				grant:   "gateway.networking.k8s.io/v1beta1", route: "gateway.networking.k8s.io/v1",
+			},
+		},
+		"VersionsBeforeTheRoute": {
+			reason: "Nor are they reused before the route exists: nothing bears them out yet.",
+			meta:   all,
+			xr:     flaggerXR + "status:\n  route: {kind: HTTPRoute, name: podinfo, namespace: test, versions: {route: v1, referenceGrant: v1, checkedAt: \"2026-12-02T10:00:00Z\"}}\n",
+			want: want{
+				schemas: []string{"schema-httproute-v1", "schema-referencegrant-v1", "schema-referencegrant-v1beta1", "schema-self"},
+				grant:   "gateway.networking.k8s.io/v1beta1", route: "gateway.networking.k8s.io/v1",
 			},
 		},
 		"VersionsStale": {
@@ -1738,7 +1767,7 @@ func TestCapabilitiesAndServedVersions(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
-			req := testRequest(t, tc.xr, allowMonitoring, nil)
+			req := testRequest(t, tc.xr, allowMonitoring, tc.observed)
 			req.Meta, req.RequiredSchemas = tc.meta, tc.schemas
 			rsp, err := f.RunFunction(context.Background(), req)
 			if err != nil {

@@ -29,6 +29,9 @@ import (
 // capabilities, but not required resources.
 const errNoRequiredResources = "the caller advertises its capabilities but not CAPABILITY_REQUIRED_RESOURCES, which the function needs: it reads the objects it is about to compose (never to compose over another owner's), the gate objects and the claim through required resources. Run it under Crossplane v2.0 or later"
 
+// errTLSWithoutSchemas refuses tls to a caller that hands no CRD schemas.
+const errTLSWithoutSchemas = "a BackendTLSPolicy needs a caller that hands the function CRD schemas (CAPABILITY_REQUIRED_SCHEMAS, Crossplane v2.2 or later), so that it composes one only where the cluster serves BackendTLSPolicy v1 (Gateway API v1.4 or later); under an older Crossplane, remove tls and create the BackendTLSPolicy for the proxy Service yourself"
+
 // checkCapabilities refuses a caller that advertises its capabilities
 // without one the function needs. A caller that advertises none predates
 // capability advertisement (Crossplane before v2.0): it may still answer
@@ -46,9 +49,18 @@ func checkCapabilities(req *fnv1.RunFunctionRequest) error {
 // earlier run read them (status.route.versions), so that Crossplane need
 // not fetch and parse the schemas on every reconcile; else the Input's
 // overrides and the defaults, and the run asks for the schemas.
-func chooseVersions(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, prev *xr.RouteStatus, now time.Time) compose.Chooser {
+func chooseVersions(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, prev *xr.RouteStatus, observed map[resource.Name]resource.ObservedComposed, now time.Time) compose.Chooser {
 	return func(need served.Need, o served.Overrides) (served.Versions, field.ErrorList) {
 		if !request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS) {
+			if need.BackendTLS != nil && request.AdvertisesCapabilities(req) {
+				// Crossplane v2.0 and v2.1. The run asks for the
+				// BackendTLSPolicy it is about to compose; on a cluster
+				// that does not serve its version, Crossplane fails every
+				// reconcile on that request, an emergency abort's too, and
+				// no Input setting can say another version. (A caller that
+				// advertises nothing is judged as checkCapabilities does.)
+				return served.Versions{}, field.ErrorList{field.Forbidden(need.BackendTLS, errTLSWithoutSchemas)}
+			}
 			return served.Choose(need, o, served.Schemas{})
 		}
 		schemas := served.NewSchemas(self, need, func(name string) (map[string]any, bool) {
@@ -61,11 +73,37 @@ func chooseVersions(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, 
 		if schemas.Handed() {
 			return served.Choose(need, o, schemas)
 		}
-		if v, ok := served.Reuse(need, o, recorded(prev), now); ok {
+		if v, ok := served.Reuse(need, o, recorded(prev), now); ok && borneOut(v, need, observed) {
 			return v, nil
 		}
 		return served.Choose(need, o, schemas)
 	}
+}
+
+// borneOut reports whether the composed objects as observed bear out the
+// versions a status records: the route exists at the recorded version, and
+// so does every grant and BackendTLSPolicy observed. Status is anyone's to
+// write who may write the XR's status, and a version it names that the
+// cluster does not serve would make Crossplane fail every reconcile on the
+// requirement for the object at that version, an emergency abort's too,
+// for ten minutes; a route not created yet has the schemas read.
+func borneOut(v served.Versions, need served.Need, observed map[resource.Name]resource.ObservedComposed) bool {
+	routeSeen := false
+	for name, o := range observed {
+		k, apiVersion := compose.Key(name), o.Resource.GetAPIVersion()
+		switch {
+		case k == compose.RouteKey(xr.RouteKind(need.RouteKind)):
+			routeSeen = apiVersion == served.Group+"/"+string(v.Route)
+			if !routeSeen {
+				return false
+			}
+		case k.IsGrant() && apiVersion != served.Group+"/"+string(v.Grant):
+			return false
+		case k.IsBackendTLSPolicy() && apiVersion != served.Group+"/"+v.TLS:
+			return false
+		}
+	}
+	return routeSeen
 }
 
 // recorded are the versions status.route records.
