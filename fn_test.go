@@ -1703,8 +1703,8 @@ func TestCapabilitiesAndServedVersions(t *testing.T) {
 			},
 		},
 		"VersionsReused": {
-			reason: "status.route.versions read less than ten minutes ago are reused: no schema is asked for, so Crossplane neither fetches nor parses them on this reconcile, and the record stays as it was.",
-			meta:   all,
+			reason:   "status.route.versions read less than ten minutes ago are reused: no schema is asked for, so Crossplane neither fetches nor parses them on this reconcile, and the record stays as it was.",
+			meta:     all,
 			xr:       flaggerXR + "status:\n  route: {kind: HTTPRoute, name: podinfo, namespace: test, versions: {route: v1, referenceGrant: v1, checkedAt: \"2026-12-02T10:00:00Z\"}}\n",
 			observed: observedAt("v1", "v1"),
 			want: want{
