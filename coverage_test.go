@@ -1080,3 +1080,119 @@ func TestCopiedErrorsReportedOnceForTheUsersRule(t *testing.T) {
 		t.Errorf("the user's own retry error is blamed on, or repeated for, the function's companion rule: %s", msg)
 	}
 }
+
+// TestCoverageFatalsAreBounded: every Fatal lists at most 20 problems,
+// then how many more, and quotes at most 256 characters of any value, the
+// route features' fields included (a refused backend of a rule of its own
+// with a name of 3,000 characters was quoted whole).
+func TestCoverageFatalsAreBounded(t *testing.T) {
+	long := strings.Repeat("a", 3000)
+	var rules strings.Builder
+	for i := range 15 {
+		fmt.Fprintf(&rules, "{name: own%d, matches: [{path: {type: PathPrefix, value: /o%d}}], backendRefs: [%s]}\n    - ", i, i, refusedRefs(16))
+	}
+	cases := map[string]string{
+		"ManyRefusedRuleBackends": coverageXR("HTTPRoute", rules.String()+"{name: api}", "", "", ""),
+		"LongCookiePath":          coverageXR("HTTPRoute", "", "", "", `, sessionAffinity: {cookieName: c, maxAge: 1h, attributes: {path: "/`+long+`;"}}`),
+		"LongCookieDomain":        coverageXR("HTTPRoute", "", "", "", `, sessionAffinity: {cookieName: c, maxAge: 1h, attributes: {domain: "`+long+`"}}`),
+		"LongTLSHostname":         coverageXR("HTTPRoute", "", `, tls: {hostname: "`+long+`", wellKnownCACertificates: System}`, "", ""),
+		"LongRetryBackoff":        coverageXR("HTTPRoute", `{name: api, retry: {backoff: "`+long+`"}}`, "", "", ""),
+		"LongRuleBackendName":     coverageXR("HTTPRoute", `{name: s, matches: [{path: {type: PathPrefix, value: /s}}], backendRefs: [{name: "`+long+`", namespace: kube-system, port: 80}]}`+"\n    - {name: api}", "", "", ""),
+		"LongHostnameRuleBackend": coverageXR("HTTPRoute", `{name: s, matches: [{path: {type: PathPrefix, value: /s}}], backendRefs: [{group: networking.istio.io, kind: Hostname, name: "`+long+`.metadata", port: 80}]}`+"\n    - {name: api}", "", "", ""),
+		"LongSessionName":         coverageXR("GRPCRoute", "", "", "", `, sessionAffinity: {cookieName: "`+long+`", maxAge: 1h, mode: SessionPersistence}`),
+	}
+	for name, x := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, rsp := attackRun(t, x, allowTest, nil, nil)
+			if !isFatal(rsp) {
+				t.Fatalf("accepted: %v", viewOf(t, rsp).Results)
+			}
+			for _, r := range rsp.GetResults() {
+				msg := r.GetMessage()
+				if strings.Contains(msg, strings.Repeat("a", 257)) {
+					t.Errorf("a %s result quotes more than 256 characters of a value (%d characters in all)", r.GetSeverity(), len(msg))
+				}
+				if n := strings.Count(msg, "spec."); n > 21 {
+					t.Errorf("a %s result lists %d problems: %.300s", r.GetSeverity(), n, msg)
+				}
+			}
+		})
+	}
+}
+
+func refusedRefs(n int) string {
+	out := make([]string, 0, n)
+	for i := range n {
+		out = append(out, fmt.Sprintf(`{name: b%d, namespace: kube-system, port: 80}`, i))
+	}
+	return strings.Join(out, ", ")
+}
+
+// TestGrantConditionsAreBounded: API.md, "Bounded work for any
+// input" and Safety round 2, "Every status field stays within the XRD's
+// limits whatever was observed (message at most 1,024 characters ...)". A
+// namespaced CanaryRoute whose rules of their own name backends in many
+// namespaces (the Input allows "*") gets one ReferenceGrant it cannot
+// compose per namespace: the Warning result and the ReferenceGrantsReady
+// condition name every one of them, however many.
+// TestGrantConditionsAreBounded: a namespaced CanaryRoute with 240 backends
+// in other namespaces cannot compose their grants: the ReferenceGrantsReady
+// condition names at most 20 (it was 55,778 characters, past what the XR's
+// status may hold), and at most 21 Warnings say so.
+func TestGrantConditionsAreBounded(t *testing.T) {
+	var rules strings.Builder
+	for i := range 15 {
+		refs := make([]string, 0, 16)
+		for j := range 16 {
+			refs = append(refs, fmt.Sprintf(`{name: backend-with-a-longish-name-%d-%d, namespace: team-%d-%d, port: 80}`, i, j, i, j))
+		}
+		fmt.Fprintf(&rules, "    - {name: own%d, matches: [{path: {type: PathPrefix, value: /o%d}}], backendRefs: [%s]}\n", i, i, strings.Join(refs, ", "))
+	}
+	x := namespacedXR(`
+  parentRefs: [{name: gateway}]
+  port: 9898
+  rules:
+` + rules.String() + `    - {name: api}
+  primary: {backendRef: {name: podinfo}}
+  canary: {backendRef: {name: podinfo-v3}}
+  traffic: {weight: 10}`)
+	req, rsp := attackRun(t, x, emptyInput+"allowedBackendNamespaces: [\"*\"]\n", nil, nil)
+	if isFatal(rsp) {
+		t.Fatalf("refused: %v", viewOf(t, rsp).Results)
+	}
+	assertXRDAccepts(t, req, rsp)
+	if n := len(rsp.GetResults()); n > 21 {
+		t.Errorf("%d results: at most 20 Warnings and one that says how many more", n)
+	}
+	for _, r := range rsp.GetResults() {
+		if n := len(r.GetMessage()); n > 1024 {
+			t.Errorf("a %s result (%s) is %d characters long", r.GetSeverity(), r.GetReason(), n)
+		}
+	}
+	for _, c := range rsp.GetConditions() {
+		if n := len([]rune(c.GetMessage())); n > 1024 {
+			t.Errorf("condition %s's message is %d characters long, more than a status message may be", c.GetType(), n)
+		}
+	}
+}
+
+// TestBackendTLSHostnameNoIP: tls.hostname is a DNS name, never an IP
+// address (SNI cannot carry one), the short and numeric IPv4 forms that
+// resolvers accept (10.1, 2130706433, 0x7f.1) included, as for an
+// externalName.
+func TestBackendTLSHostnameNoIP(t *testing.T) {
+	for _, host := range []string{"10.1", "2130706433", "0x7f.1", "127.1", "10.0.1"} {
+		t.Run(host, func(t *testing.T) {
+			_, rsp := attackRun(t, coverageXR("HTTPRoute", "", `, tls: {hostname: "`+host+`", wellKnownCACertificates: System}`, "", ""), allowTest, nil, nil)
+			if !isFatal(rsp) {
+				t.Errorf("tls.hostname %q, an IPv4 address in a short form, is composed into a BackendTLSPolicy", host)
+			}
+		})
+	}
+	t.Run("CARefWithNamespace", func(t *testing.T) {
+		_, rsp := attackRun(t, coverageXR("HTTPRoute", "", `, tls: {hostname: p.example.com, caCertificateRefs: [{group: "", kind: ConfigMap, name: ca, namespace: kube-system}]}`, "", ""), allowTest, nil, nil)
+		if msg := strings.Join(viewOf(t, rsp).Results, ""); !isFatal(rsp) || !strings.Contains(msg, "caCertificateRefs[0]") {
+			t.Errorf("a caCertificateRef naming another namespace: want a Fatal naming it, got %s", msg)
+		}
+	})
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -19,6 +18,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
@@ -231,12 +231,19 @@ func setConditions(rsp *fnv1.RunFunctionResponse, prior map[xpv2.ConditionType]x
 		}
 		warnings = append(warnings, warning{grant.ReasonGrantNotComposable, msg})
 	}
+	// Bounded like every status the function writes, and every Fatal.
+	problemsMsg := xr.CutRunes(fielderr.List(problems, "; "), xr.MaxStatusMessage)
 	// A refusal that persists is said once, when it starts: the XR's
 	// condition already says it, and a Warning on every reconcile would use
 	// up the XR's event budget, hiding the rollout's transitions.
 	if prior := prior[conditionReferenceGrantsReady]; prior.Status != "False" || string(prior.Reason) != reason ||
-		prior.Message != strings.Join(problems, "; ") {
-		for _, w := range warnings {
+		prior.Message != problemsMsg {
+		for i, w := range warnings {
+			if i == fielderr.MaxErrors {
+				response.Warning(rsp, errors.New(fmt.Sprintf("and %d more references refused or grants not composable: see the ReferenceGrantsReady condition", len(warnings)-i))).
+					WithReason(w.reason).TargetCompositeAndClaim()
+				break
+			}
 			response.Warning(rsp, errors.New(w.msg)).WithReason(w.reason).TargetCompositeAndClaim()
 		}
 	}
@@ -246,7 +253,7 @@ func setConditions(rsp *fnv1.RunFunctionResponse, prior map[xpv2.ConditionType]x
 			WithMessage("spec.referenceGrants is Skip: grants are managed outside this CanaryRoute").TargetCompositeAndClaim()
 	case len(problems) > 0:
 		response.ConditionFalse(rsp, conditionReferenceGrantsReady, reason).
-			WithMessage(strings.Join(problems, "; ")).TargetCompositeAndClaim()
+			WithMessage(problemsMsg).TargetCompositeAndClaim()
 	case len(grants.Grants) == 0:
 		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonReady).
 			WithMessage("no backend in another namespace needs a ReferenceGrant").TargetCompositeAndClaim()
@@ -256,7 +263,7 @@ func setConditions(rsp *fnv1.RunFunctionResponse, prior map[xpv2.ConditionType]x
 			namespaces = append(namespaces, g.Namespace)
 		}
 		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonReady).
-			WithMessage("ReferenceGrants composed in namespaces: " + strings.Join(namespaces, ", ")).TargetCompositeAndClaim()
+			WithMessage(xr.CutRunes("ReferenceGrants composed in namespaces: "+fielderr.List(namespaces, ", "), xr.MaxStatusMessage)).TargetCompositeAndClaim()
 	}
 
 	if d.Healthy {

@@ -413,5 +413,7 @@ func DescribeRef(ref gwv1.BackendObjectReference) string {
 	if ref.Port != nil {
 		s += fmt.Sprintf(":%d", *ref.Port)
 	}
-	return s
+	// A reference that is refused may not have been checked for its length
+	// yet: a message quotes at most fielderr.MaxValue characters of it.
+	return fielderr.Cut(s, fielderr.MaxValue)
 }

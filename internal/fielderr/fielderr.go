@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -74,6 +75,14 @@ func Cut(s string, n int) string {
 		end--
 	}
 	return s[:end] + fmt.Sprintf("...(%d characters)", utf8.RuneCountInString(s))
+}
+
+// List joins items with sep: at most MaxErrors of them, then how many more.
+func List(items []string, sep string) string {
+	if len(items) <= MaxErrors {
+		return strings.Join(items, sep)
+	}
+	return strings.Join(items[:MaxErrors], sep) + fmt.Sprintf("%s(and %d more)", sep, len(items)-MaxErrors)
 }
 
 // bounded is a copy of e whose field path, value and detail are cut.

@@ -368,6 +368,12 @@ func parseRules(path *field.Path, kind RouteKind, raw []rawRule) ([]Rule, field.
 					"a "+string(kind)+" has one rule, which carries the rollout: it cannot have backendRefs of its own"))
 			}
 		}
+		if (kind == KindHTTPRoute || kind == KindGRPCRoute) && emptyList(r.BackendRefs) {
+			// Gateway API answers a rule without backends with an error;
+			// the function would make it carry the rollout instead.
+			errs = append(errs, field.Invalid(p.Child("backendRefs"), "[]",
+				"an empty list is no backend of the rule's own: leave backendRefs out for a rule that carries the rollout, or name the rule's own backends"))
+		}
 		rules = append(rules, rule)
 	}
 	if len(rules) > 0 && !slices.ContainsFunc(rules, func(r Rule) bool { return !r.Own() }) {
@@ -411,6 +417,13 @@ func hasItems(raw json.RawMessage) bool {
 		return len(raw) > 0 && string(raw) != "null"
 	}
 	return len(items) > 0
+}
+
+// emptyList reports whether raw is a list written empty, as opposed to
+// absent or null.
+func emptyList(raw json.RawMessage) bool {
+	var items []json.RawMessage
+	return len(raw) > 0 && string(raw) != "null" && json.Unmarshal(raw, &items) == nil && len(items) == 0
 }
 
 // decodeFragment decodes a kind-specific Gateway API fragment strictly.

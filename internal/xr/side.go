@@ -104,7 +104,7 @@ func parseBackendTLS(path *field.Path, kind RouteKind, raw *rawSide) (*gwv1.Back
 	}
 	// The CRD's pattern admits an IP address, which SNI cannot carry (RFC
 	// 6066, section 3): gateways then send none, or verify inconsistently.
-	if net.ParseIP(string(v.Hostname)) != nil {
+	if net.ParseIP(string(v.Hostname)) != nil || numericLastLabel(string(v.Hostname)) {
 		errs = append(errs, field.Invalid(path.Child("hostname"), v.Hostname, "an IP address cannot be sent as SNI (RFC 6066): give the DNS name the backend's certificate is valid for"))
 	}
 	hasRefs, hasWellKnown := len(v.CACertificateRefs) > 0, v.WellKnownCACertificates != nil

@@ -967,6 +967,16 @@ func specCases() map[string]specCase {
 			args:   args{patches: []patch{set("spec.primary.tls", `{hostname: "*.internal", wellKnownCACertificates: System}`)}},
 			want:   want{errs: []fieldErr{invalid("spec.primary.tls.hostname", "")}},
 		},
+		"EmptyBackendRefs": {
+			reason: "backendRefs written empty is neither a rule of its own (Gateway API would answer it with an error) nor one that carries the rollout: refused, never silently weighted.",
+			args:   args{patches: []patch{set("spec.rules", `[{name: closed, matches: [{path: {type: PathPrefix, value: /closed}}], backendRefs: []}, {name: api}]`)}},
+			want:   want{errs: []fieldErr{invalid("spec.rules[0].backendRefs", "an empty list is no backend of the rule's own")}},
+		},
+		"BackendTLSShortIPv4": {
+			reason: "Nor an IPv4 address in a short or numeric form (127.1, 0x7f.1), which SNI cannot carry either.",
+			args:   args{patches: []patch{set("spec.primary.tls", `{hostname: "0x7f.1", wellKnownCACertificates: System}`)}},
+			want:   want{errs: []fieldErr{invalid("spec.primary.tls.hostname", "an IP address cannot be sent as SNI")}},
+		},
 		"BackendTLSOnBackendRef": {
 			reason: "tls goes with a side whose proxy Service the function composes: a backendRef's own backend takes a BackendTLSPolicy of its owner's.",
 			args:   args{patches: []patch{set("spec.canary.tls", `{hostname: canary.internal, wellKnownCACertificates: System}`)}},
