@@ -240,7 +240,7 @@ func setConditions(rsp *fnv1.RunFunctionResponse, prior map[xpv2.ConditionType]x
 		prior.Message != problemsMsg {
 		for i, w := range warnings {
 			if i == fielderr.MaxErrors {
-				response.Warning(rsp, errors.New(fmt.Sprintf("and %d more references refused or grants not composable: see the ReferenceGrantsReady condition", len(warnings)-i))).
+				response.Warning(rsp, fmt.Errorf("and %d more references refused or grants not composable: see the ReferenceGrantsReady condition", len(warnings)-i)).
 					WithReason(w.reason).TargetCompositeAndClaim()
 				break
 			}
