@@ -653,3 +653,32 @@ func TestTransitionsCountedWhereApplied(t *testing.T) {
 		}
 	}
 }
+
+// TestFailuresCountedByReason: a step held past its progress deadline (a
+// gate whose object never appears) fails the rollout once: one
+// RolloutFailed transition, and one failure of reason
+// ProgressDeadlineExceeded, which an alert can tell from the others.
+func TestFailuresCountedByReason(t *testing.T) {
+	s := newSim(t, analysisXR(`[{weight: 10, pause: 1m}, {weight: 100}]`, `    gates: [{apiVersion: apps/v1, kind: Deployment, name: nope, conditionType: Available}]
+    progressDeadline: 2m
+`), emptyInput)
+	m, err := newRunMetrics(prometheus.NewRegistry(), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.metrics = m
+	for range 12 {
+		s.run(30 * time.Second)
+	}
+	if r := s.runs[len(s.runs)-1]; r.out["phase"] != "Failed" || r.out["reason"] != "ProgressDeadlineExceeded" {
+		t.Fatalf("setup: the rollout is %v/%v, want Failed/ProgressDeadlineExceeded", r.out["phase"], r.out["reason"])
+	}
+	for reason, want := range map[string]float64{"ProgressDeadlineExceeded": 1, "GateFailed": 0, "AnalysisFailed": 0, "NotAllowedByPolicy": 0} {
+		if got := counterValue(t, m.failures.WithLabelValues(reason)); got != want {
+			t.Errorf("rollout_failures_total{reason=%q} = %v, want %v", reason, got, want)
+		}
+	}
+	if got := counterValue(t, m.transitions.WithLabelValues("RolloutFailed")); got != 1 {
+		t.Errorf("rollout_transitions_total{reason=RolloutFailed} = %v, want 1", got)
+	}
+}

@@ -26,6 +26,7 @@ const (
 type runMetrics struct {
 	runs        *prometheus.CounterVec
 	transitions *prometheus.CounterVec
+	failures    *prometheus.CounterVec
 	duration    prometheus.Histogram
 	// now reads the clock for durations: main.go's wiring gives it
 	// time.Now, tests a clock of their own.
@@ -43,6 +44,10 @@ func newRunMetrics(reg prometheus.Registerer, now func() time.Time) (*runMetrics
 			Name: "function_canary_route_rollout_transitions_total",
 			Help: "Rollout transitions (step advanced, succeeded, failed, aborted, ...), by the reason of their event, counted on the run whose response Crossplane applies.",
 		}, []string{"reason"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "function_canary_route_rollout_failures_total",
+			Help: "Rollouts that failed, by the reason status.rollout gives (GateFailed, AnalysisFailed, ProgressDeadlineExceeded, NotAllowedByPolicy), counted with their RolloutFailed transition.",
+		}, []string{"reason"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "function_canary_route_run_duration_seconds",
 			Help:    "How long a run takes in the function, from request to response.",
@@ -50,7 +55,7 @@ func newRunMetrics(reg prometheus.Registerer, now func() time.Time) (*runMetrics
 		}),
 		now: now,
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.duration} {
+	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.failures, m.duration} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -62,6 +67,9 @@ func newRunMetrics(reg prometheus.Registerer, now func() time.Time) (*runMetrics
 	}
 	for _, r := range rollout.EventReasons {
 		m.transitions.WithLabelValues(r)
+	}
+	for _, r := range rollout.FailureReasons {
+		m.failures.WithLabelValues(r)
 	}
 	return m, nil
 }
@@ -99,6 +107,11 @@ func (w *metered) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest)
 			if slices.Contains(rollout.EventReasons, r.GetReason()) {
 				w.m.transitions.WithLabelValues(r.GetReason()).Inc()
 			}
+			if r.GetReason() == rollout.EventFailed {
+				if why := rolloutReason(rsp); slices.Contains(rollout.FailureReasons, why) {
+					w.m.failures.WithLabelValues(why).Inc()
+				}
+			}
 		}
 	}
 	return rsp, nil
@@ -115,11 +128,16 @@ func result(rsp *fnv1.RunFunctionResponse) string {
 		}
 		return resultFatal
 	}
-	status, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
-	if r, _ := status["rollout"].(map[string]any); r["reason"] == rollout.ReasonAbortRescued {
+	if rolloutReason(rsp) == rollout.ReasonAbortRescued {
 		return resultAbortRescued
 	}
 	return resultComposed
+}
+
+// rolloutReason is status.rollout.reason as the response writes it.
+func rolloutReason(rsp *fnv1.RunFunctionResponse) string {
+	return rsp.GetDesired().GetComposite().GetResource().GetFields()["status"].GetStructValue().
+		GetFields()["rollout"].GetStructValue().GetFields()["reason"].GetStringValue()
 }
 
 // panicPrefix starts the Fatal of a run that panicked.

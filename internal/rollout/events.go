@@ -38,6 +38,10 @@ func transitions(in Input, d Decision) []Event {
 	return events
 }
 
+// FailureReasons are the reasons a rollout fails for, as status.rollout
+// says: what a metric of failures counts.
+var FailureReasons = []string{ReasonGateFailed, ReasonAnalysisFailed, ReasonProgressDeadlineExceeded, ReasonNotAllowedByPolicy}
+
 // EventReasons are the reasons of the events the engine says, one per
 // transition: what a metric of transitions counts.
 var EventReasons = []string{
