@@ -88,7 +88,12 @@ func argoRunHealth(t *testing.T, script string, obj map[string]any) argoHealth {
 	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(b); err != nil {
-		t.Fatal(err)
+		// A status written by hand may not decode as an object's (a
+		// metadata that is a string): the map as JSON decodes it.
+		u.Object = map[string]any{}
+		if err := json.Unmarshal(b, &u.Object); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	l := lua.NewState(lua.Options{SkipOpenLibs: true})
@@ -521,6 +526,58 @@ func argoFatalMessage(xr map[string]any) string {
 		}
 	}
 	return ""
+}
+
+// TestArgoCDHealthForgedStatus: a status written by hand (or by another
+// function of the pipeline) may hold values of any type. The check must
+// answer a health for each, never raise a Lua error (Argo CD would show the
+// error instead of a health) nor return a message that is not a string
+// (Argo CD decodes it as one).
+func TestArgoCDHealthForgedStatus(t *testing.T) {
+	script := argoHealthScript(t)
+	synced := map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"}
+	withRollout := func(r any) map[string]any { return map[string]any{"conditions": []any{synced}, "rollout": r} }
+	cases := map[string]struct {
+		reason string
+		status any
+		meta   any // metadata, when not the XR's own
+		want   argoHealth
+	}{
+		"StatusAString":        {reason: "A status that is no object is no report yet.", status: "oops", want: argoHealth{Status: "Progressing", Message: "Waiting for the function to report"}},
+		"StatusAList":          {reason: "Nor is a list.", status: []any{"a"}, want: argoHealth{Status: "Progressing", Message: "Waiting for the function to report"}},
+		"ConditionsAString":    {reason: "Conditions that are no list are none.", status: map[string]any{"conditions": "Synced"}, want: argoHealth{Status: "Progressing", Message: "Waiting for the function to report"}},
+		"ConditionAString":     {reason: "A condition that is no object is skipped.", status: map[string]any{"conditions": []any{"Synced", nil, synced}, "rollout": map[string]any{"phase": "Stable"}}, want: argoHealth{Status: "Healthy", Message: "Stable"}},
+		"SyncedMessageANumber": {reason: "A Synced False says Degraded, without a message that is no string.", status: map[string]any{"conditions": []any{map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": 42}}}, want: argoHealth{Status: "Degraded"}},
+		"ObservedGenerationText": {
+			reason: "An observedGeneration that is no number says nothing of the generation.",
+			status: map[string]any{"conditions": []any{map[string]any{"type": "Synced", "status": "True", "observedGeneration": "zero"}}, "rollout": map[string]any{"phase": "Stable"}},
+			want:   argoHealth{Status: "Healthy", Message: "Stable"},
+		},
+		"MetadataAString":    {reason: "A metadata that is no object has no generation.", meta: "x", status: withRollout(map[string]any{"phase": "Stable"}), want: argoHealth{Status: "Healthy", Message: "Stable"}},
+		"RolloutAList":       {reason: "A rollout that is no object is no report yet.", status: withRollout([]any{map[string]any{"phase": "Stable"}}), want: argoHealth{Status: "Progressing", Message: "Waiting for the function to report"}},
+		"RolloutAString":     {reason: "Nor is a string.", status: withRollout("Stable"), want: argoHealth{Status: "Progressing", Message: "Waiting for the function to report"}},
+		"PhaseANumber":       {reason: "A phase that is no string is unknown.", status: withRollout(map[string]any{"phase": 3}), want: argoHealth{Status: "Unknown", Message: "Unknown rollout phase of type number"}},
+		"PhaseAnObject":      {reason: "So is one that is an object.", status: withRollout(map[string]any{"phase": map[string]any{"x": 1}}), want: argoHealth{Status: "Unknown", Message: "Unknown rollout phase of type table"}},
+		"MessageAnObject":    {reason: "A message that is no string is replaced by the phase.", status: withRollout(map[string]any{"phase": "Failed", "message": map[string]any{"a": 1}}), want: argoHealth{Status: "Degraded", Message: "Failed"}},
+		"WeightAnObject":     {reason: "A canary weight that is no number is left out.", status: withRollout(map[string]any{"phase": "Stable", "canaryWeight": map[string]any{"a": 1}}), want: argoHealth{Status: "Healthy", Message: "Stable"}},
+		"ApprovalAString":    {reason: "awaitingApproval must be true, not \"true\".", status: withRollout(map[string]any{"phase": "Progressing", "awaitingApproval": "true"}), want: argoHealth{Status: "Progressing", Message: "Progressing"}},
+		"ComposedFalseClaim": {reason: "A claim carries the function's Composed condition, not its XR's Synced: Composed False is a Fatal, Degraded whatever the phase.", status: map[string]any{"conditions": []any{synced, map[string]any{"type": "Composed", "status": "False", "reason": "Refused", "message": "invalid CanaryRoute: spec.port: ..."}}, "rollout": map[string]any{"phase": "Stable"}}, want: argoHealth{Status: "Degraded", Message: "invalid CanaryRoute: spec.port: ..."}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := map[string]any{
+				"apiVersion": "platform.example.org/v1alpha1", "kind": "CanaryRoute",
+				"metadata": map[string]any{"name": "podinfo", "namespace": "test", "generation": 1},
+				"status":   tc.status,
+			}
+			if tc.meta != nil {
+				obj["metadata"] = tc.meta
+			}
+			if diff := cmp.Diff(tc.want, argoRunHealth(t, script, obj)); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
 }
 
 // TestArgoCDHealthReadme: the argocd-cm snippet of docs/argocd/README.md

@@ -5,18 +5,39 @@
 -- writes the Synced condition: False with reason ReconcileError when the
 -- function returned a Fatal result (Crossplane then keeps the last good
 -- status.rollout, which may be stale), False with reason ReconcilePaused
--- under the crossplane.io/paused annotation. The mapping and the decisions
--- are in docs/argocd/README.md.
+-- under the crossplane.io/paused annotation. The function's own condition
+-- Composed is False while it refuses the CanaryRoute: a claim has no Synced
+-- of its XR's, but it has Composed. The mapping and the decisions are in
+-- docs/argocd/README.md.
 --
--- Only Lua's base library is used (ipairs, tonumber, tostring), so the check
--- runs with Argo CD's default, restricted libraries.
+-- Only Lua's base library is used (ipairs, type, tonumber, tostring), so the
+-- check runs with Argo CD's default, restricted libraries. Every value is
+-- checked for its type before it is read: a status written by hand may hold
+-- anything, and a Lua error would show as an error in Argo CD, not a health.
+
+-- asTable returns v if it is a table, else nil.
+local function asTable(v)
+  if type(v) == "table" then
+    return v
+  end
+  return nil
+end
+
+-- asText returns v if it is a string, else nil: Argo CD decodes the message
+-- as a string, and fails on anything else.
+local function asText(v)
+  if type(v) == "string" then
+    return v
+  end
+  return nil
+end
 
 local function getCondition(conditions, conditionType)
-  if conditions == nil then
+  if asTable(conditions) == nil then
     return nil
   end
   for _, condition in ipairs(conditions) do
-    if condition.type == conditionType then
+    if asTable(condition) ~= nil and condition.type == conditionType then
       return condition
     end
   end
@@ -24,31 +45,35 @@ local function getCondition(conditions, conditionType)
 end
 
 -- describe is status.rollout.message, else the phase and the canary weight.
-local function describe(rollout)
-  if rollout.message ~= nil and rollout.message ~= "" then
-    return rollout.message
+local function describe(rollout, phase)
+  local message = asText(rollout.message)
+  if message ~= nil and message ~= "" then
+    return message
   end
-  if rollout.canaryWeight ~= nil then
-    return tostring(rollout.phase) .. ": canary " .. tostring(rollout.canaryWeight) .. "%"
+  local weight = tonumber(rollout.canaryWeight)
+  if weight ~= nil then
+    return phase .. ": canary " .. tostring(weight) .. "%"
   end
-  return tostring(rollout.phase)
+  return phase
 end
 
 local hs = {}
 
-if obj.status == nil then
+local status = asTable(obj.status)
+if status == nil then
   hs.status = "Progressing"
   hs.message = "Waiting for the function to report"
   return hs
 end
 
-local synced = getCondition(obj.status.conditions, "Synced")
+local synced = getCondition(status.conditions, "Synced")
+local metadata = asTable(obj.metadata)
 
 -- Crossplane sets observedGeneration on its conditions: until it has
 -- reconciled the current spec, the status describes an older one.
-if synced ~= nil and obj.metadata ~= nil then
+if synced ~= nil and metadata ~= nil then
   local observedGeneration = tonumber(synced.observedGeneration)
-  local generation = tonumber(obj.metadata.generation)
+  local generation = tonumber(metadata.generation)
   if observedGeneration ~= nil and generation ~= nil and observedGeneration < generation then
     hs.status = "Progressing"
     hs.message = "Waiting for Crossplane to reconcile generation " .. tostring(generation)
@@ -63,18 +88,27 @@ if synced ~= nil and synced.status == "False" then
     -- A Fatal result: nothing was applied, status.rollout may be stale.
     hs.status = "Degraded"
   end
-  hs.message = synced.message
+  hs.message = asText(synced.message)
   return hs
 end
 
-local rollout = obj.status.rollout
+-- The function refuses the CanaryRoute (a Fatal): the same on a claim,
+-- which carries the XR's Composed condition but not its Synced.
+local composed = getCondition(status.conditions, "Composed")
+if composed ~= nil and composed.status == "False" then
+  hs.status = "Degraded"
+  hs.message = asText(composed.message)
+  return hs
+end
+
+local rollout = asTable(status.rollout)
 if rollout == nil or rollout.phase == nil then
   hs.status = "Progressing"
   hs.message = "Waiting for the function to report"
   return hs
 end
 
-local phase = rollout.phase
+local phase = asText(rollout.phase)
 if phase == "Stable" or phase == "Succeeded" then
   hs.status = "Healthy"
 elseif phase == "Progressing" then
@@ -90,8 +124,8 @@ elseif phase == "Failed" or phase == "Aborted" then
   hs.status = "Degraded"
 else
   hs.status = "Unknown"
-  hs.message = "Unknown rollout phase " .. tostring(phase)
+  hs.message = "Unknown rollout phase " .. (phase or ("of type " .. type(rollout.phase)))
   return hs
 end
-hs.message = describe(rollout)
+hs.message = describe(rollout, phase)
 return hs
