@@ -165,6 +165,22 @@ func TestZeroCanary(t *testing.T) {
 			},
 			want: want{ok: true, route: httpRoute(`[{backendRefs: [{name: a, port: 80, weight: 100}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 0}, {name: b, port: 80, weight: 100}]}]`)},
 		},
+		"DrainedRuleOfItsOwnKept": {
+			reason: "A rule that sent nothing before (a drained rule of its own, every weight 0) is no rule the canary's weight left empty: it keeps its weights, and the gateway still answers 500 there.",
+			args: args{
+				route:  httpRoute(`[{name: drain, backendRefs: [{name: legacy, port: 80, weight: 0}]}, {name: api, backendRefs: [{name: podinfo-primary, port: 9898, weight: 80}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 20}]}]`),
+				canary: []xr.BackendID{recordedCanary},
+			},
+			want: want{ok: true, route: httpRoute(`[{name: drain, backendRefs: [{name: legacy, port: 80, weight: 0}]}, {name: api, backendRefs: [{name: podinfo-primary, port: 9898, weight: 80}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 0}]}]`)},
+		},
+		"DrainedRuleWithTheCanaryAtZeroKept": {
+			reason: "A drained rule that also names the canary at weight 0 sent nothing before either: zeroing the canary changes nothing, and the others stay at 0.",
+			args: args{
+				route:  httpRoute(`[{backendRefs: [{name: legacy, port: 80, weight: 0}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 0}]}, {backendRefs: [{name: podinfo-primary, port: 9898}]}]`),
+				canary: []xr.BackendID{recordedCanary},
+			},
+			want: want{ok: true, route: httpRoute(`[{backendRefs: [{name: legacy, port: 80, weight: 0}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 0}]}, {backendRefs: [{name: podinfo-primary, port: 9898}]}]`)},
+		},
 		"SeveralCanaries": {
 			reason: "Every recorded canary goes to 0.",
 			args: args{
@@ -416,6 +432,16 @@ func TestDropBackends(t *testing.T) {
 			reason: "The rule's other backends stay; left with only zero weights, they get equal ones.",
 			route:  httpRoute(`[{name: static, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 5}, {name: origin, port: 80, weight: 0}]}, ` + weighted + `]`),
 			want:   httpRoute(`[{name: static, backendRefs: [{name: origin, port: 80, weight: 1}]}, ` + weighted + `]`),
+		},
+		"DrainedRuleKept": {
+			reason: "A rule the drop does not touch keeps its weights, a drained one (every weight 0) included.",
+			route:  httpRoute(`[{name: drain, backendRefs: [{name: legacy, port: 80, weight: 0}]}, {name: static, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 1}]}, ` + weighted + `]`),
+			want:   httpRoute(`[{name: drain, backendRefs: [{name: legacy, port: 80, weight: 0}]}, ` + weighted + `]`),
+		},
+		"DrainedRuleLosesABackend": {
+			reason: "A rule that sent nothing before the drop (the dropped backend at 0 too) keeps the rest at 0: the drop took no traffic away from it.",
+			route:  httpRoute(`[{name: drain, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 0}, {name: legacy, port: 80, weight: 0}]}, ` + weighted + `]`),
+			want:   httpRoute(`[{name: drain, backendRefs: [{name: legacy, port: 80, weight: 0}]}, ` + weighted + `]`),
 		},
 		"MirrorGoes": {
 			reason: "A mirror to a dropped backend goes too; a redirect rule, which has no backend, stays.",
