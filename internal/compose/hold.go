@@ -267,19 +267,18 @@ func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies,
 }
 
 // heldPrimaries are the primary's backends in a held route: the spec's
-// primary, and every backend that a rule weighs against a recorded canary
-// backend (the previous composition's primary, which the spec may no longer
-// name). Any other backend is a rule of its own's.
+// primary, and every backend that a weighted rule weighs against a recorded
+// canary backend (the previous composition's primary, which the spec may no
+// longer name). A weighted rule is one of the rollout's (route.RolloutRules,
+// as the spec's rules tell them) with the shape the function composes: two
+// backends, the primary then the canary. Any other backend is a rule of its
+// own's, even one that splits its requests with the canary.
 func (p *Plan) heldPrimaries(obj runtime.Object, recorded []xr.BackendID, ns string) []xr.BackendID {
 	out := []xr.BackendID{p.Primary.ID()}
-	for _, rule := range route.RuleBackends(obj, ns) {
-		if !slices.ContainsFunc(rule, func(id xr.BackendID) bool { return recordedAs(recorded, id) }) {
-			continue
-		}
-		for _, id := range rule {
-			if !recordedAs(recorded, id) {
-				out = append(out, id)
-			}
+	rollout := route.RolloutRules(obj, route.SpecRules(p.CR.Spec.Rules))
+	for i, rule := range route.RuleBackends(obj, ns) {
+		if rollout[i] && len(rule) == 2 && recordedAs(recorded, rule[1]) && !recordedAs(recorded, rule[0]) {
+			out = append(out, rule[0])
 		}
 	}
 	return out

@@ -302,24 +302,26 @@ func TrustedCanary(recorded, primaries []xr.BackendID) (trusted, refused []xr.Ba
 }
 
 // BesidePrimary splits recorded canary backends (already TrustedCanary) by
-// whether the route shows them to be the canary: a rule holds one beside
-// one of the primary's backends, and nothing else, which is the shape of
-// every rule the function weighs (the primary, then the canary). A record
-// that no such rule bears out says nothing this run can check: it may name
-// the backend of a rule of its own (zeroing it would remove that rule and
-// leave the canary at its weight), or the primary where the primary cannot
-// be found. ownRules are the names of the spec's rules of their own, as far
-// as a spec that may not parse tells them: a rule of its own of the same
-// shape bears nothing out. primaries are compared without their ports.
-func BesidePrimary(obj runtime.Object, canary, primaries []xr.BackendID, ownRules []string, routeNamespace string) (beside, not []xr.BackendID) {
+// whether the route shows them to be the canary: a rule of the rollout's
+// (see RolloutRules: spec is what the spec, which may not parse, tells of
+// its rules) holds one beside one of the primary's backends, and nothing
+// else, which is the shape of every rule the function weighs (the primary,
+// then the canary). A record that no such rule bears out says nothing this
+// run can check: it may name the backend of a rule of its own (zeroing it
+// would remove that rule and leave the canary at its weight), or the
+// primary where the primary cannot be found. A rule of its own of the same
+// shape, named or not, bears nothing out. primaries are compared without
+// their ports.
+func BesidePrimary(obj runtime.Object, canary, primaries []xr.BackendID, spec []SpecRule, routeNamespace string) (beside, not []xr.BackendID) {
 	isPrimary := func(id xr.BackendID) bool {
 		return slices.ContainsFunc(primaries, func(p xr.BackendID) bool {
 			return p.Group == id.Group && p.Kind == id.Kind && p.Namespace == id.Namespace && p.Name == id.Name
 		})
 	}
+	rollout := RolloutRules(obj, spec)
 	borneOut := func(c xr.BackendID) bool {
-		for _, rule := range ruleShapes(obj) {
-			if len(rule.refs) != 2 || (rule.name != "" && slices.Contains(ownRules, rule.name)) {
+		for i, rule := range ruleShapes(obj) {
+			if len(rule.refs) != 2 || !rollout[i] {
 				continue
 			}
 			first, second := identify(rule.refs[0], routeNamespace), identify(rule.refs[1], routeNamespace)
@@ -349,8 +351,8 @@ func AnyPort(ids []xr.BackendID) []xr.BackendID {
 	return out
 }
 
-// RuleBackends lists the weighted backends of each rule of a route, with
-// Gateway API's defaults applied.
+// RuleBackends lists the backends of each rule of a route, with Gateway
+// API's defaults applied.
 func RuleBackends(obj runtime.Object, routeNamespace string) [][]xr.BackendID {
 	shapes := ruleShapes(obj)
 	out := make([][]xr.BackendID, 0, len(shapes))
