@@ -17,6 +17,7 @@ import (
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -24,7 +25,9 @@ import (
 
 // Decode reads an observed object of a kind the function composes (a
 // route, a Service, a ReferenceGrant) into its Gateway API or core type,
-// at the version it was observed at.
+// at the version it was observed at. A value that does not fit its typed
+// field is refused, never wrapped: a hold or a rescue re-emits what was
+// observed, or nothing.
 func Decode(obj map[string]any) (runtime.Object, error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
@@ -45,7 +48,7 @@ func Decode(obj map[string]any) (runtime.Object, error) {
 	default:
 		return route.Decode(obj)
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, into); err != nil {
+	if err := decode.Object(obj, into); err != nil {
 		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
 	}
 	return into, nil

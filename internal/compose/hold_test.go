@@ -501,6 +501,12 @@ func TestHeldRulesOfTheirOwn(t *testing.T) {
 			route:   routeWith(`{matches: [{path: {type: PathPrefix, value: /}}], backendRefs: [{group: "", kind: Service, name: podinfo-v1, namespace: legacy, port: 9898, weight: 50}, {group: "", kind: Service, name: podinfo-v2, port: 9898, weight: 50}]}`),
 			want:    []string{"-: podinfo-v1=50 podinfo-v2=50"},
 		},
+		"WeightBeyondInt32": {
+			reason: "A weight that does not fit Gateway API's int32 (2^32+80, which only a forged observation carries) is refused, naming the field, never held as the weight it wraps to (80).",
+			input:  "allowedRouteNamespaces: [test]\n",
+			route:  routeWith(strings.Replace(api, "weight: 50}, {", "weight: 4294967376}, {", 1)),
+			err:    "cannot read the observed HTTPRoute: spec.rules[0].backendRefs[0].weight: 4294967376 does not fit its type, int32",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
