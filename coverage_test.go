@@ -456,6 +456,53 @@ func TestAbortCutsCanaryFromRulesOfTheirOwn(t *testing.T) {
 	}
 }
 
+// TestAbortLeavesDrainedRuleOfItsOwn: docs/reference.md, "An abort, or a
+// Failed rollout, leaves these rules alone unless they send traffic to the
+// canary". A drained rule of its own (every weight 0: the gateway answers
+// 500 there) never sent to the canary: the abort leaves it drained, instead
+// of giving its backend all of /drain; the same whether the spec can be
+// composed (the normal abort) or not (the rescue).
+func TestAbortLeavesDrainedRuleOfItsOwn(t *testing.T) {
+	rule := `    - name: drain
+      matches: [{path: {type: PathPrefix, value: /drain}}]
+      backendRefs: [{name: legacy, port: 80, weight: 0}]`
+	observed := map[string]string{
+		"route-httproute": observedOwnRoute("drain", "/drain", `{group: "", kind: Service, name: legacy, port: 80, weight: 0}`),
+		"service-primary": observedPrimary,
+	}
+	standard := crdschema.GatewayAPI(t, crdschema.Standard)
+	experimental := crdschema.GatewayAPI(t, crdschema.Experimental)
+	cases := map[string]struct {
+		reason string
+		broken string
+		want   [][]string
+	}{
+		"ValidSpec": {
+			reason: "The abort composes the drained rule as written, and the weighted rule with the canary at 0.",
+			want:   [][]string{{"Service/legacy:80=0"}, {"Service/podinfo-primary:9898=100", "Service/podinfo-canary:9898=0"}},
+		},
+		"BrokenSpec": {
+			reason: "The rescue keeps the route as last observed, the canary at 0 and the drained rule as it was.",
+			broken: ", wieght: 3",
+			want:   [][]string{{"Service/legacy:80=0"}, {"Service/podinfo-primary:9898=80", "Service/podinfo-canary:9898=0"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req, rsp := attackRun(t, ownRulesXR(rule, tc.broken)+recordedCanaryStatus(podinfoCanaryID), allowTest, observed, nil)
+			v := viewOf(t, rsp)
+			if isFatal(rsp) {
+				t.Fatalf("%s\nthe abort is not applied: %v", tc.reason, v.Results)
+			}
+			checkComposed(t, name, rsp, standard, experimental)
+			assertXRDAccepts(t, req, rsp)
+			if diff := cmp.Diff(tc.want, v.Weights); diff != "" {
+				t.Errorf("%s\naborted (%v): -want, +got:\n%s", tc.reason, v.Rollout["phase"], diff)
+			}
+		})
+	}
+}
+
 // TestRescuedAbortDistrustsRecordNamingRuleOfItsOwnBackend: Safety round 2,
 // "the abort trusts a canary record only where the primary (as the spec
 // resolves it or as observed) stands beside it". A forged canaryBackends
@@ -467,6 +514,8 @@ func TestRescuedAbortDistrustsRecordNamingRuleOfItsOwnBackend(t *testing.T) {
 	cdn := `{group: "", kind: Service, namespace: test, name: cdn-cache, port: 80}`
 	cases := map[string]struct {
 		rule, observedRefs string
+		// observed, when set, is the observed route.
+		observed string
 	}{
 		"SingleBackend": {
 			rule: `    - name: static
@@ -482,12 +531,25 @@ func TestRescuedAbortDistrustsRecordNamingRuleOfItsOwnBackend(t *testing.T) {
       backendRefs: [{name: podinfo-primary, port: 9898}, {name: cdn-cache, port: 80}]`,
 			observedRefs: `{group: "", kind: Service, name: podinfo-primary, port: 9898, weight: 1}, {group: "", kind: Service, name: cdn-cache, port: 80, weight: 1}`,
 		},
+		"UnnamedBesideThePrimary": {
+			// A rule of its own needs no name: where the spec puts it
+			// says it is no weighted rule.
+			rule: `    - matches: [{path: {type: PathPrefix, value: /assets}}]
+      backendRefs: [{name: podinfo-primary, port: 9898}, {name: cdn-cache, port: 80}]`,
+			observed: strings.Replace(observedOwnRoute("static", "/assets",
+				`{group: "", kind: Service, name: podinfo-primary, port: 9898, weight: 1}, {group: "", kind: Service, name: cdn-cache, port: 80, weight: 1}`),
+				"    - name: static\n      matches", "    - matches", 1),
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			x := ownRulesXR(tc.rule, ", wieght: 3") + recordedCanaryStatus(cdn)
+			route := tc.observed
+			if route == "" {
+				route = observedOwnRoute("static", "/assets", tc.observedRefs)
+			}
 			observed := map[string]string{
-				"route-httproute": observedOwnRoute("static", "/assets", tc.observedRefs),
+				"route-httproute": route,
 				"service-primary": observedPrimary,
 			}
 			_, rsp := attackRun(t, x, allowTest, observed, nil)
@@ -509,9 +571,12 @@ func TestRescuedAbortDistrustsRecordNamingRuleOfItsOwnBackend(t *testing.T) {
 // neither a ReferenceGrant nor a backend reference that the current Input
 // no longer allows". Paused at step 1 with revision v3 pending (a hold),
 // the platform stops allowing Envoy Gateway Backends; the tenant drops the
-// /assets rule of its own that used one. The held route no longer sends
-// /assets to the Backend (in the route's own namespace no gateway would
-// refuse it), and keeps the weighted rule as held.
+// rule of its own that used one. The held route no longer sends that rule's
+// requests to the Backend (in the route's own namespace no gateway would
+// refuse it), even where the rule split them with the canary (a rule of its
+// own is no weighted rule, so the Backend is no primary); it keeps the
+// weighted rule as held, and a drained rule of its own (weight 0) as it was:
+// a hold keeps the weights the previous run composed.
 func TestHoldDropsRefusedBackendOfRuleOfItsOwn(t *testing.T) {
 	x := `
 apiVersion: platform.example.org/v1alpha1
@@ -529,29 +594,66 @@ spec:
     steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]
     paused: true
 ` + pausedStatus(`{group: "", kind: Service, namespace: test, name: podinfo-v2, port: 9898}`)
-	observed := map[string]string{"route-httproute": `
+	weighted := []string{"Service/podinfo:9898=50", "Service/podinfo-v2:9898=50"}
+	cases := map[string]struct {
+		reason string
+		rules  string // the previous route's rules before the weighted one
+		want   [][]string
+	}{
+		"RuleOfItsOwn": {
+			reason: "The /assets rule, whose only backend is the Backend, goes.",
+			rules: `
+    - name: static
+      matches: [{path: {type: PathPrefix, value: /assets}}]
+      backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 1}]`,
+			want: [][]string{weighted},
+		},
+		"SplitWithTheCanary": {
+			reason: "The /beta rule split its requests between the Backend and the canary: the Backend goes, the canary keeps /beta.",
+			rules: `
+    - name: beta
+      matches: [{path: {type: PathPrefix, value: /beta}}]
+      backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: beta-backend, weight: 1}, {group: "", kind: Service, name: podinfo-v2, port: 9898, weight: 1}]`,
+			want: [][]string{{"Service/podinfo-v2:9898=1"}, weighted},
+		},
+		"DrainedRuleKept": {
+			reason: "A drained rule of its own (every weight 0: the gateway answers 500 there) that the hold does not change stays drained.",
+			rules: `
+    - name: drain
+      matches: [{path: {type: PathPrefix, value: /drain}}]
+      backendRefs: [{group: "", kind: Service, name: legacy, port: 80, weight: 0}]
+    - name: static
+      matches: [{path: {type: PathPrefix, value: /assets}}]
+      backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 1}]`,
+			want: [][]string{{"Service/legacy:80=0"}, weighted},
+		},
+	}
+	standard := crdschema.GatewayAPI(t, crdschema.Standard)
+	experimental := crdschema.GatewayAPI(t, crdschema.Experimental)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			observed := map[string]string{"route-httproute": `
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: podinfo, namespace: test, generation: 2, labels: {crossplane.io/composite: podinfo}}
 spec:
   parentRefs: [{name: gateway}]
-  rules:
-    - name: static
-      matches: [{path: {type: PathPrefix, value: /assets}}]
-      backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 1}]
+  rules:` + tc.rules + `
     - name: api
       matches: [{path: {type: PathPrefix, value: /}}]
       backendRefs: [{group: "", kind: Service, name: podinfo, port: 9898, weight: 50}, {group: "", kind: Service, name: podinfo-v2, port: 9898, weight: 50}]
 `}
-	req, rsp := attackRun(t, x, allowTest+"allowedBackendKinds: [{group: \"\", kind: Service}]\n", observed, nil)
-	v := viewOf(t, rsp)
-	assertXRDAccepts(t, req, rsp)
-	for _, rule := range v.Weights {
-		for _, ref := range rule {
-			if strings.HasPrefix(ref, "Backend/") {
-				t.Errorf("the hold re-emits %s, a backend of a kind the Input no longer allows (allowedBackendKinds: Service); rollout %v %q", ref, v.Rollout["phase"], v.Rollout["message"])
+			req, rsp := attackRun(t, x, allowTest+"allowedBackendKinds: [{group: \"\", kind: Service}]\n", observed, nil)
+			v := viewOf(t, rsp)
+			if isFatal(rsp) {
+				t.Fatalf("%s\nthe hold is refused: %v", tc.reason, v.Results)
 			}
-		}
+			checkComposed(t, name, rsp, standard, experimental)
+			assertXRDAccepts(t, req, rsp)
+			if diff := cmp.Diff(tc.want, v.Weights); diff != "" {
+				t.Errorf("%s\nthe held route (rollout %v %q): -want, +got:\n%s", tc.reason, v.Rollout["phase"], v.Rollout["message"], diff)
+			}
+		})
 	}
 }
 

@@ -9,9 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
@@ -34,6 +36,7 @@ const (
 
 	whyNamesPrimary = "%s, which carries the primary's traffic"
 	whyNotBeside    = "%s, which no rule of the route holds beside the primary's backend"
+	whyNoRules      = "%s, but spec.rules is no list, so the route's weighted rules cannot be told from rules of their own"
 
 	msgRescuedAbort = "aborted: all traffic goes to the primary. The CanaryRoute cannot be composed, so the route is kept as last composed, with its canary at 0% and its canary-only rules removed, until the spec is fixed"
 	msgRescueFmt    = "spec.traffic.abort is set: the canary is held at 0%% in the last composed route, although the CanaryRoute cannot be composed: %s"
@@ -138,11 +141,14 @@ func trustedCanary(oxr *resource.Composite, decoded map[compose.Key]runtime.Obje
 	if len(canary) == 0 {
 		return nil, fmt.Sprintf(whyNamesPrimary, describeBackends(refused))
 	}
-	own := ownRuleNames(oxr)
+	spec, ok := specRules(oxr)
+	if !ok {
+		return nil, fmt.Sprintf(whyNoRules, describeBackends(canary))
+	}
 	var beside []xr.BackendID
 	for k, obj := range decoded {
 		if k.IsRoute() {
-			b, _ := route.BesidePrimary(obj, canary, primaries, own, routeNamespace)
+			b, _ := route.BesidePrimary(obj, canary, primaries, spec, routeNamespace)
 			beside = append(beside, b...)
 		}
 	}
@@ -247,39 +253,38 @@ func proxyOf(oxr *resource.Composite) string {
 	return xr.ProxyServiceName(name, xr.RolePrimary)
 }
 
-// ownRuleNames are the names of the spec's rules of their own (with
-// backendRefs, or a RequestRedirect), read leniently from a spec that may
-// not parse: a rule that does not decode counts as one of its own, which
-// only makes the rescue trust less.
-func ownRuleNames(oxr *resource.Composite) []string {
+// specRules is what the spec tells of its rules (see route.SpecRule), read
+// leniently from a spec that may not parse: a rule that does not decode
+// counts as one of its own, which only makes the rescue trust less. It
+// reports false when spec.rules is there but is no list: then the spec says
+// nothing of which rules are weighted.
+func specRules(oxr *resource.Composite) ([]route.SpecRule, bool) {
+	if _, err := oxr.Resource.GetValue("spec.rules"); err != nil {
+		return nil, fieldpath.IsNotFound(err)
+	}
 	var rules []any
 	if oxr.Resource.GetValueInto("spec.rules", &rules) != nil {
-		return nil
+		return nil, false
 	}
-	var out []string
+	type filter struct {
+		Type string `json:"type"`
+	}
+	out := make([]route.SpecRule, 0, min(len(rules), xr.MaxRules))
 	for i := range min(len(rules), xr.MaxRules) {
 		path := fmt.Sprintf("spec.rules[%d]", i)
-		name, _ := oxr.Resource.GetString(path + ".name")
-		if name == "" {
-			continue
+		var r route.SpecRule
+		if name, _ := oxr.Resource.GetString(path + ".name"); name != "" {
+			r.Name = ptr.To(gwv1.SectionName(name))
 		}
 		var rule struct {
-			BackendRefs []any `json:"backendRefs"`
-			Filters     []struct {
-				Type string `json:"type"`
-			} `json:"filters"`
+			BackendRefs []any    `json:"backendRefs"`
+			Filters     []filter `json:"filters"`
 		}
-		if oxr.Resource.GetValueInto(path, &rule) != nil || len(rule.BackendRefs) > 0 ||
-			slices.ContainsFunc(rule.Filters, func(f struct {
-				Type string `json:"type"`
-			},
-			) bool {
-				return f.Type == string(gwv1.HTTPRouteFilterRequestRedirect)
-			}) {
-			out = append(out, name)
-		}
+		r.Own = oxr.Resource.GetValueInto(path, &rule) != nil || len(rule.BackendRefs) > 0 ||
+			slices.ContainsFunc(rule.Filters, func(f filter) bool { return f.Type == string(gwv1.HTTPRouteFilterRequestRedirect) })
+		out = append(out, r)
 	}
-	return out
+	return out, true
 }
 
 // describeBackends names backends as kind namespace/name, for messages.

@@ -153,6 +153,25 @@ results:
 			},
 			want: abortNotApplied("Service test/podinfo-primary, Service monitoring/canary-proxy, which no rule of the route holds beside the primary's backend", "invalid CanaryRoute: spec.primary.backendRef.name: Invalid value: must be a string, not number"),
 		},
+		"ObservedWeightOutOfRange": {
+			reason: "An observed weight that does not fit the route's int32 field (2^32+80, which only a forged observation carries: the API server caps weights at 1,000,000) is refused, never wrapped to 80: the route as last observed cannot be re-emitted, so the rescue gives up as for a route that does not decode, and the Fatal stands.",
+			args: args{
+				xr: abortedFlagger + recordedCanary,
+				observed: map[string]string{
+					"route-httproute": ownRoute("crossplane.io/composite: podinfo", 4294967376, 20),
+					"service-primary": observedPrimary,
+				},
+			},
+			want: `
+meta: {ttl: 60s}
+results:
+  - severity: SEVERITY_FATAL
+    target: TARGET_COMPOSITE
+    message: "` + externalNameRefused + `"
+conditions:
+  - {type: ReferenceGrantsReady, status: STATUS_CONDITION_TRUE, reason: Ready, message: composed, target: TARGET_COMPOSITE_AND_CLAIM}
+`,
+		},
 		"OddBackendsNeverPanic": {
 			reason: "An observed route with backends of odd shapes (null, a string) does not decode into an HTTPRoute: the rescue gives up without a panic, and the Fatal stands.",
 			args: args{

@@ -17,6 +17,7 @@ import (
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -24,7 +25,9 @@ import (
 
 // Decode reads an observed object of a kind the function composes (a
 // route, a Service, a ReferenceGrant) into its Gateway API or core type,
-// at the version it was observed at.
+// at the version it was observed at. A value that does not fit its typed
+// field is refused, never wrapped: a hold or a rescue re-emits what was
+// observed, or nothing.
 func Decode(obj map[string]any) (runtime.Object, error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
@@ -45,7 +48,7 @@ func Decode(obj map[string]any) (runtime.Object, error) {
 	default:
 		return route.Decode(obj)
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, into); err != nil {
+	if err := decode.Object(obj, into); err != nil {
 		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
 	}
 	return into, nil
@@ -267,19 +270,18 @@ func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies,
 }
 
 // heldPrimaries are the primary's backends in a held route: the spec's
-// primary, and every backend that a rule weighs against a recorded canary
-// backend (the previous composition's primary, which the spec may no longer
-// name). Any other backend is a rule of its own's.
+// primary, and every backend that a weighted rule weighs against a recorded
+// canary backend (the previous composition's primary, which the spec may no
+// longer name). A weighted rule is one of the rollout's (route.RolloutRules,
+// as the spec's rules tell them) with the shape the function composes: two
+// backends, the primary then the canary. Any other backend is a rule of its
+// own's, even one that splits its requests with the canary.
 func (p *Plan) heldPrimaries(obj runtime.Object, recorded []xr.BackendID, ns string) []xr.BackendID {
 	out := []xr.BackendID{p.Primary.ID()}
-	for _, rule := range route.RuleBackends(obj, ns) {
-		if !slices.ContainsFunc(rule, func(id xr.BackendID) bool { return recordedAs(recorded, id) }) {
-			continue
-		}
-		for _, id := range rule {
-			if !recordedAs(recorded, id) {
-				out = append(out, id)
-			}
+	rollout := route.RolloutRules(obj, route.SpecRules(p.CR.Spec.Rules))
+	for i, rule := range route.RuleBackends(obj, ns) {
+		if rollout[i] && len(rule) == 2 && recordedAs(recorded, rule[1]) && !recordedAs(recorded, rule[0]) {
+			out = append(out, rule[0])
 		}
 	}
 	return out

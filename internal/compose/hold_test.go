@@ -1,6 +1,8 @@
 package compose
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,6 +16,7 @@ import (
 	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -435,6 +438,108 @@ spec:
 			_ = routeOf(t, held)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nHeld(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestHeldRulesOfTheirOwn pins what a hold makes of the rules of their own
+// of the previous route under an Input that refuses some of their backends:
+// a refused backend of a rule of its own goes, even where the rule splits
+// its requests with the canary, the previous primary of a weighted rule
+// stays, and a rule the hold does not change keeps its weights, a drained
+// one (every weight 0) included. Every held route passes the Gateway API
+// CRDs.
+func TestHeldRulesOfTheirOwn(t *testing.T) {
+	// Paused at 50% with revision v2 (canary podinfo-v2); the spec starts
+	// revision v3, so the run holds the previous route.
+	paused := []patch{
+		set("spec.rules", `[{name: api}]`),
+		set("spec.primary", `{backendRef: {name: podinfo}}`),
+		set("spec.canary", `{backendRef: {name: podinfo-v3}, revision: v3}`),
+		set("spec.traffic", `{steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}], paused: true}`),
+		set("status.rollout", `{phase: Paused, reason: Paused, revision: v2, step: 1, stepStartedAt: "2026-12-02T10:00:00Z", canaryWeight: 50, primaryWeight: 50, canaryBackends: [{group: "", kind: Service, namespace: test, name: podinfo-v2, port: 9898}]}`),
+	}
+	const (
+		onlyServices = "allowedRouteNamespaces: [test]\nallowedBackendKinds: [{group: '', kind: Service}]\n"
+		api          = `{name: api, matches: [{path: {type: PathPrefix, value: /}}], backendRefs: [{group: "", kind: Service, name: podinfo, port: 9898, weight: 50}, {group: "", kind: Service, name: podinfo-v2, port: 9898, weight: 50}]}`
+	)
+	routeWith := func(rules string) string {
+		return `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test, generation: 2}, spec: {parentRefs: [{name: gateway, namespace: istio-ingress}], rules: [` + rules + `]}}`
+	}
+	cases := map[string]struct {
+		reason  string
+		input   string
+		patches []patch
+		route   string
+		want    []string
+		err     string
+	}{
+		"RefusedBackendSplitWithTheCanary": {
+			reason: "A rule of its own (dropped from the spec) that split /beta between an Envoy Gateway Backend and the canary is no weighted rule: the Backend, a kind the Input refuses now, goes; it is no primary.",
+			input:  onlyServices,
+			route:  routeWith(`{name: beta, matches: [{path: {type: PathPrefix, value: /beta}}], backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: beta-backend, weight: 1}, {group: "", kind: Service, name: podinfo-v2, port: 9898, weight: 1}]}, ` + api),
+			want:   []string{"beta: podinfo-v2=1", "api: podinfo=50 podinfo-v2=50"},
+		},
+		"DrainedRuleKeepsItsWeights": {
+			reason: "Dropping a refused backend from one rule leaves a drained rule of its own (weight 0, the gateway answers 500) as it was: the hold keeps the weights the previous run composed.",
+			input:  onlyServices,
+			route: routeWith(`{name: drain, matches: [{path: {type: PathPrefix, value: /drain}}], backendRefs: [{group: "", kind: Service, name: legacy, port: 80, weight: 0}]}, ` +
+				`{name: static, matches: [{path: {type: PathPrefix, value: /assets}}], backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 1}]}, ` + api),
+			want: []string{"drain: legacy=0", "api: podinfo=50 podinfo-v2=50"},
+		},
+		"PreviousPrimaryStays": {
+			reason: "The weighted rule's previous primary, which the spec no longer names and the Input refuses now, stays where it was, at its weight: without its grant, the gateway refuses it.",
+			input:  "allowedRouteNamespaces: [test]\n",
+			route:  routeWith(`{name: api, matches: [{path: {type: PathPrefix, value: /}}], backendRefs: [{group: "", kind: Service, name: podinfo-v1, namespace: legacy, port: 9898, weight: 50}, {group: "", kind: Service, name: podinfo-v2, port: 9898, weight: 50}]}`),
+			want:   []string{"api: podinfo-v1=50 podinfo-v2=50"},
+		},
+		"PreviousPrimaryOfAnUnnamedRule": {
+			reason:  "The same with the spec's default rule, unnamed.",
+			input:   "allowedRouteNamespaces: [test]\n",
+			patches: []patch{del("spec.rules")},
+			route:   routeWith(`{matches: [{path: {type: PathPrefix, value: /}}], backendRefs: [{group: "", kind: Service, name: podinfo-v1, namespace: legacy, port: 9898, weight: 50}, {group: "", kind: Service, name: podinfo-v2, port: 9898, weight: 50}]}`),
+			want:    []string{"-: podinfo-v1=50 podinfo-v2=50"},
+		},
+		"WeightBeyondInt32": {
+			reason: "A weight that does not fit Gateway API's int32 (2^32+80, which only a forged observation carries) is refused, naming the field, never held as the weight it wraps to (80).",
+			input:  "allowedRouteNamespaces: [test]\n",
+			route:  routeWith(strings.Replace(api, "weight: 50}, {", "weight: 4294967376}, {", 1)),
+			err:    "cannot read the observed HTTPRoute: spec.rules[0].backendRefs[0].weight: 4294967376 does not fit its type, int32",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := plan(t, tc.input, append(append([]patch{}, paused...), tc.patches...)...)
+			held, err := p.Held(map[Key]map[string]any{"route-httproute": object(t, tc.route)}, observe(t, p, tc.route))
+			if tc.err != "" || err != nil {
+				if diff := cmp.Diff(tc.err, fmt.Sprint(err)); diff != "" {
+					t.Errorf("%s\nHeld(...): error -want, +got:\n%s", tc.reason, diff)
+				}
+				return
+			}
+			var got []string
+			for _, o := range held.Objects {
+				r, ok := o.Object.(*gwv1.HTTPRoute)
+				if !ok {
+					continue
+				}
+				for _, c := range []crdschema.Channel{crdschema.Standard, crdschema.Experimental} {
+					if errs := crdschema.GatewayAPI(t, c).Validate(r); len(errs) > 0 {
+						t.Errorf("the %s Gateway API CRDs reject the held route: %v", c, errs)
+					}
+				}
+				for _, rule := range r.Spec.Rules {
+					var s strings.Builder
+					s.WriteString(string(ptr.Deref(rule.Name, "-")) + ":")
+					for _, b := range rule.BackendRefs {
+						fmt.Fprintf(&s, " %s=%d", b.Name, ptr.Deref(b.Weight, 1))
+					}
+					got = append(got, s.String())
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nHeld(...): the held route's rules, -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -40,6 +40,36 @@ func Strict(path *field.Path, data []byte, into any) field.ErrorList {
 	return errs
 }
 
+// Object decodes an object as the API server returned it (the JSON types
+// Crossplane hands a function: float64 numbers, maps, lists) into its typed
+// value, as runtime.DefaultUnstructuredConverter would, but refuses a value
+// that does not fit its typed field: the converter wraps an integer beyond
+// the field's range silently (4294967376 in an int32 becomes 80), so what is
+// decoded would not be what was observed. Unknown fields are ignored, as by
+// the converter. The error names the field with its list indexes.
+func Object(obj map[string]any, into any) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	err = sigsjson.UnmarshalCaseSensitivePreserveInts(data, into)
+	var te *json.UnmarshalTypeError
+	if err == nil || !errors.As(err, &te) {
+		return err
+	}
+	// The data is the marshalled object, so the offset of the error finds
+	// the value; the decoder's own field path names embedded structs
+	// (HTTPBackendRef's BackendRef) that JSON does not have.
+	at, _, ok := jsonPathAt(data, te.Offset)
+	if !ok {
+		at = Error(nil, data, err).Field
+	}
+	if number, ok := strings.CutPrefix(te.Value, "number "); ok && jsonKind(te.Type) == "an integer" {
+		return fmt.Errorf("%s: %s does not fit its type, %s", at, number, te.Type)
+	}
+	return fmt.Errorf("%s: must be %s, not %s", at, jsonKind(te.Type), te.Value)
+}
+
 // Error turns a decoding error into one that names the field whose
 // value has the wrong type, and says which type it needs in JSON terms.
 func Error(path *field.Path, data []byte, err error) *field.Error {

@@ -8,11 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 )
 
 // Decode reads an observed route into its Gateway API type, at the version
 // it was observed at: a route the function composed on an earlier run, of
-// any kind and version it composes.
+// any kind and version it composes. A value that does not fit its typed
+// field (a weight beyond int32) is refused, never wrapped: what the function
+// re-emits of an observed route must be what was observed.
 func Decode(obj map[string]any) (runtime.Object, error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
@@ -43,7 +47,7 @@ func Decode(obj map[string]any) (runtime.Object, error) {
 	default:
 		return nil, fmt.Errorf("cannot read the observed object: %q %q is not a kind the function composes", apiVersion, kind)
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, into); err != nil {
+	if err := decode.Object(obj, into); err != nil {
 		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
 	}
 	return into, nil

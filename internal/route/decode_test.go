@@ -139,6 +139,26 @@ func TestDecode(t *testing.T) {
 			route:  routeYAML(gw+"v1", "TCPRoute", `{rules: [{backendRefs: [{name: x, weight: heavy}]}]}`, false),
 			want:   want{err: true},
 		},
+		"WeightBeyondInt32": {
+			reason: "A weight that does not fit the field's int32 (2^32+80) is an error, never wrapped to 80: what is re-emitted of an observed route must be what was observed.",
+			route:  routeYAML(gw+"v1", "HTTPRoute", `{rules: [{backendRefs: [{name: podinfo-primary, port: 9898, weight: 4294967376}, {name: canary-proxy, port: 3456, weight: 20}]}]}`, false),
+			want:   want{err: true},
+		},
+		"PortBeyondInt32": {
+			reason: "The same for any integer field: a port of 2^32+80.",
+			route:  routeYAML(gw+"v1alpha2", "TCPRoute", `{rules: [{backendRefs: [{name: podinfo-primary, port: 4294967376}]}]}`, false),
+			want:   want{err: true},
+		},
+		"WeightFraction": {
+			reason: "A fraction is no integer weight.",
+			route:  routeYAML(gw+"v1", "UDPRoute", `{rules: [{backendRefs: [{name: podinfo-primary, port: 53, weight: 80.5}]}]}`, false),
+			want:   want{err: true},
+		},
+		"LargestWeight": {
+			reason: "The largest int32 fits.",
+			route:  routeYAML(gw+"v1", "HTTPRoute", `{rules: [{backendRefs: [{name: podinfo-primary, port: 9898, weight: 2147483647}]}]}`, false),
+			want:   want{typ: "*v1.HTTPRoute", weights: []string{"-: podinfo-primary=2147483647"}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

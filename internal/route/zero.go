@@ -16,10 +16,12 @@ import (
 // function composed earlier, for an emergency abort: each canary backendRef
 // gets weight 0, a rule whose every backend is a canary (an A/B or session
 // rule) is removed, and so is every RequestMirror filter to a canary, on a
-// rule or on a backend. A rule left with only zero weights gives its other
-// backends equal weights. Backends are compared with Gateway API's defaults
-// applied, as everywhere else. It changes the route in place and reports
-// false when no rule would be left, or the object is not a route.
+// rule or on a backend. A rule that the canary's weight leaves with only
+// zero weights gives its other backends equal weights; a rule that sent
+// nothing before (a drained rule of its own) keeps its weights. Backends are
+// compared with Gateway API's defaults applied, as everywhere else. It
+// changes the route in place and reports false when no rule would be left,
+// or the object is not a route.
 func ZeroCanary(obj runtime.Object, canary []xr.BackendID, routeNamespace string) bool {
 	obj = asV1(obj)
 	isCanary := func(ref gwv1.BackendObjectReference) bool {
@@ -139,7 +141,8 @@ func DropMirrors(obj runtime.Object, targets []xr.BackendID, routeNamespace stri
 // DropBackends removes the backendRefs of an HTTPRoute or a GRPCRoute that
 // name one of the backends given (with Gateway API's defaults applied), and
 // the mirrors to them: a rule left without a backend is removed, and one
-// left with only zero weights gives the rest equal weights. Unlike
+// that the backends dropped leave with only zero weights gives the rest
+// equal weights (a rule that sent nothing before keeps its weights). Unlike
 // ZeroCanary it keeps no reference at weight 0: it is for the backends of
 // rules of their own, which the rollout never weighs and which only
 // HTTPRoutes and GRPCRoutes have. It reports false when no rule would be
@@ -157,45 +160,48 @@ func DropBackends(obj runtime.Object, ids []xr.BackendID, routeNamespace string)
 	switch r := obj.(type) {
 	case *gwv1.HTTPRoute:
 		r.Spec.Rules = dropFromRules(r.Spec.Rules, func(rule *gwv1.HTTPRouteRule) []*gwv1.BackendRef {
-			rule.BackendRefs = slices.DeleteFunc(rule.BackendRefs, func(b gwv1.HTTPBackendRef) bool { return is(b.BackendObjectReference) })
 			refs := make([]*gwv1.BackendRef, 0, len(rule.BackendRefs))
 			for i := range rule.BackendRefs {
 				refs = append(refs, &rule.BackendRefs[i].BackendRef)
 			}
 			return refs
-		}, func(rule gwv1.HTTPRouteRule) int { return len(rule.BackendRefs) })
+		}, func(rule *gwv1.HTTPRouteRule) {
+			rule.BackendRefs = slices.DeleteFunc(rule.BackendRefs, func(b gwv1.HTTPBackendRef) bool { return is(b.BackendObjectReference) })
+		})
 		return len(r.Spec.Rules) > 0
 	case *gwv1.GRPCRoute:
 		r.Spec.Rules = dropFromRules(r.Spec.Rules, func(rule *gwv1.GRPCRouteRule) []*gwv1.BackendRef {
-			rule.BackendRefs = slices.DeleteFunc(rule.BackendRefs, func(b gwv1.GRPCBackendRef) bool { return is(b.BackendObjectReference) })
 			refs := make([]*gwv1.BackendRef, 0, len(rule.BackendRefs))
 			for i := range rule.BackendRefs {
 				refs = append(refs, &rule.BackendRefs[i].BackendRef)
 			}
 			return refs
-		}, func(rule gwv1.GRPCRouteRule) int { return len(rule.BackendRefs) })
+		}, func(rule *gwv1.GRPCRouteRule) {
+			rule.BackendRefs = slices.DeleteFunc(rule.BackendRefs, func(b gwv1.GRPCBackendRef) bool { return is(b.BackendObjectReference) })
+		})
 		return len(r.Spec.Rules) > 0
 	}
 	return true
 }
 
-// dropFromRules removes backends from each rule: drop removes them from a
-// rule and returns what is left, count counts a rule's backends. A rule
-// that had backends and has none left is removed; a rule that answers by
-// itself (a redirect) has none to begin with and stays.
-func dropFromRules[R any](rules []R, drop func(*R) []*gwv1.BackendRef, count func(R) int) []R {
+// dropFromRules removes backends from each rule: refs returns a rule's
+// backendRefs, drop removes the ones to go. A rule that had backends and has
+// none left is removed; a rule that answers by itself (a redirect) has none
+// to begin with and stays. A rule whose backends left have only zero
+// weights gives them weight 1, but only when the backends dropped carried
+// its traffic: a rule that sent nothing before (a drained rule, every
+// weight 0) keeps its weights.
+func dropFromRules[R any](rules []R, refs func(*R) []*gwv1.BackendRef, drop func(*R)) []R {
 	kept := make([]R, 0, len(rules))
 	for i := range rules {
-		had := count(rules[i])
-		left := drop(&rules[i])
-		if had > 0 && len(left) == 0 {
+		had := refs(&rules[i])
+		before := totalWeight(had)
+		drop(&rules[i])
+		left := refs(&rules[i])
+		if len(had) > 0 && len(left) == 0 {
 			continue
 		}
-		var total int64
-		for _, ref := range left {
-			total += int64(ptr.Deref(ref.Weight, 1)) // Gateway API's default weight.
-		}
-		if len(left) > 0 && total == 0 {
+		if before > 0 && totalWeight(left) == 0 {
 			for _, ref := range left {
 				ref.Weight = ptr.To[int32](1)
 			}
@@ -206,26 +212,29 @@ func dropFromRules[R any](rules []R, drop func(*R) []*gwv1.BackendRef, count fun
 }
 
 // zeroRules zeroes the canary in each rule; backends returns a rule's
-// backendRefs, after dropping its mirrors to the canary.
+// backendRefs, after dropping its mirrors to the canary. A rule whose other
+// backends are left with only zero weights gives them equal weights, so
+// that it still sends somewhere, but only when zeroing the canary is what
+// took its traffic away: a rule that sent nothing before (a drained rule of
+// its own, every weight 0) is left as it was.
 func zeroRules[R any](rules []R, isCanary func(gwv1.BackendObjectReference) bool, backends func(*R) []*gwv1.BackendRef) ([]R, bool) {
 	kept := make([]R, 0, len(rules))
 	for i := range rules {
 		rule := &rules[i]
 		refs := backends(rule)
+		before := totalWeight(refs)
 		others := make([]*gwv1.BackendRef, 0, len(refs))
-		var total int64
 		for _, ref := range refs {
 			if isCanary(ref.BackendObjectReference) {
 				ref.Weight = ptr.To[int32](0)
 				continue
 			}
 			others = append(others, ref)
-			total += int64(ptr.Deref(ref.Weight, 1)) // Gateway API's default weight.
 		}
 		if len(refs) > 0 && len(others) == 0 {
 			continue // A canary-only rule: A/B or session.
 		}
-		if total == 0 {
+		if before > 0 && totalWeight(others) == 0 {
 			for _, ref := range others {
 				ref.Weight = ptr.To[int32](percentTotal)
 			}
@@ -233,6 +242,16 @@ func zeroRules[R any](rules []R, isCanary func(gwv1.BackendObjectReference) bool
 		kept = append(kept, *rule)
 	}
 	return kept, len(kept) > 0
+}
+
+// totalWeight is the sum of the weights of backendRefs, with Gateway API's
+// default weight 1 for one without.
+func totalWeight(refs []*gwv1.BackendRef) int64 {
+	var total int64
+	for _, ref := range refs {
+		total += int64(ptr.Deref(ref.Weight, 1))
+	}
+	return total
 }
 
 func refsOf(refs []gwv1.BackendRef) []*gwv1.BackendRef {
@@ -283,24 +302,26 @@ func TrustedCanary(recorded, primaries []xr.BackendID) (trusted, refused []xr.Ba
 }
 
 // BesidePrimary splits recorded canary backends (already TrustedCanary) by
-// whether the route shows them to be the canary: a rule holds one beside
-// one of the primary's backends, and nothing else, which is the shape of
-// every rule the function weighs (the primary, then the canary). A record
-// that no such rule bears out says nothing this run can check: it may name
-// the backend of a rule of its own (zeroing it would remove that rule and
-// leave the canary at its weight), or the primary where the primary cannot
-// be found. ownRules are the names of the spec's rules of their own, as far
-// as a spec that may not parse tells them: a rule of its own of the same
-// shape bears nothing out. primaries are compared without their ports.
-func BesidePrimary(obj runtime.Object, canary, primaries []xr.BackendID, ownRules []string, routeNamespace string) (beside, not []xr.BackendID) {
+// whether the route shows them to be the canary: a rule of the rollout's
+// (see RolloutRules: spec is what the spec, which may not parse, tells of
+// its rules) holds one beside one of the primary's backends, and nothing
+// else, which is the shape of every rule the function weighs (the primary,
+// then the canary). A record that no such rule bears out says nothing this
+// run can check: it may name the backend of a rule of its own (zeroing it
+// would remove that rule and leave the canary at its weight), or the
+// primary where the primary cannot be found. A rule of its own of the same
+// shape, named or not, bears nothing out. primaries are compared without
+// their ports.
+func BesidePrimary(obj runtime.Object, canary, primaries []xr.BackendID, spec []SpecRule, routeNamespace string) (beside, not []xr.BackendID) {
 	isPrimary := func(id xr.BackendID) bool {
 		return slices.ContainsFunc(primaries, func(p xr.BackendID) bool {
 			return p.Group == id.Group && p.Kind == id.Kind && p.Namespace == id.Namespace && p.Name == id.Name
 		})
 	}
+	rollout := RolloutRules(obj, spec)
 	borneOut := func(c xr.BackendID) bool {
-		for _, rule := range ruleShapes(obj) {
-			if len(rule.refs) != 2 || (rule.name != "" && slices.Contains(ownRules, rule.name)) {
+		for i, rule := range ruleShapes(obj) {
+			if len(rule.refs) != 2 || !rollout[i] {
 				continue
 			}
 			first, second := identify(rule.refs[0], routeNamespace), identify(rule.refs[1], routeNamespace)
@@ -330,8 +351,8 @@ func AnyPort(ids []xr.BackendID) []xr.BackendID {
 	return out
 }
 
-// RuleBackends lists the weighted backends of each rule of a route, with
-// Gateway API's defaults applied.
+// RuleBackends lists the backends of each rule of a route, with Gateway
+// API's defaults applied.
 func RuleBackends(obj runtime.Object, routeNamespace string) [][]xr.BackendID {
 	shapes := ruleShapes(obj)
 	out := make([][]xr.BackendID, 0, len(shapes))

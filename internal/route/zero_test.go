@@ -165,6 +165,22 @@ func TestZeroCanary(t *testing.T) {
 			},
 			want: want{ok: true, route: httpRoute(`[{backendRefs: [{name: a, port: 80, weight: 100}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 0}, {name: b, port: 80, weight: 100}]}]`)},
 		},
+		"DrainedRuleOfItsOwnKept": {
+			reason: "A rule that sent nothing before (a drained rule of its own, every weight 0) is no rule the canary's weight left empty: it keeps its weights, and the gateway still answers 500 there.",
+			args: args{
+				route:  httpRoute(`[{name: drain, backendRefs: [{name: legacy, port: 80, weight: 0}]}, {name: api, backendRefs: [{name: podinfo-primary, port: 9898, weight: 80}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 20}]}]`),
+				canary: []xr.BackendID{recordedCanary},
+			},
+			want: want{ok: true, route: httpRoute(`[{name: drain, backendRefs: [{name: legacy, port: 80, weight: 0}]}, {name: api, backendRefs: [{name: podinfo-primary, port: 9898, weight: 80}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 0}]}]`)},
+		},
+		"DrainedRuleWithTheCanaryAtZeroKept": {
+			reason: "A drained rule that also names the canary at weight 0 sent nothing before either: zeroing the canary changes nothing, and the others stay at 0.",
+			args: args{
+				route:  httpRoute(`[{backendRefs: [{name: legacy, port: 80, weight: 0}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 0}]}, {backendRefs: [{name: podinfo-primary, port: 9898}]}]`),
+				canary: []xr.BackendID{recordedCanary},
+			},
+			want: want{ok: true, route: httpRoute(`[{backendRefs: [{name: legacy, port: 80, weight: 0}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 0}]}, {backendRefs: [{name: podinfo-primary, port: 9898}]}]`)},
+		},
 		"SeveralCanaries": {
 			reason: "Every recorded canary goes to 0.",
 			args: args{
@@ -336,20 +352,22 @@ func TestBesidePrimary(t *testing.T) {
 	primary := xr.BackendID{Group: "", Kind: "Service", Namespace: "test", Name: "podinfo-primary"}
 	cdn := xr.BackendID{Group: "", Kind: "Service", Namespace: "test", Name: "cdn-cache", Port: ptr.To[int32](80)}
 	const weighted = `{name: api, backendRefs: [{name: podinfo-primary, port: 9898, weight: 80}, {name: canary-proxy, namespace: monitoring, port: 3456, weight: 20}]}`
+	api := SpecRule{Name: ptr.To[gwv1.SectionName]("api")}
 	type want struct {
 		beside, not []xr.BackendID
 	}
 	cases := map[string]struct {
-		reason   string
-		route    string
-		canary   []xr.BackendID
-		ownRules []string
-		want     want
+		reason string
+		route  string
+		canary []xr.BackendID
+		spec   []SpecRule
+		want   want
 	}{
 		"WeightedRule": {
 			reason: "The weighted rule holds the recorded canary beside the primary: borne out.",
 			route:  httpRoute(`[` + weighted + `]`),
 			canary: []xr.BackendID{recordedCanary},
+			spec:   []SpecRule{api},
 			want:   want{beside: []xr.BackendID{recordedCanary}},
 		},
 		"CanaryAtZero": {
@@ -362,13 +380,29 @@ func TestBesidePrimary(t *testing.T) {
 			reason: "A backend that only a single-backend rule holds (a rule of its own, a companion) is no proof.",
 			route:  httpRoute(`[{name: static, backendRefs: [{name: cdn-cache, port: 80}]}, ` + weighted + `]`),
 			canary: []xr.BackendID{cdn},
+			spec:   []SpecRule{{Name: ptr.To[gwv1.SectionName]("static"), Own: true}, api},
 			want:   want{not: []xr.BackendID{cdn}},
 		},
 		"RuleOfItsOwnBesideThePrimary": {
 			reason: "A rule of its own of the weighted rule's shape bears nothing out, by its name.",
 			route:  httpRoute(`[{name: static, backendRefs: [{name: podinfo-primary, port: 9898}, {name: cdn-cache, port: 80}]}, ` + weighted + `]`),
-			canary: []xr.BackendID{cdn}, ownRules: []string{"static"},
-			want: want{not: []xr.BackendID{cdn}},
+			canary: []xr.BackendID{cdn},
+			spec:   []SpecRule{{Name: ptr.To[gwv1.SectionName]("static"), Own: true}, api},
+			want:   want{not: []xr.BackendID{cdn}},
+		},
+		"UnnamedRuleOfItsOwnBesideThePrimary": {
+			reason: "An unnamed rule of its own of the weighted rule's shape bears nothing out either: the spec's rules say where it is.",
+			route:  httpRoute(`[{backendRefs: [{name: podinfo-primary, port: 9898}, {name: cdn-cache, port: 80}]}, ` + weighted + `]`),
+			canary: []xr.BackendID{cdn, recordedCanary},
+			spec:   []SpecRule{{Own: true}, api},
+			want:   want{beside: []xr.BackendID{recordedCanary}, not: []xr.BackendID{cdn}},
+		},
+		"UnnamedRulesTheSpecNoLongerMatches": {
+			reason: "Unnamed rules that the spec's rules no longer match bear nothing out: any of them could be a rule of its own.",
+			route:  httpRoute(`[{backendRefs: [{name: podinfo-primary, port: 9898}, {name: cdn-cache, port: 80}]}, {backendRefs: [{name: podinfo-primary, port: 9898}, {name: canary-proxy, namespace: monitoring, port: 3456}]}]`),
+			canary: []xr.BackendID{cdn, recordedCanary},
+			spec:   []SpecRule{api},
+			want:   want{not: []xr.BackendID{cdn, recordedCanary}},
 		},
 		"ThreeBackends": {
 			reason: "A rule of three backends is not the function's weighted rule.",
@@ -391,7 +425,7 @@ func TestBesidePrimary(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			beside, not := BesidePrimary(decoded(t, tc.route), tc.canary, []xr.BackendID{primary}, tc.ownRules, "test")
+			beside, not := BesidePrimary(decoded(t, tc.route), tc.canary, []xr.BackendID{primary}, tc.spec, "test")
 			if diff := cmp.Diff(tc.want, want{beside: beside, not: not}, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nBesidePrimary(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -416,6 +450,16 @@ func TestDropBackends(t *testing.T) {
 			reason: "The rule's other backends stay; left with only zero weights, they get equal ones.",
 			route:  httpRoute(`[{name: static, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 5}, {name: origin, port: 80, weight: 0}]}, ` + weighted + `]`),
 			want:   httpRoute(`[{name: static, backendRefs: [{name: origin, port: 80, weight: 1}]}, ` + weighted + `]`),
+		},
+		"DrainedRuleKept": {
+			reason: "A rule the drop does not touch keeps its weights, a drained one (every weight 0) included.",
+			route:  httpRoute(`[{name: drain, backendRefs: [{name: legacy, port: 80, weight: 0}]}, {name: static, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 1}]}, ` + weighted + `]`),
+			want:   httpRoute(`[{name: drain, backendRefs: [{name: legacy, port: 80, weight: 0}]}, ` + weighted + `]`),
+		},
+		"DrainedRuleLosesABackend": {
+			reason: "A rule that sent nothing before the drop (the dropped backend at 0 too) keeps the rest at 0: the drop took no traffic away from it.",
+			route:  httpRoute(`[{name: drain, backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: cdn, weight: 0}, {name: legacy, port: 80, weight: 0}]}, ` + weighted + `]`),
+			want:   httpRoute(`[{name: drain, backendRefs: [{name: legacy, port: 80, weight: 0}]}, ` + weighted + `]`),
 		},
 		"MirrorGoes": {
 			reason: "A mirror to a dropped backend goes too; a redirect rule, which has no backend, stays.",
