@@ -97,7 +97,8 @@ type Input struct {
 	// list keeps a CanaryRoute from reading arbitrary kinds. Gates are only
 	// read from the route's namespace.
 	//
-	// Default: apps/v1 Deployment.
+	// Default (the field absent): apps/v1 Deployment. An empty list allows
+	// none: no CanaryRoute may have gates.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
 	AllowedGateKinds []GateKind `json:"allowedGateKinds,omitempty"`
@@ -107,7 +108,12 @@ type Input struct {
 	// route's namespace. An analysis of another kind is refused. Crossplane
 	// composes them, so its ClusterRole must cover them too.
 	//
-	// Default: batch/v1 Job.
+	// A Job runs a Pod of the CanaryRoute author's choosing in the route's
+	// namespace, with Crossplane's rights to create it: that namespace's Pod
+	// Security admission is what bounds it.
+	//
+	// Default (the field absent): batch/v1 Job. An empty list allows none:
+	// no CanaryRoute may have analysis templates.
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	AllowedAnalysisKinds []GateKind `json:"allowedAnalysisKinds,omitempty"`

@@ -202,7 +202,9 @@ func objectKinds(path *field.Path, kinds []v1beta1.GateKind, def schema.GroupVer
 			out[gv.WithKind(k.Kind)] = true
 		}
 	}
-	if len(kinds) == 0 {
+	// Absent, the default; written empty, none: a platform team may turn
+	// gates or analysis off.
+	if kinds == nil {
 		out[def] = true
 	}
 	return out, errs

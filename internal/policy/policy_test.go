@@ -242,6 +242,11 @@ func TestNew(t *testing.T) {
 				xrtest.Invalid("allowedGateKinds[1].apiVersion", "group/version"),
 			}},
 		},
+		"GateKindsNone": {
+			reason: "An empty list allows no gate kind at all; only an absent one gets the default.",
+			in:     &v1beta1.Input{AllowedGateKinds: []v1beta1.GateKind{}},
+			want:   want{policy: defaults(view{GateKinds: []string{}})},
+		},
 		"GateKindRequired": {
 			reason: "A gate kind names its kind.",
 			in:     &v1beta1.Input{AllowedGateKinds: []v1beta1.GateKind{{APIVersion: "apps/v1"}}},
@@ -439,6 +444,38 @@ func TestParse(t *testing.T) {
 				if _, again := Parse(tc.input); (again == nil) != (err == nil) || (again != nil && again.Error() != got) {
 					t.Errorf("%s\nParse(...) is not deterministic: %v, then %v", tc.reason, err, again)
 				}
+			}
+		})
+	}
+}
+
+// TestParseEmptyKindLists: through Crossplane, an Input's list written
+// empty stays a list: it allows no kind, where an absent one allows the
+// default, so a platform team can turn gates or analysis off.
+func TestParseEmptyKindLists(t *testing.T) {
+	job := schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
+	deployment := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	cases := map[string]struct {
+		reason   string
+		input    map[string]any
+		analysis bool
+		gates    bool
+	}{
+		"Absent":        {reason: "Absent lists allow the defaults.", input: map[string]any{}, analysis: true, gates: true},
+		"EmptyAnalysis": {reason: "An empty allowedAnalysisKinds allows no analysis kind.", input: map[string]any{"allowedAnalysisKinds": []any{}}, gates: true},
+		"EmptyGates":    {reason: "An empty allowedGateKinds allows no gate kind.", input: map[string]any{"allowedGateKinds": []any{}}, analysis: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := Parse(tc.input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.AllowsAnalysis(job); got != tc.analysis {
+				t.Errorf("%s\nAllowsAnalysis(batch/v1 Job) = %v, want %v", tc.reason, got, tc.analysis)
+			}
+			if got := p.AllowsGate(deployment); got != tc.gates {
+				t.Errorf("%s\nAllowsGate(apps/v1 Deployment) = %v, want %v", tc.reason, got, tc.gates)
 			}
 		})
 	}
