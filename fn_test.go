@@ -22,6 +22,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 // testNow is the instant the tests' clock reports.
@@ -804,6 +805,7 @@ desired:
 conditions:
   - {type: RouteAccepted, status: STATUS_CONDITION_FALSE, reason: Pending, message: the route has not been created yet, target: TARGET_COMPOSITE_AND_CLAIM}
   - {type: ReferenceGrantsReady, status: STATUS_CONDITION_TRUE, reason: Ready, message: "ReferenceGrants composed in namespaces: monitoring", target: TARGET_COMPOSITE_AND_CLAIM}
+  - {type: Composed, status: STATUS_CONDITION_TRUE, reason: Composed, target: TARGET_COMPOSITE_AND_CLAIM}
   - {type: RolloutHealthy, status: STATUS_CONDITION_TRUE, reason: Stable, message: "Stable: canary 20%, primary 80%", target: TARGET_COMPOSITE_AND_CLAIM}
 requirements:
   resources:
@@ -823,6 +825,7 @@ results:
     message: "invalid CanaryRoute: spec.traffic.weight: Invalid value: 120: must be a percent between 0 and 100"
 conditions:
   - {type: RouteAccepted, status: STATUS_CONDITION_TRUE, reason: Accepted, message: every parent accepted the route and resolved its references, target: TARGET_COMPOSITE_AND_CLAIM}
+  - {type: Composed, status: STATUS_CONDITION_FALSE, reason: Refused, message: "invalid CanaryRoute: spec.traffic.weight: Invalid value: 120: must be a percent between 0 and 100", target: TARGET_COMPOSITE_AND_CLAIM}
 `,
 		},
 	}
@@ -1000,6 +1003,45 @@ func toStruct(t *testing.T, y string) *structpb.Struct {
 	return s
 }
 
+// checkComposedCondition holds every response to the Composed condition's
+// rule: once in each response, True (reason Composed) where the function
+// composes the CanaryRoute, False (reason Refused) where it refuses it: a
+// Fatal, whose message it carries, or a rescued abort.
+func checkComposedCondition(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+	t.Helper()
+	fatal, refused := "", false
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			fatal, refused = r.GetMessage(), true
+		}
+	}
+	status, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+	if ro, _ := status["rollout"].(map[string]any); ro["reason"] == "AbortRescued" {
+		refused = true
+	}
+	var found []*fnv1.Condition
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == conditionComposed {
+			found = append(found, c)
+		}
+	}
+	if len(found) != 1 {
+		t.Errorf("the response carries %d Composed conditions, want 1", len(found))
+		return
+	}
+	c := found[0]
+	switch {
+	case c.GetTarget() != fnv1.Target_TARGET_COMPOSITE_AND_CLAIM:
+		t.Errorf("Composed targets %s, want the composite and its claim", c.GetTarget())
+	case refused && (c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != "Refused" || c.GetMessage() == ""):
+		t.Errorf("a refused CanaryRoute has Composed %s %s %q, want False, Refused, and why", c.GetStatus(), c.GetReason(), c.GetMessage())
+	case fatal != "" && c.GetMessage() != xr.CutRunes(fatal, xr.MaxStatusMessage):
+		t.Errorf("Composed says %q, want the Fatal's message %q", c.GetMessage(), fatal)
+	case !refused && (c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE || c.GetReason() != "Composed"):
+		t.Errorf("a composed CanaryRoute has Composed %s %s, want True, Composed", c.GetStatus(), c.GetReason())
+	}
+}
+
 func viewOf(t *testing.T, rsp *fnv1.RunFunctionResponse) view {
 	t.Helper()
 	var v view
@@ -1010,7 +1052,11 @@ func viewOf(t *testing.T, rsp *fnv1.RunFunctionResponse) view {
 		}
 		v.Results = append(v.Results, prefix+": "+r.GetMessage())
 	}
+	checkComposedCondition(t, rsp)
 	for _, c := range rsp.GetConditions() {
+		if c.GetType() == conditionComposed {
+			continue // checkComposedCondition checked it.
+		}
 		status := map[fnv1.Status]string{fnv1.Status_STATUS_CONDITION_TRUE: "True", fnv1.Status_STATUS_CONDITION_FALSE: "False"}[c.GetStatus()]
 		v.Conditions = append(v.Conditions, fmt.Sprintf("%s=%s %s: %s", c.GetType(), status, c.GetReason(), c.GetMessage()))
 	}

@@ -108,6 +108,7 @@ func TestRecover(t *testing.T) {
 			Conditions: []*fnv1.Condition{
 				{Type: "RouteAccepted", Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: "Accepted", Message: ptr.To("every parent accepted the route"), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
 				{Type: "RolloutHealthy", Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: "GateFailed", Message: ptr.To("the gate failed"), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
+				{Type: "Composed", Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: "Refused", Message: ptr.To("internal error: the function panicked (a bug, please report it): " + msg), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
 			},
 		}
 	}

@@ -110,6 +110,7 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 	}
 	resendConditions(rsp, req, conditionRolloutHealthy)
 	response.ConditionFalse(rsp, conditionRolloutHealthy, rollout.ReasonAborted).WithMessage(msgRescuedAbort).TargetCompositeAndClaim()
+	setRefused(rsp, cause.Error())
 	return rsp, true
 }
 
@@ -199,6 +200,7 @@ func cannotTellApart(req *fnv1.RunFunctionRequest, cause error, what string) *fn
 	response.Fatal(rsp, cause)
 	resendConditions(rsp, req, conditionRolloutHealthy)
 	response.ConditionFalse(rsp, conditionRolloutHealthy, reasonAbortNotApplied).WithMessage(msg).TargetCompositeAndClaim()
+	setRefused(rsp, cause.Error())
 	return rsp
 }
 

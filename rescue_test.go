@@ -94,6 +94,7 @@ results:
 conditions:
   - {type: ReferenceGrantsReady, status: STATUS_CONDITION_TRUE, reason: Ready, message: composed, target: TARGET_COMPOSITE_AND_CLAIM}
   - {type: RolloutHealthy, status: STATUS_CONDITION_FALSE, reason: Aborted, message: "` + msgRescuedAbort + `", target: TARGET_COMPOSITE_AND_CLAIM}
+  - {type: Composed, status: STATUS_CONDITION_FALSE, reason: Refused, message: "` + externalNameRefused + `", target: TARGET_COMPOSITE_AND_CLAIM}
 `,
 		},
 		"WithoutRecordedCanaryIsFatal": {
@@ -107,7 +108,9 @@ meta: {ttl: 60s}
 results:
   - severity: SEVERITY_FATAL
     target: TARGET_COMPOSITE
-    message: "CanaryRoute not allowed by the function's Input: spec.canary.externalName: Forbidden: the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"
+    message: "` + externalNameRefused + `"
+conditions:
+  - {type: Composed, status: STATUS_CONDITION_FALSE, reason: Refused, message: "` + externalNameRefused + `", target: TARGET_COMPOSITE_AND_CLAIM}
 `,
 		},
 		"CanaryBackendsNamingThePrimaryAsObserved": {
@@ -170,6 +173,7 @@ results:
     message: "` + externalNameRefused + `"
 conditions:
   - {type: ReferenceGrantsReady, status: STATUS_CONDITION_TRUE, reason: Ready, message: composed, target: TARGET_COMPOSITE_AND_CLAIM}
+  - {type: Composed, status: STATUS_CONDITION_FALSE, reason: Refused, message: "` + externalNameRefused + `", target: TARGET_COMPOSITE_AND_CLAIM}
 `,
 		},
 		"OddBackendsNeverPanic": {
@@ -186,6 +190,7 @@ results:
     message: "CanaryRoute not allowed by the function's Input: spec.canary.externalName: Forbidden: the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"
 conditions:
   - {type: ReferenceGrantsReady, status: STATUS_CONDITION_TRUE, reason: Ready, message: composed, target: TARGET_COMPOSITE_AND_CLAIM}
+  - {type: Composed, status: STATUS_CONDITION_FALSE, reason: Refused, message: "` + externalNameRefused + `", target: TARGET_COMPOSITE_AND_CLAIM}
 `,
 		},
 	}
@@ -240,6 +245,7 @@ results:
     message: "` + cause + `"
 conditions:
   - {type: RolloutHealthy, status: STATUS_CONDITION_FALSE, reason: AbortNotApplied, message: "` + msg + `", target: TARGET_COMPOSITE_AND_CLAIM}
+  - {type: Composed, status: STATUS_CONDITION_FALSE, reason: Refused, message: "` + cause + `", target: TARGET_COMPOSITE_AND_CLAIM}
 `
 }
 

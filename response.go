@@ -30,6 +30,10 @@ const (
 	conditionRouteAccepted        = "RouteAccepted"
 	conditionReferenceGrantsReady = "ReferenceGrantsReady"
 	conditionRolloutHealthy       = "RolloutHealthy"
+	// conditionComposed says whether the function composes the
+	// CanaryRoute or refuses it (a Fatal). Crossplane's Synced says so on
+	// the XR only; a claim carries this one too.
+	conditionComposed = "Composed"
 )
 
 // Condition reasons of the function's own, beside the gateway's and the
@@ -38,6 +42,8 @@ const (
 	reasonAccepted = "Accepted"
 	reasonReady    = "Ready"
 	reasonSkipped  = "Skipped"
+	reasonComposed = "Composed"
+	reasonRefused  = "Refused"
 )
 
 // ownConditions are re-sent with a Fatal result, so they keep their last
@@ -125,7 +131,15 @@ func fatal(req *fnv1.RunFunctionRequest, err error) *fnv1.RunFunctionResponse {
 	rsp := response.To(req, response.DefaultTTL)
 	response.Fatal(rsp, err)
 	resendConditions(rsp, req)
+	setRefused(rsp, err.Error())
 	return rsp
+}
+
+// setRefused sets the Composed condition False with why the function
+// refuses the CanaryRoute, bounded like every status it writes.
+func setRefused(rsp *fnv1.RunFunctionResponse, why string) {
+	response.ConditionFalse(rsp, conditionComposed, reasonRefused).
+		WithMessage(xr.CutRunes(why, xr.MaxStatusMessage)).TargetCompositeAndClaim()
 }
 
 // priorCondition is one of the function's conditions as the observed XR
@@ -266,6 +280,7 @@ func setConditions(rsp *fnv1.RunFunctionResponse, prior map[xpv2.ConditionType]x
 			WithMessage(xr.CutRunes("ReferenceGrants composed in namespaces: "+fielderr.List(namespaces, ", "), xr.MaxStatusMessage)).TargetCompositeAndClaim()
 	}
 
+	response.ConditionTrue(rsp, conditionComposed, reasonComposed).TargetCompositeAndClaim()
 	if d.Healthy {
 		response.ConditionTrue(rsp, conditionRolloutHealthy, string(d.Status.Phase)).
 			WithMessage(rolloutMessage(d.Status)).TargetCompositeAndClaim()
