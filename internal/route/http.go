@@ -64,6 +64,7 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 		}
 		if cookies {
 			errs = append(errs, cookieMatchCollisions(path.Child("matches"), matches)...)
+			errs = append(errs, ruleSetCookieCollisions(path.Child("filters"), r.HTTPFilters, p.Affinity)...)
 		}
 
 		// Companion rules come before their weighted rule: they are more

@@ -430,6 +430,48 @@ func TestBuildErrors(t *testing.T) {
 			}),
 			want: []string{"spec.canary.filters[0].responseHeaderModifier.set[0].name", "spec.traffic.sessionAffinity"},
 		},
+		"CanaryRemovesSetCookie": {
+			reason: "A remove of Set-Cookie (any case) in the canary's ResponseHeaderModifier would drop the cookie merged into that very filter.",
+			params: params(func(p *Params) {
+				p.Affinity = affinity
+				p.Canary.HTTPFilters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Remove: []string{"x-a", "set-cookie"}}}}
+			}),
+			want: []string{"spec.canary.filters[0].responseHeaderModifier.remove[1]", "spec.traffic.sessionAffinity", "canary"},
+		},
+		"PrimaryRemovesItsSetCookie": {
+			reason: "With primaryCookieName the primary sets a cookie too: its remove of Set-Cookie is refused, even at weight 0.",
+			params: params(func(p *Params) {
+				p.CanaryWeight, p.Active = 0, false
+				p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", PrimaryCookieName: "stable", PrimaryValue: "fedcba9876543210", MaxAge: time.Hour}
+				p.Primary.HTTPFilters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Remove: []string{"Set-Cookie"}}}}
+			}),
+			want: []string{"spec.primary.filters[0].responseHeaderModifier.remove[0]", "spec.traffic.sessionAffinity", "primary"},
+		},
+		"RuleSetsSetCookie": {
+			reason: "A rule-level set of Set-Cookie applies to every backend's responses, after the side's, and would replace the session cookie.",
+			params: params(func(p *Params) {
+				p.Affinity = affinity
+				p.Rules = []xr.Rule{{Name: ptr.To[gwv1.SectionName]("api"), HTTPFilters: []gwv1.HTTPRouteFilter{headerFilter, {Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "SET-COOKIE", Value: "x=1"}}}}}}}
+			}),
+			want: []string{"spec.rules[0].filters[1].responseHeaderModifier.set[0].name", "spec.traffic.sessionAffinity"},
+		},
+		"RuleRemovesSetCookie": {
+			reason: "A rule-level remove of Set-Cookie would drop the session cookie, even at weight 0.",
+			params: params(func(p *Params) {
+				p.CanaryWeight, p.Active = 0, false
+				p.Affinity = affinity
+				p.Rules = []xr.Rule{{HTTPFilters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Remove: []string{"set-cookie"}}}}}}
+			}),
+			want: []string{"spec.rules[0].filters[0].responseHeaderModifier.remove[0]", "spec.traffic.sessionAffinity"},
+		},
+		"RuleAddsCookieOfTheSameName": {
+			reason: "A rule-level add of a cookie named like a session cookie would replace it in the client.",
+			params: params(func(p *Params) {
+				p.Affinity = affinity
+				p.Rules = []xr.Rule{{HTTPFilters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{{Name: "Set-Cookie", Value: "canary=1; Path=/"}}}}}}}
+			}),
+			want: []string{"spec.rules[0].filters[0].responseHeaderModifier.add[0].value", "spec.traffic.sessionAffinity"},
+		},
 		"UserCookieMatchCollides": {
 			reason: "A user match on the Cookie header collides with the session rule's match.",
 			params: params(func(p *Params) {
