@@ -48,6 +48,18 @@ func TestNew(t *testing.T) {
 			args:   args{input: allowMonitoring},
 			want:   want{},
 		},
+		"StepMirrorCompanionsBreakTheLimit": {
+			reason: "A step's mirror limited to GETs beside A/B matches and both sides' cookies gives each of three rules five companions (the primary's session companion that mirrors among them): 18 rules, a Fatal naming the step.",
+			args: args{input: allowMonitoring, patches: []patch{
+				set("spec.rules", `[{name: a}, {name: b}, {name: c}]`),
+				set("spec.canary.revision", "v2"),
+				set("spec.traffic", `{steps: [{weight: 0}, {weight: 20, mirror: {matches: [{method: GET}]}}, {weight: 100}], matches: [{queryParams: [{name: canary, value: "1"}]}], sessionAffinity: {cookieName: canary, primaryCookieName: stable, maxAge: 1h}}`),
+			}},
+			want: want{context: "the composed route would be rejected by the Gateway API", errs: []xrtest.FieldErr{
+				xrtest.Invalid("spec.rules", "in step 1: the composed route would have 18 rules, 2 more than the Gateway API allows (16)"),
+				xrtest.TooMany("spec.rules", 16),
+			}},
+		},
 		"RouteNamespaceNotAllowed": {
 			reason: "A cluster-scoped CanaryRoute may only route in the Input's allowedRouteNamespaces: anyone who may create one could otherwise put a route in any namespace.",
 			args:   args{input: `allowedBackendNamespaces: [monitoring]`},

@@ -472,6 +472,57 @@ func TestBuildErrors(t *testing.T) {
 			}),
 			want: []string{"spec.rules[0].filters[0].responseHeaderModifier.add[0].value", "spec.traffic.sessionAffinity"},
 		},
+		"MirrorMatchOnCookie": {
+			reason: "A mirror match on the Cookie header would repeat the session companions' key in their crossed matches.",
+			params: params(func(p *Params) {
+				p.Affinity = affinity
+				p.MirrorPercent = ptr.To[int32](10)
+				p.MirrorHTTPMatches = []gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Name: "cookie", Value: "x"}}}}
+			}),
+			want: []string{"spec.traffic.mirror.matches[0].headers[0].name", "spec.traffic.sessionAffinity"},
+		},
+		"ABAndMirrorOnOneHeader": {
+			reason: "A request may meet a regular expression of the A/B matches and a mirror match on the same header, which outranks it (a method): one match cannot say both, so it is refused, naming both.",
+			params: params(func(p *Params) {
+				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Type: ptr.To(gwv1.HeaderMatchRegularExpression), Name: "x-canary", Value: "1|2"}}}}
+				p.MirrorPercent = ptr.To[int32](10)
+				p.MirrorHTTPMatches = []gwv1.HTTPRouteMatch{{Method: ptr.To(gwv1.HTTPMethodGet), Headers: []gwv1.HTTPHeaderMatch{{Name: "X-Canary", Value: "2"}}}}
+				p.MirrorPath = field.NewPath("spec", "traffic", "steps").Index(1).Child("mirror", "matches")
+			}),
+			want: []string{"spec.traffic.steps[1].mirror.matches[0]", "spec.traffic.matches[0]", `header "x-canary"`},
+		},
+		"TooManyCrossedMatches": {
+			reason: "The A/B companion carries the A/B matches crossed with the mirror's: they count toward the 64 matches of a rule.",
+			params: params(func(p *Params) {
+				p.ABHTTPMatches = make([]gwv1.HTTPRouteMatch, 8)
+				p.MirrorHTTPMatches = make([]gwv1.HTTPRouteMatch, 8)
+				for i := range 8 {
+					p.ABHTTPMatches[i] = gwv1.HTTPRouteMatch{QueryParams: []gwv1.HTTPQueryParamMatch{{Name: gwv1.HTTPHeaderName("ab" + strconv.Itoa(i)), Value: "1"}}}
+					p.MirrorHTTPMatches[i] = gwv1.HTTPRouteMatch{Method: ptr.To(gwv1.HTTPMethodGet), Headers: []gwv1.HTTPHeaderMatch{{Name: gwv1.HTTPHeaderName("m" + strconv.Itoa(i)), Value: "1"}}}
+				}
+				p.MirrorPercent = ptr.To[int32](10)
+			}),
+			want: []string{"spec.rules.matches", "72 matches in a rule's A/B companion, 8 more than the Gateway API allows (64)"},
+		},
+		"GRPCABServiceContradicts": {
+			reason: "An A/B method match of another service than the rule's would match nothing.",
+			params: params(func(p *Params) {
+				p.Kind = xr.KindGRPCRoute
+				p.Rules = []xr.Rule{{GRPCMatches: []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: ptr.To("shop.Checkout")}}}}}
+				p.ABGRPCMatches = []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: ptr.To("shop.Cart"), Method: ptr.To("Add")}}}
+			}),
+			want: []string{"spec.traffic.matches[0].method", "contradicts the method match of spec.rules[0].matches[0]"},
+		},
+		"GRPCMirrorRegexMethod": {
+			reason: "A regular expression method and another method match cannot be joined in one match: refused, naming both.",
+			params: params(func(p *Params) {
+				p.Kind = xr.KindGRPCRoute
+				p.Rules = []xr.Rule{{GRPCMatches: []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: ptr.To("shop.Checkout")}}}}}
+				p.MirrorPercent = ptr.To[int32](10)
+				p.MirrorGRPCMatches = []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Type: ptr.To(gwv1.GRPCMethodMatchRegularExpression), Method: ptr.To("Get.*")}}}
+			}),
+			want: []string{"spec.traffic.mirror.matches[0].method", "spec.rules[0].matches[0]", "regular expression"},
+		},
 		"UserCookieMatchCollides": {
 			reason: "A user match on the Cookie header collides with the session rule's match.",
 			params: params(func(p *Params) {
@@ -690,6 +741,24 @@ func TestExplain(t *testing.T) {
 			params: params(func(p *Params) { p.MirrorPercent = ptr.To[int32](10) }),
 			err:    field.TooMany(composed(0), 17, 16),
 			want:   "spec.rules.filters: Too many: 17: in the default rule (the RequestMirror filter that spec.traffic.mirror adds to each weighted rule counts here): must have at most 16 items",
+		},
+		"PrimaryFilterInPrimaryMirrorCompanion": {
+			reason: "The only backend of the primary's session companion that mirrors is the primary: its filter is named after spec.primary.filters.",
+			params: params(func(p *Params) {
+				p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", PrimaryCookieName: "stable", PrimaryValue: "fedcba9876543210", MaxAge: time.Hour}
+				p.MirrorPercent, p.MirrorHTTPMatches = ptr.To[int32](10), []gwv1.HTTPRouteMatch{{Method: ptr.To(gwv1.HTTPMethodGet)}}
+			}),
+			err:  field.Invalid(field.NewPath("spec", "rules").Index(1).Child("backendRefs").Index(0).Child("filters").Index(0), "x", "bad"),
+			want: `spec.primary.filters[0]: Invalid value: "x": bad`,
+		},
+		"MirrorFilterCountsInCompanion": {
+			reason: "Too many filters on a mirror companion say that the mirror filter the function adds to it counts, naming the step's mirror.",
+			params: params(func(p *Params) {
+				p.MirrorPercent, p.MirrorHTTPMatches = ptr.To[int32](10), []gwv1.HTTPRouteMatch{{Method: ptr.To(gwv1.HTTPMethodGet)}}
+				p.MirrorPath = field.NewPath("spec", "traffic", "steps").Index(2).Child("mirror", "matches")
+			}),
+			err:  field.TooMany(composed(0), 17, 16),
+			want: "spec.rules.filters: Too many: 17: in the mirror companion rule of the default rule (the RequestMirror filter that spec.traffic.steps[2].mirror adds to this companion rule counts here): must have at most 16 items",
 		},
 		"NotARule": {
 			reason: "Errors outside the rules keep their path.",
