@@ -879,6 +879,12 @@ func TestCoverageFieldsRefusedWithTheirField(t *testing.T) {
 	}{
 		"SameCookieNames":           {coverageXR("HTTPRoute", "", "", "", `, sessionAffinity: {cookieName: canary, primaryCookieName: canary, maxAge: 1h}`), "spec.traffic.sessionAffinity.primaryCookieName"},
 		"SetCookieOnPrimary":        {coverageXR("HTTPRoute", "", `, filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {add: [{name: SET-COOKIE, value: a=1}]}}]`, "", `, sessionAffinity: {cookieName: canary, primaryCookieName: stable, maxAge: 1h}`), "spec.primary.filters[0].responseHeaderModifier.add[0].name"},
+		"CanaryRemovesSetCookie":    {coverageXR("HTTPRoute", "", "", `, filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {remove: [set-cookie]}}]`, `, sessionAffinity: {cookieName: canary, maxAge: 1h}`), "spec.canary.filters[0].responseHeaderModifier.remove[0]"},
+		"PrimaryRemovesSetCookie":   {coverageXR("HTTPRoute", "", `, filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {remove: [Set-Cookie]}}]`, "", `, sessionAffinity: {cookieName: canary, primaryCookieName: stable, maxAge: 1h}`), "spec.primary.filters[0].responseHeaderModifier.remove[0]"},
+		"RuleSetsSetCookie":         {coverageXR("HTTPRoute", `{name: api, filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: Set-Cookie, value: "x=1"}]}}]}`, "", "", `, sessionAffinity: {cookieName: canary, maxAge: 1h}`), "spec.rules[0].filters[0].responseHeaderModifier.set[0].name"},
+		"RuleRemovesSetCookie":      {coverageXR("HTTPRoute", `{name: api, filters: [{type: ResponseHeaderModifier, responseHeaderModifier: {remove: [Set-Cookie]}}]}`, "", "", `, sessionAffinity: {cookieName: canary, maxAge: 1h}`), "spec.rules[0].filters[0].responseHeaderModifier.remove[0]"},
+		"MirrorMatchOnCookie":       {coverageXR("HTTPRoute", "", "", "", `, mirror: {matches: [{headers: [{name: Cookie, value: a}]}]}, sessionAffinity: {cookieName: canary, maxAge: 1h}`), "spec.traffic.mirror.matches[0].headers[0].name"},
+		"ABAndMirrorOnOneHeader":    {coverageXR("HTTPRoute", "", "", "", `, matches: [{headers: [{name: x-canary, type: RegularExpression, value: "1|2"}]}], mirror: {matches: [{method: GET, headers: [{name: x-canary, value: "2"}]}]}`), "spec.traffic.mirror.matches[0]"},
 		"CookieMatchOnRule":         {coverageXR("HTTPRoute", `{name: api, matches: [{path: {type: PathPrefix, value: /}, headers: [{name: cookie, value: a}]}]}`, "", "", `, sessionAffinity: {cookieName: canary, maxAge: 1h}`), "spec.rules[0].matches[0].headers[0].name"},
 		"PathCRLF":                  {coverageXR("HTTPRoute", "", "", "", `, sessionAffinity: {cookieName: canary, maxAge: 1h, attributes: {path: "/a\r\nSet-Cookie: x=1"}}`), "spec.traffic.sessionAffinity.attributes.path"},
 		"PathSemicolon":             {coverageXR("HTTPRoute", "", "", "", `, sessionAffinity: {cookieName: canary, maxAge: 1h, attributes: {path: "/; Domain=evil.example"}}`), "spec.traffic.sessionAffinity.attributes.path"},
@@ -1297,4 +1303,105 @@ func TestBackendTLSHostnameNoIP(t *testing.T) {
 			t.Errorf("a caCertificateRef naming another namespace: want a Fatal naming it, got %s", msg)
 		}
 	})
+}
+
+// TestCompanionRulesThroughTheFunction: traffic.mirror.matches and a step's
+// mirror matches reach the route beside A/B matches and session affinity,
+// as companion rules in the order of their intents (docs/traffic.md,
+// "Companion rules and precedence"), and every route passes the Gateway
+// API CRDs of both channels, with a status the XRD admits.
+func TestCompanionRulesThroughTheFunction(t *testing.T) {
+	standard := crdschema.GatewayAPI(t, crdschema.Standard)
+	experimental := crdschema.GatewayAPI(t, crdschema.Experimental)
+	step := func(x, mirror string) string {
+		return strings.Replace(x, "traffic: {weight: 20", "traffic: {steps: [{weight: 20, pause: 1h, mirror: "+mirror+"}, {weight: 100}]", 1)
+	}
+	cases := map[string]struct {
+		reason string
+		xr     string
+		key    string
+		want   []string
+	}{
+		"StepMirrorEverything": {
+			reason: "A/B on a query parameter, both cookies and a step's mirror limited to GETs or a header: the A/B and session companions carry what could outrank them, a companion of the primary's cookie mirrors.",
+			xr: step(coverageXR("HTTPRoute", `{name: api, matches: [{path: {type: PathPrefix, value: /api}, headers: [{name: x-tenant, value: a}]}]}`, "", "",
+				`, matches: [{queryParams: [{name: canary, value: "1"}]}], sessionAffinity: {cookieName: c, primaryCookieName: p, maxAge: 1h}`),
+				`{percent: 10, matches: [{method: GET}, {headers: [{name: x-mirror, value: "1"}]}]}`),
+			key: "route-httproute",
+			want: []string{
+				"api-canary-match: 1 backends, 6 matches",
+				"api-canary-session: 1 backends, 3 matches",
+				"api-primary-session-mirror: 1 backends, 2 matches, mirror",
+				"api-primary-session: 1 backends, 1 matches",
+				"api-canary-mirror: 2 backends, 2 matches, mirror",
+				"api: 2 backends, 1 matches",
+			},
+		},
+		"TrafficMirrorPersistence": {
+			reason: "traffic.mirror.matches in manual mode with SessionPersistence: the mirror companion weighs the sides with the gateway's session persistence too.",
+			xr: coverageXR("HTTPRoute", "", "", "",
+				`, mirror: {percent: 50, matches: [{method: GET}]}, matches: [{headers: [{name: x-canary, value: "1"}]}], sessionAffinity: {cookieName: c, maxAge: 1h, mode: SessionPersistence}`),
+			key: "route-httproute",
+			want: []string{
+				"<nil>: 1 backends, 2 matches",
+				"<nil>: 2 backends, 1 matches, mirror, persistence",
+				"<nil>: 2 backends, 1 matches, persistence",
+			},
+		},
+		"GRPCTrafficMirrorPersistence": {
+			reason: "The same on a GRPCRoute: a method of the mirror's outranks the A/B header, so the A/B companion carries both.",
+			xr: coverageXR("GRPCRoute", `{name: api, matches: [{method: {service: shop.Checkout}}]}`, "", "",
+				`, mirror: {percent: 50, matches: [{method: {method: Get}}]}, matches: [{headers: [{name: x-canary, value: "1"}]}], sessionAffinity: {cookieName: c, maxAge: 1h, mode: SessionPersistence}`),
+			key: "route-grpcroute",
+			want: []string{
+				"api-canary-match: 1 backends, 2 matches",
+				"api-canary-mirror: 2 backends, 1 matches, mirror, persistence",
+				"api: 2 backends, 1 matches, persistence",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req, rsp := attackRun(t, tc.xr, allowTest, nil, nil)
+			if isFatal(rsp) {
+				t.Fatalf("refused: %v", viewOf(t, rsp).Results)
+			}
+			checkComposed(t, name, rsp, standard, experimental)
+			assertXRDAccepts(t, req, rsp)
+			var got []string
+			for _, r := range composedRules(t, rsp, tc.key) {
+				refs, _ := r["backendRefs"].([]any)
+				ms, _ := r["matches"].([]any)
+				fs, _ := r["filters"].([]any)
+				mirror := slices.ContainsFunc(fs, func(f any) bool { return f.(map[string]any)["type"] == "RequestMirror" })
+				s := fmt.Sprintf("%v: %d backends, %d matches", r["name"], len(refs), len(ms))
+				if mirror {
+					s += ", mirror"
+				}
+				if r["sessionPersistence"] != nil {
+					s += ", persistence"
+				}
+				got = append(got, s)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\ncomposed rules: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// composedRules are the rules of the composed route under a key, as maps.
+func composedRules(t *testing.T, rsp *fnv1.RunFunctionResponse, key string) []map[string]any {
+	t.Helper()
+	r, ok := rsp.GetDesired().GetResources()[key]
+	if !ok {
+		t.Fatalf("no %s composed: %v", key, viewOf(t, rsp).Results)
+	}
+	spec, _ := r.GetResource().AsMap()["spec"].(map[string]any)
+	raw, _ := spec["rules"].([]any)
+	out := make([]map[string]any, 0, len(raw))
+	for _, x := range raw {
+		out = append(out, x.(map[string]any))
+	}
+	return out
 }

@@ -343,6 +343,11 @@ func routeParams(cr *xr.CanaryRoute, versions served.Versions, primary, canary b
 	p.Version = versions.Route
 	if m := cr.Spec.Traffic.Mirror; m != nil {
 		p.MirrorPercent = &m.Percent
+		// Its matches limit it to the requests that meet them, as a
+		// step's do: mirror companion rules carry it.
+		if m.Matches != nil {
+			p.MirrorHTTPMatches, p.MirrorGRPCMatches = m.Matches.HTTP, m.Matches.GRPC
+		}
 	}
 	if a := cr.Spec.Traffic.Affinity; a != nil {
 		p.Affinity = &route.Affinity{

@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -45,6 +47,18 @@ func TestNew(t *testing.T) {
 			reason: "The Flagger scenario under a policy that allows its route and backend namespaces plans without refusals.",
 			args:   args{input: allowMonitoring},
 			want:   want{},
+		},
+		"StepMirrorCompanionsBreakTheLimit": {
+			reason: "A step's mirror limited to GETs beside A/B matches and both sides' cookies gives each of three rules five companions (the primary's session companion that mirrors among them): 18 rules, a Fatal naming the step.",
+			args: args{input: allowMonitoring, patches: []patch{
+				set("spec.rules", `[{name: a}, {name: b}, {name: c}]`),
+				set("spec.canary.revision", "v2"),
+				set("spec.traffic", `{steps: [{weight: 0}, {weight: 20, mirror: {matches: [{method: GET}]}}, {weight: 100}], matches: [{queryParams: [{name: canary, value: "1"}]}], sessionAffinity: {cookieName: canary, primaryCookieName: stable, maxAge: 1h}}`),
+			}},
+			want: want{context: "the composed route would be rejected by the Gateway API", errs: []xrtest.FieldErr{
+				xrtest.Invalid("spec.rules", "in step 1: the composed route would have 18 rules, 2 more than the Gateway API allows (16)"),
+				xrtest.TooMany("spec.rules", 16),
+			}},
 		},
 		"RouteNamespaceNotAllowed": {
 			reason: "A cluster-scoped CanaryRoute may only route in the Input's allowedRouteNamespaces: anyone who may create one could otherwise put a route in any namespace.",
@@ -821,6 +835,125 @@ func TestDescribeRef(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, DescribeRef(tc.ref)); diff != "" {
 				t.Errorf("%s\nDescribeRef(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestTrafficMirrorMatches(t *testing.T) {
+	type args struct {
+		patches []patch
+		step    *int32
+	}
+	progressive := func(traffic string) []patch {
+		return []patch{set("spec.canary.revision", "v2"), set("spec.traffic", traffic)}
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   []string
+	}{
+		"Manual": {
+			reason: "traffic.mirror.matches limit the mirror to the requests that meet them: a mirror companion carries it, the weighted rule mirrors nothing.",
+			args:   args{patches: []patch{set("spec.traffic.mirror", `{percent: 100, matches: [{method: GET}]}`)}},
+			want: []string{
+				"podinfo-primary=80 canary-proxy=20 | GET | mirror",
+				"podinfo-primary=80 canary-proxy=20 | - |",
+			},
+		},
+		"ProgressiveStepWithoutMirror": {
+			reason: "A step without a mirror of its own uses the traffic's, matches included.",
+			args: args{
+				patches: progressive(`{steps: [{weight: 20, pause: 1h}, {weight: 100}], mirror: {percent: 100, matches: [{method: GET}]}}`),
+				step:    ptr.To[int32](0),
+			},
+			want: []string{
+				"podinfo-primary=80 canary-proxy=20 | GET | mirror",
+				"podinfo-primary=80 canary-proxy=20 | - |",
+			},
+		},
+		"StepMirrorReplacesMatches": {
+			reason: "A step's mirror without matches replaces the traffic's mirror and its matches: every weighted request is mirrored.",
+			args: args{
+				patches: progressive(`{steps: [{weight: 20, pause: 1h, mirror: {percent: 10}}, {weight: 100}], mirror: {percent: 100, matches: [{method: GET}]}}`),
+				step:    ptr.To[int32](0),
+			},
+			want: []string{"podinfo-primary=80 canary-proxy=20 | - | mirror"},
+		},
+		"GRPCRoute": {
+			reason: "The same for a GRPCRoute's mirror matches.",
+			args: args{patches: []patch{
+				set("spec.kind", "GRPCRoute"),
+				set("spec.traffic.mirror", `{percent: 100, matches: [{headers: [{name: x-mirror, value: "1"}]}]}`),
+			}},
+			want: []string{
+				"podinfo-primary=80 canary-proxy=20 | x-mirror | mirror",
+				"podinfo-primary=80 canary-proxy=20 | - |",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := plan(t, allowMonitoring, tc.args.patches...)
+			built, errs := p.BuildRoute(20, true, tc.args.step)
+			if len(errs) > 0 {
+				t.Fatalf("BuildRoute(...): %v", errs)
+			}
+			for _, c := range []crdschema.Channel{crdschema.Standard, crdschema.Experimental} {
+				if errs := crdschema.GatewayAPI(t, c).Validate(built); len(errs) > 0 {
+					t.Fatalf("the %s Gateway API CRDs reject the composed route: %v", c, errs)
+				}
+			}
+			summary := func(refs []gwv1.BackendRef, conditions []string, mirror bool) string {
+				s := make([]string, 0, len(refs))
+				for _, b := range refs {
+					s = append(s, string(b.Name)+"="+strconv.Itoa(int(ptr.Deref(b.Weight, 1))))
+				}
+				c := strings.Join(conditions, ",")
+				if c == "" {
+					c = "-"
+				}
+				m := ""
+				if mirror {
+					m = " mirror"
+				}
+				return strings.Join(s, " ") + " | " + c + " |" + m
+			}
+			var got []string
+			switch r := built.(type) {
+			case *gwv1.HTTPRoute:
+				for _, rule := range r.Spec.Rules {
+					var refs []gwv1.BackendRef
+					for _, b := range rule.BackendRefs {
+						refs = append(refs, b.BackendRef)
+					}
+					var conditions []string
+					for _, m := range rule.Matches {
+						if m.Method != nil {
+							conditions = append(conditions, string(*m.Method))
+						}
+					}
+					mirror := slices.ContainsFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool { return f.Type == gwv1.HTTPRouteFilterRequestMirror })
+					got = append(got, summary(refs, conditions, mirror))
+				}
+			case *gwv1.GRPCRoute:
+				for _, rule := range r.Spec.Rules {
+					var refs []gwv1.BackendRef
+					for _, b := range rule.BackendRefs {
+						refs = append(refs, b.BackendRef)
+					}
+					var conditions []string
+					for _, m := range rule.Matches {
+						for _, h := range m.Headers {
+							conditions = append(conditions, string(h.Name))
+						}
+					}
+					mirror := slices.ContainsFunc(rule.Filters, func(f gwv1.GRPCRouteFilter) bool { return f.Type == gwv1.GRPCRouteFilterRequestMirror })
+					got = append(got, summary(refs, conditions, mirror))
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nBuildRoute(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

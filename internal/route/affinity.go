@@ -21,6 +21,10 @@ const (
 
 	cookieCollisionFmt = "collides with the session affinity cookie of spec.traffic.sessionAffinity: " +
 		"the function sets that header on the %s; remove one of them"
+	ruleCookieCollision = "collides with the session affinity cookies of spec.traffic.sessionAffinity: a rule's ResponseHeaderModifier " +
+		"applies to the responses of every backend, after the Set-Cookie header that the function adds to the sides, and would replace or remove it; remove one of them"
+	ruleCookieNameCollision = "collides with the session affinity cookies of spec.traffic.sessionAffinity: it sets a cookie of the same name, " +
+		"which would replace the function's in the client; remove one of them"
 	cookieMatchCollision = "collides with the session affinity match of spec.traffic.sessionAffinity: " +
 		"the function matches the Cookie header to keep sessions on the canary; remove one of them"
 
@@ -115,9 +119,11 @@ func gatewayDuration(d time.Duration) string {
 	return b.String()
 }
 
-// setCookieCollisions finds a user's Set-Cookie in the canary's
-// ResponseHeaderModifier. Header names are case-insensitive, and add and set
-// are lists keyed by name, so both would fight over the same header.
+// setCookieCollisions finds a user's Set-Cookie in the ResponseHeaderModifier
+// of a side that sets a session cookie. Header names are case-insensitive;
+// add and set are lists keyed by name, so both would fight over the same
+// header, and remove would drop the cookie that the function adds to this
+// very filter.
 func setCookieCollisions(path *field.Path, role xr.Role, m *gwv1.HTTPHeaderFilter) field.ErrorList {
 	cookieCollision := fmt.Sprintf(cookieCollisionFmt, role)
 	var errs field.ErrorList
@@ -129,6 +135,50 @@ func setCookieCollisions(path *field.Path, role xr.Role, m *gwv1.HTTPHeaderFilte
 	for j, h := range m.Add {
 		if strings.EqualFold(string(h.Name), setCookieHeader) {
 			errs = append(errs, field.Invalid(path.Child("add").Index(j).Child("name"), h.Name, cookieCollision))
+		}
+	}
+	for j, name := range m.Remove {
+		if strings.EqualFold(name, setCookieHeader) {
+			errs = append(errs, field.Invalid(path.Child("remove").Index(j), name, cookieCollision))
+		}
+	}
+	return errs
+}
+
+// ruleSetCookieCollisions finds, in a weighted rule's own filters, a
+// ResponseHeaderModifier that would undo the session cookies: the gateway
+// applies a rule's response headers to the responses of every backend,
+// after the backend's own (Envoy applies the route's header mutations after
+// the weighted cluster's), so a set replaces the cookie and a remove drops
+// it. An add of another cookie is harmless; an add of a cookie of the same
+// name as a session cookie replaces it in the client.
+func ruleSetCookieCollisions(path *field.Path, filters []gwv1.HTTPRouteFilter, a *Affinity) field.ErrorList {
+	var errs field.ErrorList
+	for i, f := range filters {
+		m := f.ResponseHeaderModifier
+		if f.Type != gwv1.HTTPRouteFilterResponseHeaderModifier || m == nil {
+			continue
+		}
+		at := path.Index(i).Child("responseHeaderModifier")
+		for j, h := range m.Set {
+			if strings.EqualFold(string(h.Name), setCookieHeader) {
+				errs = append(errs, field.Invalid(at.Child("set").Index(j).Child("name"), h.Name, ruleCookieCollision))
+			}
+		}
+		for j, name := range m.Remove {
+			if strings.EqualFold(name, setCookieHeader) {
+				errs = append(errs, field.Invalid(at.Child("remove").Index(j), name, ruleCookieCollision))
+			}
+		}
+		for j, h := range m.Add {
+			if !strings.EqualFold(string(h.Name), setCookieHeader) {
+				continue
+			}
+			name, _, _ := strings.Cut(h.Value, "=")
+			name = strings.TrimSpace(name)
+			if name == a.CookieName || (a.PrimaryCookieName != "" && name == a.PrimaryCookieName) {
+				errs = append(errs, field.Invalid(at.Child("add").Index(j).Child("value"), h.Value, ruleCookieNameCollision))
+			}
 		}
 	}
 	return errs

@@ -40,7 +40,10 @@ func buildGRPCRoute(p Params) (runtime.Object, field.ErrorList) {
 
 	out := make([]gwv1.GRPCRouteRule, 0, len(rules))
 	for i, r := range rules {
-		path := field.NewPath("spec", "rules").Index(i)
+		path := field.NewPath("spec", "rules")
+		if len(p.Rules) > 0 {
+			path = path.Index(i)
+		}
 		if r.Own() {
 			// A rule of its own is composed as written.
 			out = append(out, gwv1.GRPCRouteRule{
@@ -51,29 +54,58 @@ func buildGRPCRoute(p Params) (runtime.Object, field.ErrorList) {
 			})
 			continue
 		}
+		// The companions come first, in the order of their intents (see
+		// companion.go).
+		var ab, mirrored []gwv1.GRPCRouteMatch
+		var comboErrs field.ErrorList
 		if p.abCompanion() {
-			ab, abErrs := combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.ABGRPCMatches, p.abPath())
-			errs = append(errs, abErrs...)
-			out = append(out, gwv1.GRPCRouteRule{
-				Name:        companionName(r.Name, companionABSuffix),
-				Matches:     ab,
-				Filters:     deepCopy(r.GRPCFilters),
-				BackendRefs: backends(canaryOnly(p)),
-			})
+			var e field.ErrorList
+			ab, e = combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.ABGRPCMatches, p.abPath())
+			comboErrs = append(comboErrs, e...)
 		}
-
 		if p.mirrorCompanion() {
-			mirrored, mirrorErrs := combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.MirrorGRPCMatches, p.mirrorPath())
-			errs = append(errs, mirrorErrs...)
-			out = append(out, gwv1.GRPCRouteRule{
-				Name:    companionName(r.Name, companionMirror),
-				Matches: mirrored,
-				Filters: append(deepCopy(r.GRPCFilters), gwv1.GRPCRouteFilter{
-					Type:          gwv1.GRPCRouteFilterRequestMirror,
-					RequestMirror: mirrorFilter(p),
-				}),
-				BackendRefs: backends(weighted(p)),
+			var e field.ErrorList
+			mirrored, e = combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.MirrorGRPCMatches, p.mirrorPath())
+			comboErrs = append(comboErrs, e...)
+		}
+		errs = append(errs, comboErrs...)
+		var crossing crossed[gwv1.GRPCRouteMatch]
+		if len(comboErrs) == 0 && ab != nil && mirrored != nil {
+			// A rule without matches takes every request: one match
+			// without conditions.
+			base := r.GRPCMatches
+			if len(base) == 0 {
+				base = []gwv1.GRPCRouteMatch{{}}
+			}
+			var e field.ErrorList
+			crossing, e = cross(grpcOps, crossInput[gwv1.GRPCRouteMatch]{
+				base: base, ab: ab, nAB: len(p.ABGRPCMatches), mirror: mirrored, nMirror: len(p.MirrorGRPCMatches),
+				abPath: p.abPath(), mirrorTo: p.mirrorPath(),
 			})
+			errs = append(errs, e...)
+		}
+		companion := func(suffix, what string, ms []gwv1.GRPCRouteMatch, bs []weightedBackend, mirror bool) gwv1.GRPCRouteRule {
+			beyond := 0
+			if suffix == companionABSuffix {
+				beyond = crossing.abBeyond
+			}
+			ms, e := capMatches(path.Child("matches"), what, ms, beyond)
+			if e != nil {
+				errs = append(errs, e)
+			}
+			filters := deepCopy(r.GRPCFilters)
+			if mirror {
+				filters = append(filters, gwv1.GRPCRouteFilter{Type: gwv1.GRPCRouteFilterRequestMirror, RequestMirror: mirrorFilter(p)})
+			}
+			return gwv1.GRPCRouteRule{Name: companionName(r.Name, suffix), Matches: ms, Filters: filters, BackendRefs: backends(bs)}
+		}
+		if p.abCompanion() {
+			out = append(out, companion(companionABSuffix, "A/B", append(ab, crossing.ab...), canaryOnly(p), false))
+		}
+		if p.mirrorCompanion() {
+			rule := companion(companionMirror, "mirror", mirrored, weighted(p), true)
+			rule.SessionPersistence = sessionPersistence(p)
+			out = append(out, rule)
 		}
 
 		filters := deepCopy(r.GRPCFilters)
@@ -111,7 +143,8 @@ func buildGRPCRoute(p Params) (runtime.Object, field.ErrorList) {
 }
 
 // combineGRPCMatches adds the A/B header and method conditions to each of
-// the rule's matches. A rule without matches matches every request, so its
+// the rule's matches; an exact method match narrows the rule's (a service
+// and a method of it). A rule without matches matches every request, so its
 // companion matches the A/B matches alone.
 func combineGRPCMatches(path *field.Path, rule, ab []gwv1.GRPCRouteMatch, abPath *field.Path) ([]gwv1.GRPCRouteMatch, field.ErrorList) {
 	if len(rule) == 0 {
@@ -121,12 +154,24 @@ func combineGRPCMatches(path *field.Path, rule, ab []gwv1.GRPCRouteMatch, abPath
 		var errs field.ErrorList
 		m.Headers, errs = appendConditions(m.Headers, a.Headers, func(h gwv1.GRPCHeaderMatch) string { return string(h.Name) }, true,
 			abPath.Index(j).Child("headers"), path.Index(i).Child("headers"))
-		if a.Method != nil {
-			if m.Method != nil && !equalGRPCMethod(*m.Method, *a.Method) {
+		switch {
+		case a.Method == nil:
+		case m.Method == nil:
+			m.Method = a.Method.DeepCopy()
+		default:
+			// Exact matches narrow each other: a rule's service and an A/B
+			// match's method make one match of both.
+			method, ok, why := bothGRPCMethods(*m.Method, *a.Method)
+			switch {
+			case why != "":
+				errs = append(errs, field.Invalid(abPath.Index(j).Child("method"), a.Method,
+					fmt.Sprintf("cannot be joined with the method match of %s: %s", path.Index(i), why)))
+			case !ok:
 				errs = append(errs, field.Invalid(abPath.Index(j).Child("method"), a.Method,
 					fmt.Sprintf("contradicts the method match of %s: the companion rule would match nothing", path.Index(i))))
+			default:
+				m.Method = method
 			}
-			m.Method = a.Method.DeepCopy()
 		}
 		return errs
 	})

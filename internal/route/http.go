@@ -37,11 +37,15 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 	cookies := p.Affinity != nil && !p.Affinity.Persistence
 	if cookies {
 		errs = append(errs, cookieMatchCollisions(p.abPath(), p.ABHTTPMatches)...)
+		errs = append(errs, cookieMatchCollisions(p.mirrorPath(), p.MirrorHTTPMatches)...)
 	}
 
 	out := make([]gwv1.HTTPRouteRule, 0, len(rules))
 	for i, r := range rules {
-		path := field.NewPath("spec", "rules").Index(i)
+		path := field.NewPath("spec", "rules")
+		if len(p.Rules) > 0 {
+			path = path.Index(i)
+		}
 		if r.Own() {
 			// A rule of its own is composed as written: the rollout never
 			// weighs it, and no companion rule or mirror joins it.
@@ -64,58 +68,14 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 		}
 		if cookies {
 			errs = append(errs, cookieMatchCollisions(path.Child("matches"), matches)...)
+			errs = append(errs, ruleSetCookieCollisions(path.Child("filters"), r.HTTPFilters, p.Affinity)...)
 		}
 
 		// Companion rules come before their weighted rule: they are more
 		// specific anyway, and on a tie Gateway API picks the first rule.
-		if p.abCompanion() {
-			ab, abErrs := combineHTTPMatches(path.Child("matches"), matches, p.ABHTTPMatches, p.abPath())
-			errs = append(errs, abErrs...)
-			out = append(out, gwv1.HTTPRouteRule{
-				Name:        companionName(r.Name, companionABSuffix),
-				Matches:     ab,
-				Filters:     deepCopy(r.HTTPFilters),
-				BackendRefs: backends(canaryOnly(p)),
-				Timeouts:    r.Timeouts.DeepCopy(),
-				Retry:       r.Retry.DeepCopy(),
-			})
-		}
-		if p.sessionCompanion() {
-			out = append(out, gwv1.HTTPRouteRule{
-				Name:        companionName(r.Name, companionStickiness),
-				Matches:     withCookieMatch(matches, p.Affinity.CookieName, p.Affinity.Value),
-				Filters:     deepCopy(r.HTTPFilters),
-				BackendRefs: backends(canaryOnly(p)),
-				Timeouts:    r.Timeouts.DeepCopy(),
-				Retry:       r.Retry.DeepCopy(),
-			})
-		}
-		if p.primaryCompanion() {
-			out = append(out, gwv1.HTTPRouteRule{
-				Name:        companionName(r.Name, companionPrimary),
-				Matches:     withCookieMatch(matches, p.Affinity.PrimaryCookieName, p.Affinity.PrimaryValue),
-				Filters:     deepCopy(r.HTTPFilters),
-				BackendRefs: backends(primaryOnly(p)),
-				Timeouts:    r.Timeouts.DeepCopy(),
-				Retry:       r.Retry.DeepCopy(),
-			})
-		}
-
-		if p.mirrorCompanion() {
-			mirrored, mirrorErrs := combineHTTPMatches(path.Child("matches"), matches, p.MirrorHTTPMatches, p.mirrorPath())
-			errs = append(errs, mirrorErrs...)
-			out = append(out, gwv1.HTTPRouteRule{
-				Name:    companionName(r.Name, companionMirror),
-				Matches: mirrored,
-				Filters: append(deepCopy(r.HTTPFilters), gwv1.HTTPRouteFilter{
-					Type:          gwv1.HTTPRouteFilterRequestMirror,
-					RequestMirror: mirrorFilter(p),
-				}),
-				BackendRefs: backends(weighted(p)),
-				Timeouts:    r.Timeouts.DeepCopy(),
-				Retry:       r.Retry.DeepCopy(),
-			})
-		}
+		companions, companionErrs := httpCompanions(p, r, path, matches, backends)
+		out = append(out, companions...)
+		errs = append(errs, companionErrs...)
 
 		filters := deepCopy(r.HTTPFilters)
 		if p.mirrorAdded() {
@@ -145,6 +105,103 @@ func buildHTTPRoute(p Params) (*gwv1.HTTPRoute, field.ErrorList) {
 			Rules:           out,
 		},
 	}, errs
+}
+
+// httpCompanions are the companion rules of an HTTPRoute's weighted rule,
+// in the order of their intents (see companion.go); matches are the rule's,
+// defaulted, and backends makes the backendRefs of a list of backends.
+func httpCompanions(p Params, r xr.Rule, path *field.Path, matches []gwv1.HTTPRouteMatch, backends func([]weightedBackend) []gwv1.HTTPBackendRef) ([]gwv1.HTTPRouteRule, field.ErrorList) {
+	var errs field.ErrorList
+	var ab, mirrored []gwv1.HTTPRouteMatch
+	if p.abCompanion() {
+		var e field.ErrorList
+		ab, e = combineHTTPMatches(path.Child("matches"), matches, p.ABHTTPMatches, p.abPath())
+		errs = append(errs, e...)
+	}
+	if p.mirrorCompanion() {
+		var e field.ErrorList
+		mirrored, e = combineHTTPMatches(path.Child("matches"), matches, p.MirrorHTTPMatches, p.mirrorPath())
+		errs = append(errs, e...)
+	}
+	var crossing crossed[gwv1.HTTPRouteMatch]
+	if len(errs) == 0 {
+		crossing, errs = cross(httpOps, p.httpCrossInput(matches, ab, mirrored))
+	}
+	companion := func(suffix, what string, ms []gwv1.HTTPRouteMatch, bs []weightedBackend, mirror bool) gwv1.HTTPRouteRule {
+		beyond := 0
+		if suffix == companionABSuffix {
+			beyond = crossing.abBeyond
+		}
+		ms, e := capMatches(path.Child("matches"), what, ms, beyond)
+		if e != nil {
+			errs = append(errs, e)
+		}
+		filters := deepCopy(r.HTTPFilters)
+		if mirror {
+			filters = append(filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: mirrorFilter(p)})
+		}
+		return gwv1.HTTPRouteRule{
+			Name:        companionName(r.Name, suffix),
+			Matches:     ms,
+			Filters:     filters,
+			BackendRefs: backends(bs),
+			Timeouts:    r.Timeouts.DeepCopy(),
+			Retry:       r.Retry.DeepCopy(),
+		}
+	}
+	var out []gwv1.HTTPRouteRule
+	if p.abCompanion() {
+		out = append(out, companion(companionABSuffix, "A/B", append(ab, crossing.ab...), canaryOnly(p), false))
+	}
+	if p.sessionCompanion() {
+		ms := append(withCookieMatch(matches, p.Affinity.CookieName, p.Affinity.Value), crossing.session...)
+		out = append(out, companion(companionStickiness, "session", ms, canaryOnly(p), false))
+	}
+	if p.primaryCompanion() && p.mirrorCompanion() {
+		out = append(out, companion(companionPrimaryMirror, "primary session mirror", crossing.primaryMirror, primaryOnly(p), true))
+	}
+	if p.primaryCompanion() {
+		ms := withCookieMatch(matches, p.Affinity.PrimaryCookieName, p.Affinity.PrimaryValue)
+		out = append(out, companion(companionPrimary, "primary session", ms, primaryOnly(p), p.mirrorAdded()))
+	}
+	if p.mirrorCompanion() {
+		rule := companion(companionMirror, "mirror", mirrored, weighted(p), true)
+		rule.SessionPersistence = sessionPersistence(p)
+		out = append(out, rule)
+	}
+	return out, errs
+}
+
+// httpCrossInput is what the crossed matches of an HTTPRoute rule's
+// companions are made of.
+func (p Params) httpCrossInput(matches, ab, mirrored []gwv1.HTTPRouteMatch) crossInput[gwv1.HTTPRouteMatch] {
+	in := crossInput[gwv1.HTTPRouteMatch]{
+		base: matches, ab: ab, nAB: len(p.ABHTTPMatches), abPath: p.abPath(), mirrorTo: p.mirrorPath(),
+	}
+	if mirrored != nil {
+		in.mirror, in.nMirror = mirrored, len(p.MirrorHTTPMatches)
+	}
+	if p.sessionCompanion() {
+		in.canaryCookie = func(m gwv1.HTTPRouteMatch) gwv1.HTTPRouteMatch {
+			return withCookieMatch([]gwv1.HTTPRouteMatch{m}, p.Affinity.CookieName, p.Affinity.Value)[0]
+		}
+	}
+	if p.primaryCompanion() {
+		in.primaryCookie = func(m gwv1.HTTPRouteMatch) gwv1.HTTPRouteMatch {
+			return withCookieMatch([]gwv1.HTTPRouteMatch{m}, p.Affinity.PrimaryCookieName, p.Affinity.PrimaryValue)[0]
+		}
+	}
+	return in
+}
+
+// capMatches keeps a companion rule within the Gateway API's matches per
+// rule, saying why it has so many: the crossed matches count.
+func capMatches[M any](path *field.Path, what string, ms []M, beyond int) ([]M, *field.Error) {
+	if len(ms)+beyond <= maxMatchesPerRule {
+		return ms, nil
+	}
+	return ms[:min(len(ms), maxMatchesPerRule)], tooMany(path, "matches in a rule's "+what+" companion", len(ms)+beyond, maxMatchesPerRule,
+		": the rule's matches combined with its conditions, and the matches it carries for the requests that meet the conditions of another companion rule too")
 }
 
 // canaryOnly is the single backend of a companion rule.

@@ -37,6 +37,9 @@ const (
 	companionStickiness = "-canary-session"
 	companionPrimary    = "-primary-session"
 	companionMirror     = "-canary-mirror"
+	// companionPrimaryMirror keeps the primary's users on the primary for
+	// the requests that the mirror's matches take, and mirrors them.
+	companionPrimaryMirror = "-primary-session-mirror"
 )
 
 // Params is everything a route builder needs: the spec's routing, the two
@@ -183,6 +186,9 @@ func (p Params) layout() []origin {
 		}
 		if p.sessionCompanion() {
 			out = append(out, origin{rule: i, companion: "session"})
+		}
+		if p.primaryCompanion() && p.mirrorCompanion() {
+			out = append(out, origin{rule: i, companion: "primary session mirror"})
 		}
 		if p.primaryCompanion() {
 			out = append(out, origin{rule: i, companion: "primary session"})
@@ -400,9 +406,13 @@ func (p Params) explainRule(o origin, c *field.Error, rest string) *field.Error 
 	if o.companion != "" {
 		where = strings.TrimSuffix("the "+o.companion+" companion rule of "+where, " of ")
 	}
-	if f := ruleFilter.FindStringSubmatch(rest); f != nil && o.companion == "" && !o.own && p.mirrorAdded() {
+	if f := ruleFilter.FindStringSubmatch(rest); f != nil && p.carriesMirror(o) {
 		if n, err := strconv.Atoi(f[1]); f[1] == "" || (err == nil && n == p.ruleFilterCount(o.rule)) {
-			where = strings.TrimSpace(where + " (the RequestMirror filter that spec.traffic.mirror adds to each weighted rule counts here)")
+			to := "each weighted rule"
+			if o.companion != "" {
+				to = "this companion rule"
+			}
+			where = strings.TrimSpace(where + " (the RequestMirror filter that " + strings.TrimSuffix(p.mirrorPath().String(), ".matches") + " adds to " + to + " counts here)")
 		}
 	}
 	if where != "" {
@@ -445,10 +455,11 @@ func companionCollisions(p Params) field.ErrorList {
 
 // companionSuffix is the suffix of each companion rule's name.
 var companionSuffix = map[string]string{
-	"A/B":             companionABSuffix,
-	"session":         companionStickiness,
-	"primary session": companionPrimary,
-	"mirror":          companionMirror,
+	"A/B":                    companionABSuffix,
+	"session":                companionStickiness,
+	"primary session":        companionPrimary,
+	"primary session mirror": companionPrimaryMirror,
+	"mirror":                 companionMirror,
 }
 
 // explainBackendFilter names a backend's filter after the side it comes
@@ -458,9 +469,10 @@ func (p Params) explainBackendFilter(o origin, c *field.Error, f []string) *fiel
 	j, _ := strconv.Atoi(f[1])
 	role := xr.RolePrimary
 	// A/B and session companions carry the canary alone, the primary
-	// session companion the primary alone; a mirror companion carries
+	// session companions the primary alone; a mirror companion carries
 	// both, as the weighted rule does.
-	if o.companion == "A/B" || o.companion == "session" || (o.companion != "primary session" && j == 1 && !p.single()) {
+	primaryAlone := o.companion == "primary session" || o.companion == "primary session mirror"
+	if o.companion == "A/B" || o.companion == "session" || (!primaryAlone && j == 1 && !p.single()) {
 		role = xr.RoleCanary
 	}
 	c.Field = "spec." + string(role) + ".filters"
@@ -488,6 +500,21 @@ func (p Params) explainBackendFilter(o origin, c *field.Error, f []string) *fiel
 // in this route.
 func (p Params) cookieAdded() bool {
 	return p.Kind == xr.KindHTTPRoute && p.Affinity != nil && p.shaping() && p.CanaryWeight > 0
+}
+
+// carriesMirror reports whether a composed rule carries the mirror filter
+// that the function adds: the weighted rule and the primary's session
+// companion with a mirror without matches, the companions of a mirror with
+// matches.
+func (p Params) carriesMirror(o origin) bool {
+	switch {
+	case o.own:
+		return false
+	case o.companion == "" || o.companion == "primary session":
+		return p.mirrorAdded()
+	default:
+		return o.companion == "mirror" || o.companion == "primary session mirror"
+	}
 }
 
 // mirrorAdded reports whether each weighted rule carries the mirror filter

@@ -430,6 +430,99 @@ func TestBuildErrors(t *testing.T) {
 			}),
 			want: []string{"spec.canary.filters[0].responseHeaderModifier.set[0].name", "spec.traffic.sessionAffinity"},
 		},
+		"CanaryRemovesSetCookie": {
+			reason: "A remove of Set-Cookie (any case) in the canary's ResponseHeaderModifier would drop the cookie merged into that very filter.",
+			params: params(func(p *Params) {
+				p.Affinity = affinity
+				p.Canary.HTTPFilters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Remove: []string{"x-a", "set-cookie"}}}}
+			}),
+			want: []string{"spec.canary.filters[0].responseHeaderModifier.remove[1]", "spec.traffic.sessionAffinity", "canary"},
+		},
+		"PrimaryRemovesItsSetCookie": {
+			reason: "With primaryCookieName the primary sets a cookie too: its remove of Set-Cookie is refused, even at weight 0.",
+			params: params(func(p *Params) {
+				p.CanaryWeight, p.Active = 0, false
+				p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", PrimaryCookieName: "stable", PrimaryValue: "fedcba9876543210", MaxAge: time.Hour}
+				p.Primary.HTTPFilters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Remove: []string{"Set-Cookie"}}}}
+			}),
+			want: []string{"spec.primary.filters[0].responseHeaderModifier.remove[0]", "spec.traffic.sessionAffinity", "primary"},
+		},
+		"RuleSetsSetCookie": {
+			reason: "A rule-level set of Set-Cookie applies to every backend's responses, after the side's, and would replace the session cookie.",
+			params: params(func(p *Params) {
+				p.Affinity = affinity
+				p.Rules = []xr.Rule{{Name: ptr.To[gwv1.SectionName]("api"), HTTPFilters: []gwv1.HTTPRouteFilter{headerFilter, {Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "SET-COOKIE", Value: "x=1"}}}}}}}
+			}),
+			want: []string{"spec.rules[0].filters[1].responseHeaderModifier.set[0].name", "spec.traffic.sessionAffinity"},
+		},
+		"RuleRemovesSetCookie": {
+			reason: "A rule-level remove of Set-Cookie would drop the session cookie, even at weight 0.",
+			params: params(func(p *Params) {
+				p.CanaryWeight, p.Active = 0, false
+				p.Affinity = affinity
+				p.Rules = []xr.Rule{{HTTPFilters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Remove: []string{"set-cookie"}}}}}}
+			}),
+			want: []string{"spec.rules[0].filters[0].responseHeaderModifier.remove[0]", "spec.traffic.sessionAffinity"},
+		},
+		"RuleAddsCookieOfTheSameName": {
+			reason: "A rule-level add of a cookie named like a session cookie would replace it in the client.",
+			params: params(func(p *Params) {
+				p.Affinity = affinity
+				p.Rules = []xr.Rule{{HTTPFilters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{{Name: "Set-Cookie", Value: "canary=1; Path=/"}}}}}}}
+			}),
+			want: []string{"spec.rules[0].filters[0].responseHeaderModifier.add[0].value", "spec.traffic.sessionAffinity"},
+		},
+		"MirrorMatchOnCookie": {
+			reason: "A mirror match on the Cookie header would repeat the session companions' key in their crossed matches.",
+			params: params(func(p *Params) {
+				p.Affinity = affinity
+				p.MirrorPercent = ptr.To[int32](10)
+				p.MirrorHTTPMatches = []gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Name: "cookie", Value: "x"}}}}
+			}),
+			want: []string{"spec.traffic.mirror.matches[0].headers[0].name", "spec.traffic.sessionAffinity"},
+		},
+		"ABAndMirrorOnOneHeader": {
+			reason: "A request may meet a regular expression of the A/B matches and a mirror match on the same header, which outranks it (a method): one match cannot say both, so it is refused, naming both.",
+			params: params(func(p *Params) {
+				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Type: ptr.To(gwv1.HeaderMatchRegularExpression), Name: "x-canary", Value: "1|2"}}}}
+				p.MirrorPercent = ptr.To[int32](10)
+				p.MirrorHTTPMatches = []gwv1.HTTPRouteMatch{{Method: ptr.To(gwv1.HTTPMethodGet), Headers: []gwv1.HTTPHeaderMatch{{Name: "X-Canary", Value: "2"}}}}
+				p.MirrorPath = field.NewPath("spec", "traffic", "steps").Index(1).Child("mirror", "matches")
+			}),
+			want: []string{"spec.traffic.steps[1].mirror.matches[0]", "spec.traffic.matches[0]", `header "x-canary"`},
+		},
+		"TooManyCrossedMatches": {
+			reason: "The A/B companion carries the A/B matches crossed with the mirror's: they count toward the 64 matches of a rule.",
+			params: params(func(p *Params) {
+				p.ABHTTPMatches = make([]gwv1.HTTPRouteMatch, 8)
+				p.MirrorHTTPMatches = make([]gwv1.HTTPRouteMatch, 8)
+				for i := range 8 {
+					p.ABHTTPMatches[i] = gwv1.HTTPRouteMatch{QueryParams: []gwv1.HTTPQueryParamMatch{{Name: gwv1.HTTPHeaderName("ab" + strconv.Itoa(i)), Value: "1"}}}
+					p.MirrorHTTPMatches[i] = gwv1.HTTPRouteMatch{Method: ptr.To(gwv1.HTTPMethodGet), Headers: []gwv1.HTTPHeaderMatch{{Name: gwv1.HTTPHeaderName("m" + strconv.Itoa(i)), Value: "1"}}}
+				}
+				p.MirrorPercent = ptr.To[int32](10)
+			}),
+			want: []string{"spec.rules.matches", "72 matches in a rule's A/B companion, 8 more than the Gateway API allows (64)"},
+		},
+		"GRPCABServiceContradicts": {
+			reason: "An A/B method match of another service than the rule's would match nothing.",
+			params: params(func(p *Params) {
+				p.Kind = xr.KindGRPCRoute
+				p.Rules = []xr.Rule{{GRPCMatches: []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: ptr.To("shop.Checkout")}}}}}
+				p.ABGRPCMatches = []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: ptr.To("shop.Cart"), Method: ptr.To("Add")}}}
+			}),
+			want: []string{"spec.traffic.matches[0].method", "contradicts the method match of spec.rules[0].matches[0]"},
+		},
+		"GRPCMirrorRegexMethod": {
+			reason: "A regular expression method and another method match cannot be joined in one match: refused, naming both.",
+			params: params(func(p *Params) {
+				p.Kind = xr.KindGRPCRoute
+				p.Rules = []xr.Rule{{GRPCMatches: []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: ptr.To("shop.Checkout")}}}}}
+				p.MirrorPercent = ptr.To[int32](10)
+				p.MirrorGRPCMatches = []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Type: ptr.To(gwv1.GRPCMethodMatchRegularExpression), Method: ptr.To("Get.*")}}}
+			}),
+			want: []string{"spec.traffic.mirror.matches[0].method", "spec.rules[0].matches[0]", "regular expression"},
+		},
 		"UserCookieMatchCollides": {
 			reason: "A user match on the Cookie header collides with the session rule's match.",
 			params: params(func(p *Params) {
@@ -648,6 +741,24 @@ func TestExplain(t *testing.T) {
 			params: params(func(p *Params) { p.MirrorPercent = ptr.To[int32](10) }),
 			err:    field.TooMany(composed(0), 17, 16),
 			want:   "spec.rules.filters: Too many: 17: in the default rule (the RequestMirror filter that spec.traffic.mirror adds to each weighted rule counts here): must have at most 16 items",
+		},
+		"PrimaryFilterInPrimaryMirrorCompanion": {
+			reason: "The only backend of the primary's session companion that mirrors is the primary: its filter is named after spec.primary.filters.",
+			params: params(func(p *Params) {
+				p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", PrimaryCookieName: "stable", PrimaryValue: "fedcba9876543210", MaxAge: time.Hour}
+				p.MirrorPercent, p.MirrorHTTPMatches = ptr.To[int32](10), []gwv1.HTTPRouteMatch{{Method: ptr.To(gwv1.HTTPMethodGet)}}
+			}),
+			err:  field.Invalid(field.NewPath("spec", "rules").Index(1).Child("backendRefs").Index(0).Child("filters").Index(0), "x", "bad"),
+			want: `spec.primary.filters[0]: Invalid value: "x": bad`,
+		},
+		"MirrorFilterCountsInCompanion": {
+			reason: "Too many filters on a mirror companion say that the mirror filter the function adds to it counts, naming the step's mirror.",
+			params: params(func(p *Params) {
+				p.MirrorPercent, p.MirrorHTTPMatches = ptr.To[int32](10), []gwv1.HTTPRouteMatch{{Method: ptr.To(gwv1.HTTPMethodGet)}}
+				p.MirrorPath = field.NewPath("spec", "traffic", "steps").Index(2).Child("mirror", "matches")
+			}),
+			err:  field.TooMany(composed(0), 17, 16),
+			want: "spec.rules.filters: Too many: 17: in the mirror companion rule of the default rule (the RequestMirror filter that spec.traffic.steps[2].mirror adds to this companion rule counts here): must have at most 16 items",
 		},
 		"NotARule": {
 			reason: "Errors outside the rules keep their path.",

@@ -30,7 +30,7 @@ func SpecRules(rules []xr.Rule) []SpecRule {
 
 // companionSuffixes are the suffixes of the names of a rule's companion
 // rules, in the order the builders compose them.
-var companionSuffixes = []string{companionABSuffix, companionStickiness, companionPrimary, companionMirror}
+var companionSuffixes = []string{companionABSuffix, companionStickiness, companionPrimaryMirror, companionPrimary, companionMirror}
 
 // RolloutRules reports, rule by rule, whether a rule of a route the function
 // composed earlier is the rollout's (a weighted rule, or one of its
