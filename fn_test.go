@@ -847,11 +847,11 @@ conditions:
 
 // testRequest is a request for an XR, an Input and observed composed
 // resources, each written in YAML.
-func testRequest(t *testing.T, xr, input string, observed map[string]string) *fnv1.RunFunctionRequest {
+func testRequest(t *testing.T, composite, input string, observed map[string]string) *fnv1.RunFunctionRequest {
 	t.Helper()
 	req := &fnv1.RunFunctionRequest{
 		Input:    toStruct(t, input),
-		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: toStruct(t, xr)}, Resources: map[string]*fnv1.Resource{}},
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: toStruct(t, composite)}, Resources: map[string]*fnv1.Resource{}},
 	}
 	for name, o := range observed {
 		req.Observed.Resources[name] = &fnv1.Resource{Resource: toStruct(t, o)}
@@ -868,10 +868,10 @@ func assertXRDAccepts(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunF
 	if !ok {
 		return
 	}
-	xr := req.GetObserved().GetComposite().GetResource().AsMap()
-	xr["status"] = status
+	composite := req.GetObserved().GetComposite().GetResource().AsMap()
+	composite["status"] = status
 	xrds := crdschema.XRDs(t, "example/definitions/canaryroute-namespaced.yaml", "example/definitions/canaryroute-cluster.yaml")
-	if errs := xrds.Validate(xr); len(errs) > 0 {
+	if errs := xrds.Validate(composite); len(errs) > 0 {
 		t.Errorf("the XRD rejects the XR with the status the function desires: %v", errs)
 	}
 }
@@ -1245,13 +1245,13 @@ type cluster struct {
 
 func (c *cluster) request(t *testing.T, now time.Time) *fnv1.RunFunctionRequest {
 	t.Helper()
-	xr := toStruct(t, simulatedXR).AsMap()
+	composite := toStruct(t, simulatedXR).AsMap()
 	if c.xrStatus != nil {
-		xr["status"] = c.xrStatus
+		composite["status"] = c.xrStatus
 	}
 	req := &fnv1.RunFunctionRequest{
 		Input:    toStruct(t, emptyInput),
-		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr)}, Resources: map[string]*fnv1.Resource{}},
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, composite)}, Resources: map[string]*fnv1.Resource{}},
 	}
 	for name, r := range c.observed {
 		req.Observed.Resources[name] = r
