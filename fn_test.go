@@ -1536,7 +1536,7 @@ func hostileSpecs() map[string]map[string]any {
 // hostileRequest is a request with a spec, under the gRPC limit.
 func hostileRequest(tb testing.TB, spec map[string]any) *fnv1.RunFunctionRequest {
 	tb.Helper()
-	xr, err := structpb.NewStruct(map[string]any{
+	composite, err := structpb.NewStruct(map[string]any{
 		"apiVersion": "platform.example.org/v1alpha1",
 		"kind":       "CanaryRoute",
 		"metadata":   map[string]any{"name": "podinfo", "namespace": "test"},
@@ -1549,7 +1549,7 @@ func hostileRequest(tb testing.TB, spec map[string]any) *fnv1.RunFunctionRequest
 	if err != nil {
 		tb.Fatal(err)
 	}
-	req := &fnv1.RunFunctionRequest{Input: input, Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr}}}
+	req := &fnv1.RunFunctionRequest{Input: input, Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: composite}}}
 	if size := proto.Size(req); size > grpcLimit {
 		tb.Fatalf("the hostile request has %d bytes, more than the gRPC limit %d", size, grpcLimit)
 	}
