@@ -212,6 +212,8 @@ func (s *xpSim) run(step time.Duration) simRun {
 	}
 	if r.fatal == "" {
 		s.apply(rsp)
+	} else {
+		s.applyConditions(rsp)
 	}
 	if st := s.status; st != nil {
 		r.out, _ = deepCopyMap(st)["rollout"].(map[string]any)
@@ -238,6 +240,37 @@ func (s *xpSim) run(step time.Duration) simRun {
 // reconcile at most (MaxRequirementsIterations + 1).
 const maxRequirementsCalls = 6
 
+// applyConditions sets the response's conditions on the XR, as Crossplane
+// does, by type, for a Fatal response too (its status and composed
+// resources are not applied).
+func (s *xpSim) applyConditions(rsp *fnv1.RunFunctionResponse) {
+	cs := rsp.GetConditions()
+	if len(cs) == 0 {
+		return
+	}
+	if s.status == nil {
+		s.status = map[string]any{}
+	}
+	out, _ := s.status["conditions"].([]any)
+	for _, c := range cs {
+		st := map[fnv1.Status]string{fnv1.Status_STATUS_CONDITION_TRUE: "True", fnv1.Status_STATUS_CONDITION_FALSE: "False"}[c.GetStatus()]
+		if st == "" {
+			st = "Unknown"
+		}
+		cond := map[string]any{
+			"type": c.GetType(), "status": st, "reason": c.GetReason(), "message": c.GetMessage(),
+			"lastTransitionTime": "2026-12-02T09:00:00Z",
+		}
+		i := slices.IndexFunc(out, func(o any) bool { m, _ := o.(map[string]any); return m["type"] == c.GetType() })
+		if i < 0 {
+			out = append(out, cond)
+		} else {
+			out[i] = cond
+		}
+	}
+	s.status["conditions"] = out
+}
+
 func (s *xpSim) apply(rsp *fnv1.RunFunctionResponse) {
 	desired := rsp.GetDesired()
 	if st, ok := desired.GetComposite().GetResource().AsMap()["status"].(map[string]any); ok {
@@ -248,24 +281,7 @@ func (s *xpSim) apply(rsp *fnv1.RunFunctionResponse) {
 			s.status[k] = v
 		}
 	}
-	// Conditions, as Crossplane sets them on the XR.
-	if cs := rsp.GetConditions(); len(cs) > 0 {
-		if s.status == nil {
-			s.status = map[string]any{}
-		}
-		out := make([]any, 0, len(cs))
-		for _, c := range cs {
-			st := map[fnv1.Status]string{fnv1.Status_STATUS_CONDITION_TRUE: "True", fnv1.Status_STATUS_CONDITION_FALSE: "False"}[c.GetStatus()]
-			if st == "" {
-				st = "Unknown"
-			}
-			out = append(out, map[string]any{
-				"type": c.GetType(), "status": st, "reason": c.GetReason(), "message": c.GetMessage(),
-				"lastTransitionTime": "2026-12-02T09:00:00Z",
-			})
-		}
-		s.status["conditions"] = out
-	}
+	s.applyConditions(rsp)
 	xrName := s.xr["metadata"].(map[string]any)["name"]
 	xrNS, _ := s.xr["metadata"].(map[string]any)["namespace"].(string)
 	newKeys := map[string]string{}
