@@ -1769,6 +1769,18 @@ func TestCapabilitiesAndServedVersions(t *testing.T) {
 				grant:   "gateway.networking.k8s.io/v1beta1", route: "gateway.networking.k8s.io/v1",
 			},
 		},
+		"VersionsBeforeTheGrant": {
+			reason: "Nor where the run composes a grant that does not exist yet (a canary moved to another namespace): no grant bears out the recorded grant version.",
+			meta:   all,
+			xr:     flaggerXR + "status:\n  route: {kind: HTTPRoute, name: podinfo, namespace: test, versions: {route: v1, referenceGrant: v1, checkedAt: \"2026-12-02T10:00:00Z\"}}\n",
+			observed: map[string]string{
+				"route-httproute": `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test}}`,
+			},
+			want: want{
+				schemas: []string{"schema-httproute-v1", "schema-referencegrant-v1", "schema-referencegrant-v1beta1", "schema-self"},
+				grant:   "gateway.networking.k8s.io/v1beta1", route: "gateway.networking.k8s.io/v1",
+			},
+		},
 		"VersionsBeforeTheRoute": {
 			reason: "Nor are they reused before the route exists: nothing bears them out yet.",
 			meta:   all,

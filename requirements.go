@@ -2,7 +2,8 @@ package main
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -82,28 +83,32 @@ func chooseVersions(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, 
 
 // borneOut reports whether the composed objects as observed bear out the
 // versions a status records: the route exists at the recorded version, and
-// so does every grant and BackendTLSPolicy observed. Status is anyone's to
-// write who may write the XR's status, and a version it names that the
-// cluster does not serve would make Crossplane fail every reconcile on the
-// requirement for the object at that version, an emergency abort's too,
-// for ten minutes; a route not created yet has the schemas read.
+// so does every grant and BackendTLSPolicy observed, at least one of each
+// where the run composes them. Status is anyone's to write who may write
+// the XR's status, and a version it names that the cluster does not serve
+// would make Crossplane fail every reconcile on the requirement for the
+// object at that version, an emergency abort's too, for ten minutes; a
+// kind not composed yet has the schemas read.
 func borneOut(v served.Versions, need served.Need, observed map[resource.Name]resource.ObservedComposed) bool {
-	routeSeen := false
+	var routeSeen, grantSeen, tlsSeen bool
 	for name, o := range observed {
 		k, apiVersion := compose.Key(name), o.Resource.GetAPIVersion()
+		var want string
 		switch {
 		case k == compose.RouteKey(xr.RouteKind(need.RouteKind)):
-			routeSeen = apiVersion == served.Group+"/"+string(v.Route)
-			if !routeSeen {
-				return false
-			}
-		case k.IsGrant() && apiVersion != served.Group+"/"+string(v.Grant):
-			return false
-		case k.IsBackendTLSPolicy() && apiVersion != served.Group+"/"+v.TLS:
+			want, routeSeen = string(v.Route), true
+		case k.IsGrant():
+			want, grantSeen = string(v.Grant), true
+		case k.IsBackendTLSPolicy():
+			want, tlsSeen = v.TLS, true
+		default:
+			continue
+		}
+		if apiVersion != served.Group+"/"+want {
 			return false
 		}
 	}
-	return routeSeen
+	return routeSeen && (grantSeen || !need.Grants) && (tlsSeen || need.BackendTLS == nil)
 }
 
 // recorded are the versions status.route records.
@@ -156,8 +161,11 @@ const requirementClaim = "claim"
 // for an object the run is about to compose.
 const prefixExisting = "existing-"
 
+// prefixGate starts the name of the requirement of a gate's object.
+const prefixGate = "gate-"
+
 // gateKey is the name of a gate's resource requirement.
-func gateKey(i int) string { return fmt.Sprintf("gate-%d", i) }
+func gateKey(i int) string { return prefixGate + strconv.Itoa(i) }
 
 // require asks Crossplane for each gate's object, by name, in the route
 // namespace only, and for each object the run is about to compose, by name.
@@ -315,6 +323,11 @@ func recordRequirements(rsp *fnv1.RunFunctionResponse) {
 
 // previousRequirements are the requirements the call before this one made in
 // the same reconcile, as its response recorded them; nil on the first call.
+// The key is the function's own: another step of the pipeline that writes
+// it (a misconfiguration) can at worst make a rescued abort ask for what
+// Crossplane cannot fetch, or a transition count on a response Crossplane
+// discards, and ownRequirements keeps the rescue to requirements of the
+// function's own names and shapes.
 func previousRequirements(req *fnv1.RunFunctionRequest) *fnv1.Requirements {
 	v, ok := request.GetContextKey(req, contextRequirements)
 	if !ok {
@@ -329,6 +342,34 @@ func previousRequirements(req *fnv1.RunFunctionRequest) *fnv1.Requirements {
 		return nil
 	}
 	return r
+}
+
+// ownRequirements keeps of recorded requirements those of the function's
+// own names and shapes: objects asked for by name (the objects it composes,
+// the gates' objects, the claim), and CRD schemas.
+func ownRequirements(r *fnv1.Requirements) *fnv1.Requirements {
+	if r == nil {
+		return nil
+	}
+	out := &fnv1.Requirements{}
+	for name, sel := range r.GetResources() {
+		own := strings.HasPrefix(name, prefixExisting) || strings.HasPrefix(name, prefixGate) || name == requirementClaim
+		if own && sel.GetMatchName() != "" {
+			if out.Resources == nil {
+				out.Resources = map[string]*fnv1.ResourceSelector{}
+			}
+			out.Resources[name] = sel
+		}
+	}
+	for name, sel := range r.GetSchemas() {
+		if strings.HasPrefix(name, served.SchemaPrefix) {
+			if out.Schemas == nil {
+				out.Schemas = map[string]*fnv1.SchemaSelector{}
+			}
+			out.Schemas[name] = sel
+		}
+	}
+	return out
 }
 
 // settled reports whether Crossplane applies the response: it makes the

@@ -113,3 +113,58 @@ func TestRequirementsRecorded(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnRequirements: a rescued abort makes the requirements the call
+// before recorded, but only those of the function's own names and shapes:
+// another pipeline step that writes the key (a misconfiguration) cannot
+// make the rescue ask for a Secret by label, or for anything under a name
+// the function never uses.
+func TestOwnRequirements(t *testing.T) {
+	byName := func(apiVersion, kind, name string) *fnv1.ResourceSelector {
+		return &fnv1.ResourceSelector{ApiVersion: apiVersion, Kind: kind, Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
+	}
+	cases := map[string]struct {
+		reason string
+		in     *fnv1.Requirements
+		want   *fnv1.Requirements
+	}{
+		"None": {reason: "No record, no requirements.", in: nil, want: nil},
+		"Own": {
+			reason: "The objects about to be composed, the gates' objects, the claim and the schemas are kept.",
+			in: &fnv1.Requirements{
+				Resources: map[string]*fnv1.ResourceSelector{
+					"existing-route-httproute": byName("gateway.networking.k8s.io/v1", "HTTPRoute", "podinfo"),
+					"gate-0":                   byName("apps/v1", "Deployment", "podinfo"),
+					"claim":                    byName("platform.example.org/v1alpha1", "CanaryRouteClaim", "podinfo"),
+				},
+				Schemas: map[string]*fnv1.SchemaSelector{"schema-self": {ApiVersion: "platform.example.org/v1alpha1", Kind: "CanaryRoute"}},
+			},
+			want: &fnv1.Requirements{
+				Resources: map[string]*fnv1.ResourceSelector{
+					"existing-route-httproute": byName("gateway.networking.k8s.io/v1", "HTTPRoute", "podinfo"),
+					"gate-0":                   byName("apps/v1", "Deployment", "podinfo"),
+					"claim":                    byName("platform.example.org/v1alpha1", "CanaryRouteClaim", "podinfo"),
+				},
+				Schemas: map[string]*fnv1.SchemaSelector{"schema-self": {ApiVersion: "platform.example.org/v1alpha1", Kind: "CanaryRoute"}},
+			},
+		},
+		"Foreign": {
+			reason: "Names the function never uses, and objects asked for by label, are dropped.",
+			in: &fnv1.Requirements{
+				Resources: map[string]*fnv1.ResourceSelector{
+					"secrets":  byName("v1", "Secret", "admin"),
+					"gate-all": {ApiVersion: "v1", Kind: "Secret", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"a": "b"}}}},
+				},
+				Schemas: map[string]*fnv1.SchemaSelector{"other": {ApiVersion: "v1", Kind: "Secret"}},
+			},
+			want: &fnv1.Requirements{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ownRequirements(tc.in), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nownRequirements(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

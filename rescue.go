@@ -98,7 +98,7 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 	// once its requirements stop changing, and a rescue with none after a
 	// call that made some would send it back for a call that composes
 	// again, and so on until it gives up the reconcile.
-	rsp.Requirements = previousRequirements(req)
+	rsp.Requirements = ownRequirements(previousRequirements(req))
 	if setDesired(rsp, objects) != nil || setStatus(rsp, req, status, nil) != nil {
 		return nil, false
 	}

@@ -218,12 +218,22 @@ func (p *Plan) RouteFor(step *int32) route.Params {
 // checkSteps builds the route of every step with a shape of its own, fully
 // active, so that a step whose matches or mirror would break a limit of the
 // Gateway API (16 rules, companions included) is refused before any rollout
-// reaches it; the errors name the step's fields.
+// reaches it; the errors name the step's fields. Where steps have shapes of
+// their own, the shape of traffic.matches and traffic.mirror, which the
+// other steps take, is built too: BuildRoute checks only the current step's.
 func (p *Plan) checkSteps() field.ErrorList {
 	var errs field.ErrorList
-	for i, s := range p.CR.Spec.Traffic.Steps {
+	steps := p.CR.Spec.Traffic.Steps
+	own := slices.ContainsFunc(steps, func(s xr.Step) bool { return s.Matches != nil || s.Mirror != nil })
+	trafficChecked := false
+	for i, s := range steps {
+		where := "in step " + strconv.Itoa(i) + ": "
 		if s.Matches == nil && s.Mirror == nil {
-			continue
+			if !own || trafficChecked {
+				continue
+			}
+			trafficChecked = true
+			where = "in the steps that take spec.traffic's matches and mirror (step " + strconv.Itoa(i) + " is the first): "
 		}
 		params := p.RouteFor(ptr.To(int32(i)))
 		params.Active, params.CanaryWeight = true, max(s.Weight, 1)
@@ -234,7 +244,7 @@ func (p *Plan) checkSteps() field.ErrorList {
 		buildErrs = append(buildErrs, route.Admit(params, built)...)
 		for _, e := range buildErrs {
 			c := *e
-			c.Detail = "in step " + strconv.Itoa(i) + ": " + c.Detail
+			c.Detail = where + c.Detail
 			errs = append(errs, &c)
 		}
 	}

@@ -60,6 +60,18 @@ func TestNew(t *testing.T) {
 				xrtest.TooMany("spec.rules", 16),
 			}},
 		},
+		"TrafficShapeBreaksTheLimit": {
+			reason: "Step 0 has matches and a mirror of its own; the steps after it take traffic.matches and traffic.mirror limited to GETs, with both cookies: 18 rules. Refused before the rollout starts, naming the steps that take spec.traffic's shape, not when step 0 is left.",
+			args: args{input: allowMonitoring, patches: []patch{
+				set("spec.rules", `[{name: a}, {name: b}, {name: c}]`),
+				set("spec.canary.revision", "v2"),
+				set("spec.traffic", `{steps: [{weight: 5, matches: [{headers: [{name: x-tester, value: "1"}]}], mirror: {percent: 100}}, {weight: 10}, {weight: 100}], matches: [{queryParams: [{name: canary, value: "1"}]}], mirror: {percent: 10, matches: [{method: GET}]}, sessionAffinity: {cookieName: canary, primaryCookieName: stable, maxAge: 1h}}`),
+			}},
+			want: want{context: "the composed route would be rejected by the Gateway API", errs: []xrtest.FieldErr{
+				xrtest.Invalid("spec.rules", "in the steps that take spec.traffic's matches and mirror (step 1 is the first): the composed route would have 18 rules, 2 more than the Gateway API allows (16)"),
+				xrtest.TooMany("spec.rules", 16),
+			}},
+		},
 		"RouteNamespaceNotAllowed": {
 			reason: "A cluster-scoped CanaryRoute may only route in the Input's allowedRouteNamespaces: anyone who may create one could otherwise put a route in any namespace.",
 			args:   args{input: `allowedBackendNamespaces: [monitoring]`},

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/env"
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/overloads"
@@ -246,6 +247,9 @@ func (c *Compiler) compile(text string) (*Program, error) {
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("the expression returns %s, not a bool", t)
 	}
+	if err := checkIn(ast); err != nil {
+		return nil, err
+	}
 	prg, err := c.env.Program(ast,
 		cel.CostLimit(CostLimit),
 		cel.CostTrackerOptions(
@@ -262,6 +266,27 @@ func (c *Compiler) compile(text string) (*Program, error) {
 		return nil, fmt.Errorf("cannot prepare the expression: %w", err)
 	}
 	return &Program{text: text, prg: prg}, nil
+}
+
+// checkIn refuses an `in` whose right side is known to be neither a list
+// nor a map ('a' in 'abc'), as CEL's own type check does: the function's
+// `in` takes dyn operands, so that it can be charged, and would otherwise
+// admit it and fail on every evaluation.
+func checkIn(checked *cel.Ast) error {
+	for _, call := range celast.MatchDescendants(celast.NavigateAST(checked.NativeRep()), celast.FunctionMatcher(operators.In)) {
+		args := call.AsCall().Args()
+		if len(args) != 2 {
+			continue
+		}
+		right := celast.NavigateExpr(checked.NativeRep(), args[1]).Type()
+		switch right.Kind() {
+		case types.ListKind, types.MapKind, types.DynKind, types.AnyKind, types.TypeParamKind:
+		default:
+			left := celast.NavigateExpr(checked.NativeRep(), args[0]).Type()
+			return fmt.Errorf("found no matching overload for 'in' applied to '(%s, %s)': the right side of 'in' is a list or a map", left, right)
+		}
+	}
+	return nil
 }
 
 // compileError keeps what a CEL compile error says and drops the source
@@ -318,15 +343,26 @@ func matchCost(args []ref.Val, _ ref.Val) *uint64 {
 	return &cost
 }
 
-// comparisonCost charges == and != by the values they may visit: the
-// smaller side, counted deep. CEL charges them by the number of top-level
+// comparisonCost charges == and != by the values they may visit, and by
+// the walk that finds how many: CEL charges them by the number of top-level
 // items alone, so two lists of a thousand objects each would cost a hundred
-// and compare every field of every object.
+// and compare every field of every object. The two sides are walked in step,
+// to limits that double, until the smaller one is walked whole: the walk
+// never exceeds four times the smaller side, and all of it is charged.
 func comparisonCost(args []ref.Val, _ ref.Val) *uint64 {
 	cost := uint64(1)
-	if len(args) == 2 {
-		cost = max(cost, min(deepSize(args[0]), deepSize(args[1]))/comparisonsPerUnit)
+	if len(args) != 2 {
+		return &cost
 	}
+	var walked uint64
+	for limit := uint64(16); ; limit *= 2 {
+		a, b := deepSize(args[0], limit), deepSize(args[1], limit)
+		walked += a + b
+		if a < limit || b < limit || limit >= maxWalk {
+			break
+		}
+	}
+	cost = max(cost, walked/comparisonsPerUnit)
 	return &cost
 }
 
@@ -337,7 +373,7 @@ func inCost(args []ref.Val, _ ref.Val) *uint64 {
 	cost := uint64(1)
 	if len(args) == 2 {
 		if _, ok := args[1].(traits.Lister); ok {
-			cost = max(cost, deepSize(args[1])/comparisonsPerUnit)
+			cost = max(cost, deepSize(args[1], maxWalk)/comparisonsPerUnit)
 		}
 	}
 	return &cost
@@ -360,22 +396,28 @@ func contains(value, container ref.Val) ref.Val {
 // cost: CEL's own factor for traversing a string (0.1 a byte).
 const comparisonsPerUnit = 10
 
-// deepSize counts a value's scalars, lists and maps, deep, up to
-// CostLimit*comparisonsPerUnit: a count that large is past the limit of any
-// evaluation already, so the walk, which is as long as the count, is bounded
-// by what it charges.
-func deepSize(v ref.Val) uint64 {
-	limit := uint64(CostLimit * comparisonsPerUnit)
+// maxWalk bounds a walk of a value: a count that large is past the limit of
+// any evaluation already.
+const maxWalk = CostLimit * comparisonsPerUnit
+
+// deepSize counts a value's scalars, lists and maps, deep, and the bytes of
+// its strings (CEL charges a string's traversal by its length), up to limit:
+// the walk is never much longer than the count it returns.
+func deepSize(v ref.Val, limit uint64) uint64 {
 	var n uint64
 	var walk func(v ref.Val)
 	walk = func(v ref.Val) {
-		if n > limit {
+		if n >= limit {
 			return
 		}
 		n++
 		switch c := v.(type) {
+		case types.String:
+			n = min(limit, n+uint64(len(c)))
+		case types.Bytes:
+			n = min(limit, n+uint64(len(c)))
 		case traits.Mapper:
-			for it := c.Iterator(); it.HasNext() == types.True && n <= limit; {
+			for it := c.Iterator(); it.HasNext() == types.True && n < limit; {
 				k := it.Next()
 				walk(k)
 				if val, ok := c.Find(k); ok {
@@ -383,7 +425,7 @@ func deepSize(v ref.Val) uint64 {
 				}
 			}
 		case traits.Lister:
-			for it := c.Iterator(); it.HasNext() == types.True && n <= limit; {
+			for it := c.Iterator(); it.HasNext() == types.True && n < limit; {
 				walk(it.Next())
 			}
 		}

@@ -196,6 +196,90 @@ func TestComparisonsChargedByWork(t *testing.T) {
 	}
 }
 
+// TestComparisonWalksCharged: the walk that sizes a comparison is charged
+// too, and never goes far past the smaller side: a scalar compared with a
+// whole large object (4,000 items, in a comprehension) reaches the cost
+// limit instead of walking the object on every iteration; long strings
+// cost their length, as CEL charges them.
+func TestComparisonWalksCharged(t *testing.T) {
+	c, err := NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]any, 4_000)
+	for i := range items {
+		items[i] = map[string]any{"k": "value", "n": float64(i)}
+	}
+	long := strings.Repeat("a", 500_000)
+	idx := make([]any, 100)
+	for i := range idx {
+		idx[i] = float64(i)
+	}
+	cases := map[string]struct {
+		reason string
+		text   string
+		object map[string]any
+	}{
+		"ScalarAgainstObject": {
+			reason: "x.n != object walked the whole object at a cost of one, 4,000 times.",
+			text:   "object.status.items.all(x, x.n != object)",
+			object: map[string]any{"status": map[string]any{"items": items}},
+		},
+		"LongStrings": {
+			reason: "Two strings of 500,000 bytes compared a hundred times cost their length, not one a comparison.",
+			text:   "object.status.idx.all(i, object.status.s == object.status.t)",
+			object: map[string]any{"status": map[string]any{"s": long, "t": long, "idx": idx}},
+		},
+		"StringInList": {
+			reason: "A long string looked for in a list of long strings costs their length.",
+			text:   "object.status.idx.all(i, object.status.s + 'x' in object.status.l)",
+			object: map[string]any{"status": map[string]any{"s": long, "l": []any{long, long, long}, "idx": idx}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := c.Compile(tc.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Eval(context.Background(), &Budget{}, tc.object)
+			if err == nil || !strings.Contains(err.Error(), "cost limit exceeded") {
+				t.Errorf("%s\nEval(%q) = %v, %v; want the cost limit", tc.reason, tc.text, got, err)
+			}
+		})
+	}
+}
+
+// TestInOperands: `in` takes dyn operands, so that it can be charged, but
+// its right side must be a list or a map, as CEL's own type check says: a
+// right side known to be anything else is a compile error, not an
+// expression that fails on every evaluation.
+func TestInOperands(t *testing.T) {
+	c, err := NewCompiler(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	object := map[string]any{"status": map[string]any{"phase": "Failed"}}
+	for _, text := range []string{"object.status.phase in 'Failed'", "'a' in 'abc'", "1 in 2", "[1] in [[1]] && 'x' in 'x'"} {
+		if _, err := c.Compile(text); err == nil || !strings.Contains(err.Error(), "found no matching overload for 'in'") {
+			t.Errorf("Compile(%q) = %v, want no matching overload for 'in'", text, err)
+		}
+	}
+	for text, want := range map[string]bool{
+		"'a' in ['a']": true, "1 in {1: 2}": true, "1 in [1.0]": true, "'a' in {'a': 1}": true,
+		"object.status.phase in ['Failed', 'Error']": true, "'b' in ['a']": false, "object.status.phase in object.status": false,
+	} {
+		p, err := c.Compile(text)
+		if err != nil {
+			t.Errorf("Compile(%q): %v", text, err)
+			continue
+		}
+		if got, err := p.Eval(context.Background(), nil, object); err != nil || got != want {
+			t.Errorf("Eval(%q) = %v, %v; want %v", text, got, err, want)
+		}
+	}
+}
+
 func TestCacheIsBounded(t *testing.T) {
 	c, err := NewCompiler(2)
 	if err != nil {
@@ -419,10 +503,11 @@ func BenchmarkWorstEvaluation(b *testing.B) {
 		text   string
 		object map[string]any
 	}{
-		"Filter":    {"object.status.samples.filter(s, s.code >= 500).size() > 5", map[string]any{"status": map[string]any{"samples": samples}}},
-		"NestedAll": {"object.status.samples.all(a, object.status.samples.all(b, a.code >= 0))", map[string]any{"status": map[string]any{"samples": samples}}},
-		"Equal":     {"object.status.idx.all(i, object.status.a == object.status.b)", big},
-		"In":        {"object.status.idx.all(i, object.status.a[19999] in object.status.b)", big},
+		"Filter":         {"object.status.samples.filter(s, s.code >= 500).size() > 5", map[string]any{"status": map[string]any{"samples": samples}}},
+		"NestedAll":      {"object.status.samples.all(a, object.status.samples.all(b, a.code >= 0))", map[string]any{"status": map[string]any{"samples": samples}}},
+		"Equal":          {"object.status.idx.all(i, object.status.a == object.status.b)", big},
+		"In":             {"object.status.idx.all(i, object.status.a[19999] in object.status.b)", big},
+		"ScalarVsObject": {"object.status.a.all(x, x.n != object)", big},
 	} {
 		b.Run(name, func(b *testing.B) {
 			p, err := c.Compile(tc.text)

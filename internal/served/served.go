@@ -218,11 +218,14 @@ func (s Schemas) Handed() bool { return s.handed }
 
 // SelfKey is the name of the requirement of the XR's own schema: a
 // request that holds it, even empty, has had the schemas answered.
-const SelfKey = "schema-self"
+const SelfKey = SchemaPrefix + "self"
+
+// SchemaPrefix starts the name of every schema requirement.
+const SchemaPrefix = "schema-"
 
 // Key is the name of the schema requirement of a kind and version.
 func Key(kind, version string) string {
-	return "schema-" + strings.ToLower(kind) + "-" + version
+	return SchemaPrefix + strings.ToLower(kind) + "-" + version
 }
 
 // Requirements are the schemas a run asks for: the XR's own, and every

@@ -174,6 +174,9 @@ func TestLabelValue(t *testing.T) {
 		"TrailingDot":  {reason: "The revision pattern admits a trailing dot, which a label value cannot end with.", in: "v2.", want: "v2-1f8abfc0"},
 		"LeadingUnder": {reason: "Nor may it start with an underscore.", in: "_v2", want: "v2-e5335831"},
 		"Long":         {reason: "A route name may have 253 characters, a label value 63.", in: long, want: strings.Repeat("a", 54) + "-c2a908d9"},
+		"Space":        {reason: "A status written by hand may hold a space: it becomes '-'.", in: "a b", want: "a-b-c8687a08"},
+		"Slash":        {reason: "Or a slash.", in: "team/a", want: "team-a-65f838a2"},
+		"NotASCII":     {reason: "Or letters outside ASCII, which are never cut inside a character.", in: strings.Repeat("a", 53) + "ü", want: strings.Repeat("a", 53) + "-e3f3b00c"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

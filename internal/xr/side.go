@@ -288,12 +288,22 @@ func ProxyServiceName(routeName string, role Role) string {
 // hash of the whole, so that a route name of up to 253 characters, or a
 // revision such as "v2." that the revision pattern admits, still labels the
 // objects composed for it, each value to a label of its own.
+//
+// Any value gets a valid label: a character a label value cannot hold (a
+// space, a slash, a letter outside ASCII, from a status written by hand)
+// becomes '-' before the value is cut.
 func LabelValue(v string) string {
 	if len(validation.IsValidLabelValue(v)) == 0 {
 		return v
 	}
 	sum := sha256.Sum256([]byte(v))
-	base := strings.Trim(v[:min(len(v), 54)], "-_.")
+	safe := strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '-'
+	}, v)
+	base := strings.Trim(safe[:min(len(safe), 54)], "-_.")
 	if base == "" {
 		base = "x"
 	}
