@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
@@ -1588,15 +1589,13 @@ func withRequirementsInContext(t *testing.T, rsp *fnv1.RunFunctionResponse) *fnv
 	if rsp.GetRequirements() == nil {
 		return rsp
 	}
-	b, err := protojson.Marshal(rsp.GetRequirements())
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rsp.GetRequirements())
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &structpb.Value{}
-	if err := protojson.Unmarshal(b, v); err != nil {
-		t.Fatal(err)
-	}
-	rsp.Context = &structpb.Struct{Fields: map[string]*structpb.Value{"canaryroute.fn.crossplane.io/requirements": v}}
+	rsp.Context = &structpb.Struct{Fields: map[string]*structpb.Value{
+		"canaryroute.fn.crossplane.io/requirements": structpb.NewStringValue(base64.StdEncoding.EncodeToString(b)),
+	}}
 	return rsp
 }
 

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"encoding/base64"
 	"errors"
 	"strconv"
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -299,7 +299,10 @@ const contextRequirements = "canaryroute.fn.crossplane.io/requirements"
 
 // recordRequirements records the response's requirements in its context,
 // which it copies first: response.To shares the request's, and the function
-// never writes into the request it was given.
+// never writes into the request it was given. The record is the
+// requirements' protobuf encoding (deterministic, so that the same request
+// gives the same response), in base64: a tenth of a run cheaper than their
+// JSON as a Struct, and nobody reads it but the function.
 func recordRequirements(rsp *fnv1.RunFunctionResponse) {
 	c := &structpb.Struct{}
 	if rsp.GetContext() != nil {
@@ -310,9 +313,8 @@ func recordRequirements(rsp *fnv1.RunFunctionResponse) {
 	}
 	delete(c.Fields, contextRequirements)
 	if r := rsp.GetRequirements(); r != nil {
-		v := &structpb.Value{}
-		if b, err := protojson.Marshal(r); err == nil && protojson.Unmarshal(b, v) == nil {
-			c.Fields[contextRequirements] = v
+		if b, err := (proto.MarshalOptions{Deterministic: true}).Marshal(r); err == nil {
+			c.Fields[contextRequirements] = structpb.NewStringValue(base64.StdEncoding.EncodeToString(b))
 		}
 	}
 	if len(c.Fields) == 0 && rsp.GetContext() == nil {
@@ -333,12 +335,12 @@ func previousRequirements(req *fnv1.RunFunctionRequest) *fnv1.Requirements {
 	if !ok {
 		return nil
 	}
-	b, err := protojson.Marshal(v)
+	b, err := base64.StdEncoding.DecodeString(v.GetStringValue())
 	if err != nil {
 		return nil
 	}
 	r := &fnv1.Requirements{}
-	if protojson.Unmarshal(b, r) != nil {
+	if proto.Unmarshal(b, r) != nil {
 		return nil
 	}
 	return r
