@@ -78,9 +78,17 @@ func (f *Function) compiler() (*expr.Compiler, error) {
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	log := f.log.WithValues("tag", req.GetMeta().GetTag(), "xr", compositeName(req), "namespace", compositeNamespace(req))
 
-	rsp, err := f.compose(ctx, log, req)
+	// The observed XR is converted once: for a spec near the gRPC limit
+	// the conversion is most of a run, and a refused run reads it again.
+	oxr, err := request.GetObservedCompositeResource(req)
 	if err != nil {
-		rsp = f.refuse(log, req, err)
+		rsp := fatal(req, nil, errors.Wrap(err, errRequest))
+		recordRequirements(rsp)
+		return rsp, nil
+	}
+	rsp, err := f.compose(ctx, log, req, oxr)
+	if err != nil {
+		rsp = f.refuse(log, req, oxr, err)
 	}
 	recordRequirements(rsp)
 	return rsp, nil
@@ -88,14 +96,14 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 
 // refuse answers a run that cannot compose the CanaryRoute: an emergency
 // abort if the user asked for one, else a Fatal result.
-func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, err error) *fnv1.RunFunctionResponse {
-	if rsp, ok := rescueAbort(req, err); ok {
+func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) *fnv1.RunFunctionResponse {
+	if rsp, ok := rescueAbort(req, oxr, err); ok {
 		log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
 		return rsp
 	}
 	// The log has the message, never the whole spec.
 	log.Info("Fatal result", "error", err.Error())
-	return fatal(req, err)
+	return fatal(req, oxr, err)
 }
 
 // A run is what one pipeline run has read: the observed XR, the policy, the
@@ -116,8 +124,8 @@ type run struct {
 // is bad input, for a Fatal result; it names the CanaryRoute's or the
 // Input's field. Nothing is written to a response until everything is
 // decided, so a run that fails leaves no trace.
-func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	r, err := f.read(ctx, req)
+func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*fnv1.RunFunctionResponse, error) {
+	r, err := f.read(ctx, req, oxr)
 	if err != nil {
 		return nil, err
 	}
@@ -215,14 +223,10 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	return rsp, nil
 }
 
-// read reads the request: the observed XR, the policy, the CanaryRoute, the
-// required resources and the observed composed resources, and plans the
-// run.
-func (f *Function) read(ctx context.Context, req *fnv1.RunFunctionRequest) (*run, error) {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return nil, errors.Wrap(err, errRequest)
-	}
+// read reads the request: the policy, the CanaryRoute from the observed XR,
+// the required resources and the observed composed resources, and plans
+// the run.
+func (f *Function) read(ctx context.Context, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*run, error) {
 	if err := checkCapabilities(req); err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func (r *recoverer) RunFunction(ctx context.Context, req *fnv1.RunFunctionReques
 // panicked is the response to a run that panicked: a Fatal result, with the
 // function's conditions re-sent as the XR last had them, like any Fatal.
 func panicked(req *fnv1.RunFunctionRequest, msg string) *fnv1.RunFunctionResponse {
-	return fatal(req, errors.Errorf(errPanicFmt, msg))
+	return fatal(req, nil, errors.Errorf(errPanicFmt, msg))
 }
 
 // capPanicValue cuts s to maxPanicValue bytes on a rune boundary. A result's

@@ -55,11 +55,7 @@ const (
 // It reports false, and answers nothing, when it cannot do that: no abort
 // asked for, no canary backends recorded, or no route composed yet (then
 // nothing sends traffic to the canary, and a Fatal keeps it so).
-func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionResponse, bool) {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return nil, false
-	}
+func rescueAbort(req *fnv1.RunFunctionRequest, oxr *resource.Composite, cause error) (*fnv1.RunFunctionResponse, bool) {
 	if abort, _ := oxr.Resource.GetBool("spec.traffic.abort"); !abort {
 		return nil, false
 	}
@@ -81,7 +77,7 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 	// which is not proof.
 	canary, why := trustedCanary(oxr, decoded, prev.CanaryBackends, routeNamespace)
 	if why != "" {
-		return cannotTellApart(req, cause, why), true
+		return cannotTellApart(req, oxr, cause, why), true
 	}
 	objects, ok := zeroCanary(decoded, observed, canary, routeNamespace)
 	if !ok {
@@ -108,7 +104,7 @@ func rescueAbort(req *fnv1.RunFunctionRequest, cause error) (*fnv1.RunFunctionRe
 	if prev.Phase != xr.PhaseAborted || prev.Reason != rollout.ReasonAbortRescued {
 		response.Warning(rsp, errors.Errorf(msgRescueFmt, cause.Error())).WithReason(rollout.EventAborted).TargetCompositeAndClaim()
 	}
-	resendConditions(rsp, req, conditionRolloutHealthy)
+	resendConditions(rsp, oxr, conditionRolloutHealthy)
 	response.ConditionFalse(rsp, conditionRolloutHealthy, rollout.ReasonAborted).WithMessage(msgRescuedAbort).TargetCompositeAndClaim()
 	setRefused(rsp, cause.Error())
 	return rsp, true
@@ -189,16 +185,16 @@ func zeroCanary(decoded map[compose.Key]runtime.Object, observed map[resource.Na
 // cannotTellApart answers an abort whose recorded canary backends name the
 // primary: the Fatal stands (Crossplane applies nothing, so nothing changes),
 // and a Warning and RolloutHealthy say why the abort was not applied.
-func cannotTellApart(req *fnv1.RunFunctionRequest, cause error, what string) *fnv1.RunFunctionResponse {
+func cannotTellApart(req *fnv1.RunFunctionRequest, oxr *resource.Composite, cause error, what string) *fnv1.RunFunctionResponse {
 	msg := fmt.Sprintf(msgCannotTellApartFmt, what)
 	rsp := response.To(req, response.DefaultTTL)
 	// A Fatal leaves the status alone, but not the conditions the function
 	// re-sends: RolloutHealthy says whether an earlier run already warned.
-	if !saidAbortNotApplied(req) {
+	if !saidAbortNotApplied(oxr) {
 		response.Warning(rsp, errors.New(msg)).WithReason(reasonAbortNotApplied).TargetCompositeAndClaim()
 	}
 	response.Fatal(rsp, cause)
-	resendConditions(rsp, req, conditionRolloutHealthy)
+	resendConditions(rsp, oxr, conditionRolloutHealthy)
 	response.ConditionFalse(rsp, conditionRolloutHealthy, reasonAbortNotApplied).WithMessage(msg).TargetCompositeAndClaim()
 	setRefused(rsp, cause.Error())
 	return rsp
@@ -206,8 +202,8 @@ func cannotTellApart(req *fnv1.RunFunctionRequest, cause error, what string) *fn
 
 // saidAbortNotApplied reports whether the XR's RolloutHealthy condition
 // already says that the abort was not applied.
-func saidAbortNotApplied(req *fnv1.RunFunctionRequest) bool {
-	c := priorCondition(req, conditionRolloutHealthy)
+func saidAbortNotApplied(oxr *resource.Composite) bool {
+	c := priorCondition(oxr, conditionRolloutHealthy)
 	return c.Status == corev1.ConditionFalse && string(c.Reason) == reasonAbortNotApplied
 }
 

@@ -127,10 +127,16 @@ func setTyped(obj map[string]any, v any, path ...string) error {
 // fatal answers with a Fatal result: Crossplane then applies nothing, so the
 // route keeps its last good weights. The function's conditions are re-sent
 // as the XR last had them, so that bad input never turns them Unknown.
-func fatal(req *fnv1.RunFunctionRequest, err error) *fnv1.RunFunctionResponse {
+//
+// oxr is the observed XR, converted once by the run; nil converts it here
+// (a panic recovered), if it converts at all.
+func fatal(req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) *fnv1.RunFunctionResponse {
 	rsp := response.To(req, response.DefaultTTL)
 	response.Fatal(rsp, err)
-	resendConditions(rsp, req)
+	if oxr == nil {
+		oxr, _ = request.GetObservedCompositeResource(req)
+	}
+	resendConditions(rsp, oxr)
 	setRefused(rsp, err.Error())
 	return rsp
 }
@@ -144,9 +150,8 @@ func setRefused(rsp *fnv1.RunFunctionResponse, why string) {
 
 // priorCondition is one of the function's conditions as the observed XR
 // has it; empty when it has none.
-func priorCondition(req *fnv1.RunFunctionRequest, typ string) xpv2.Condition {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
+func priorCondition(oxr *resource.Composite, typ string) xpv2.Condition {
+	if oxr == nil {
 		return xpv2.Condition{}
 	}
 	return observedConditions(oxr.Resource.Object)[xpv2.ConditionType(typ)]
@@ -155,9 +160,8 @@ func priorCondition(req *fnv1.RunFunctionRequest, typ string) xpv2.Condition {
 // resendConditions sets the function's conditions as the observed XR has
 // them, but for those in skip, so that they keep their value instead of
 // turning Unknown in a run that does not compute them.
-func resendConditions(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, skip ...string) {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
+func resendConditions(rsp *fnv1.RunFunctionResponse, oxr *resource.Composite, skip ...string) {
+	if oxr == nil {
 		return
 	}
 	observed := observedConditions(oxr.Resource.Object)
