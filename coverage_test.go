@@ -503,8 +503,8 @@ func TestAbortLeavesDrainedRuleOfItsOwn(t *testing.T) {
 	}
 }
 
-// TestRescuedAbortDistrustsRecordNamingRuleOfItsOwnBackend: Safety round 2,
-// "the abort trusts a canary record only where the primary (as the spec
+// TestRescuedAbortDistrustsRecordNamingRuleOfItsOwnBackend: "the abort
+// trusts a canary record only where the primary (as the spec
 // resolves it or as observed) stands beside it". A forged canaryBackends
 // naming the CDN Service of the /assets rule of its own is borne out by no
 // rule weighing it against the primary: the abort is not applied (and says
@@ -566,7 +566,7 @@ func TestRescuedAbortDistrustsRecordNamingRuleOfItsOwnBackend(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Rules of their own x holds and the policy.
 
-// TestHoldDropsRefusedBackendOfRuleOfItsOwn: Safety round 2, "A hold never
+// TestHoldDropsRefusedBackendOfRuleOfItsOwn: "A hold never
 // re-opens what the policy closed: holding the previous route ... re-emits
 // neither a ReferenceGrant nor a backend reference that the current Input
 // no longer allows". Paused at step 1 with revision v3 pending (a hold),
@@ -1152,7 +1152,7 @@ func TestServedVersionsReachedOnClustersThatNeedThem(t *testing.T) {
 	}
 }
 
-// TestCompanionNameCollisionExplained: API.md, "Bounded work": a Fatal
+// TestCompanionNameCollisionExplained: a Fatal
 // "says when the function's own additions (the session cookie, companion
 // rules) are what broke a limit". A rule of its own named
 // api-canary-session beside a weighted rule api collides with the session
@@ -1179,7 +1179,7 @@ func TestCompanionNameCollisionExplained(t *testing.T) {
 // range (codes [399]) with session affinity: the function copies retry into
 // the session companion, and the Fatal reports the user's error once, at
 // the user's field, never "in the session companion rule" as if the
-// function's addition were wrong (API.md, "Bounded work").
+// function's addition were wrong.
 func TestCopiedErrorsReportedOnceForTheUsersRule(t *testing.T) {
 	x := coverageXR("HTTPRoute", `{name: api, retry: {codes: [399]}}`, "", "", `, sessionAffinity: {cookieName: c, maxAge: 1h}`)
 	_, rsp := attackRun(t, x, allowTest, nil, nil)
@@ -1236,13 +1236,6 @@ func refusedRefs(n int) string {
 	return strings.Join(out, ", ")
 }
 
-// TestGrantConditionsAreBounded: API.md, "Bounded work for any
-// input" and Safety round 2, "Every status field stays within the XRD's
-// limits whatever was observed (message at most 1,024 characters ...)". A
-// namespaced CanaryRoute whose rules of their own name backends in many
-// namespaces (the Input allows "*") gets one ReferenceGrant it cannot
-// compose per namespace: the Warning result and the ReferenceGrantsReady
-// condition name every one of them, however many.
 // TestGrantConditionsAreBounded: a namespaced CanaryRoute with 240 backends
 // in other namespaces cannot compose their grants: the ReferenceGrantsReady
 // condition names at most 20 (it was 55,778 characters, past what the XR's

@@ -959,7 +959,7 @@ func TestDecideProgressive(t *testing.T) {
 			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evRefusalLifted),
 		},
 
-		// Safety round: paused means nothing moves.
+		// Paused means nothing moves.
 		"AbortClearedWhilePausedWaits": {
 			reason: "Clearing abort while paused keeps the canary at 0% (still Aborted, the restart noted) until paused is cleared.",
 			in: progIn(func(in *Input) {
@@ -1039,7 +1039,7 @@ func TestDecideProgressive(t *testing.T) {
 			want: with2(holdingAt(0, 0, "the route carries 50%, not 10%", HoldRequeue, evCanaryChanged), func(d *Decision) { d.Status.CanaryDigest = "new" }),
 		},
 
-		// Safety round: a changed canary restarts.
+		// A changed canary restarts.
 		"CanaryChangedRestarts": {
 			reason: "A change of the canary side (selector, backendRef, filters) without a new revision restarts at step 0: the current weight never goes to an untested backend.",
 			in: progIn(func(in *Input) {
@@ -1069,7 +1069,7 @@ func TestDecideProgressive(t *testing.T) {
 			want: with2(holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", 40*time.Second, ""), func(d *Decision) { d.Status.CanaryDigest = "new" }),
 		},
 
-		// Safety round: canary-only rules end with the rollout.
+		// Canary-only rules end with the rollout.
 		"HoldingAtHundredIsNotActive": {
 			reason: "A step at 100% sends everything to the canary: A/B, session and mirror rules are off while it holds.",
 			in: progIn(func(in *Input) {
@@ -1079,7 +1079,7 @@ func TestDecideProgressive(t *testing.T) {
 			want: holdingAt(2, 0, "the route carries 50%, not 100%", HoldRequeue, ""),
 		},
 
-		// Safety round: progress deadline.
+		// The progress deadline.
 		"ProgressDeadlineHolds": {
 			reason: "A step held by the gateway for less than progressDeadline past its pause holds, and requeues in time for the deadline.",
 			in: progIn(func(in *Input) {
