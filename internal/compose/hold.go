@@ -2,7 +2,6 @@ package compose
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -29,29 +28,20 @@ import (
 // field is refused, never wrapped: a hold or a rescue re-emits what was
 // observed, or nothing.
 func Decode(obj map[string]any) (runtime.Object, error) {
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
-	}
-	var into runtime.Object
-	switch gvk := gv.WithKind(kind); gvk {
-	case corev1.SchemeGroupVersion.WithKind("Service"):
-		into = &corev1.Service{}
-	case kindOf(gwv1.GroupVersion, "ReferenceGrant"):
-		into = &gwv1.ReferenceGrant{}
-	case kindOf(gwv1beta1.GroupVersion, "ReferenceGrant"):
-		into = &gwv1beta1.ReferenceGrant{}
-	case kindOf(gwv1.GroupVersion, "BackendTLSPolicy"):
-		into = &gwv1.BackendTLSPolicy{}
-	default:
-		return route.Decode(obj)
-	}
-	if err := decode.Object(obj, into); err != nil {
-		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
-	}
-	return into, nil
+	return decode.Typed(obj, func(gvk schema.GroupVersionKind) runtime.Object {
+		switch gvk {
+		case corev1.SchemeGroupVersion.WithKind("Service"):
+			return &corev1.Service{}
+		case kindOf(gwv1.GroupVersion, "ReferenceGrant"):
+			return &gwv1.ReferenceGrant{}
+		case kindOf(gwv1beta1.GroupVersion, "ReferenceGrant"):
+			return &gwv1beta1.ReferenceGrant{}
+		case kindOf(gwv1.GroupVersion, "BackendTLSPolicy"):
+			return &gwv1.BackendTLSPolicy{}
+		default:
+			return route.New(gvk)
+		}
+	})
 }
 
 // AsComposed keeps an observed object as the function composes it: its

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -68,6 +70,26 @@ func Object(obj map[string]any, into any) error {
 		return fmt.Errorf("%s: %s does not fit its type, %s", at, number, te.Type)
 	}
 	return fmt.Errorf("%s: must be %s, not %s", at, jsonKind(te.Type), te.Value)
+}
+
+// Typed decodes an object into the empty typed object that newFor returns
+// for its apiVersion and kind, as Object does; an object of a kind newFor
+// does not know (nil) is an error naming it.
+func Typed(obj map[string]any, newFor func(schema.GroupVersionKind) runtime.Object) (runtime.Object, error) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
+	}
+	into := newFor(gv.WithKind(kind))
+	if into == nil {
+		return nil, fmt.Errorf("cannot read the observed object: %q %q is not a kind the function composes", apiVersion, kind)
+	}
+	if err := Object(obj, into); err != nil {
+		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
+	}
+	return into, nil
 }
 
 // Error turns a decoding error into one that names the field whose

@@ -1,8 +1,6 @@
 package route
 
 import (
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,39 +16,34 @@ import (
 // field (a weight beyond int32) is refused, never wrapped: what the function
 // re-emits of an observed route must be what was observed.
 func Decode(obj map[string]any) (runtime.Object, error) {
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
-	}
-	var into runtime.Object
-	switch gv.WithKind(kind) {
+	return decode.Typed(obj, New)
+}
+
+// New is an empty route of a kind and version the function composes; nil
+// for any other.
+func New(gvk schema.GroupVersionKind) runtime.Object {
+	switch gvk {
 	case kindOf(gwv1.GroupVersion, "HTTPRoute"):
-		into = &gwv1.HTTPRoute{}
+		return &gwv1.HTTPRoute{}
 	case kindOf(gwv1.GroupVersion, "GRPCRoute"):
-		into = &gwv1.GRPCRoute{}
+		return &gwv1.GRPCRoute{}
 	case kindOf(gwv1.GroupVersion, "TLSRoute"):
-		into = &gwv1.TLSRoute{}
+		return &gwv1.TLSRoute{}
 	case kindOf(gwv1.GroupVersion, "TCPRoute"):
-		into = &gwv1.TCPRoute{}
+		return &gwv1.TCPRoute{}
 	case kindOf(gwv1.GroupVersion, "UDPRoute"):
-		into = &gwv1.UDPRoute{}
+		return &gwv1.UDPRoute{}
 	case kindOf(gwv1alpha2.GroupVersion, "GRPCRoute"):
-		into = &gwv1alpha2.GRPCRoute{}
+		return &gwv1alpha2.GRPCRoute{}
 	case kindOf(gwv1alpha2.GroupVersion, "UDPRoute"):
-		into = &gwv1alpha2.UDPRoute{}
+		return &gwv1alpha2.UDPRoute{}
 	case kindOf(gwv1alpha2.GroupVersion, "TLSRoute"):
-		into = &gwv1alpha2.TLSRoute{}
+		return &gwv1alpha2.TLSRoute{}
 	case kindOf(gwv1alpha2.GroupVersion, "TCPRoute"):
-		into = &gwv1alpha2.TCPRoute{}
+		return &gwv1alpha2.TCPRoute{}
 	default:
-		return nil, fmt.Errorf("cannot read the observed object: %q %q is not a kind the function composes", apiVersion, kind)
+		return nil
 	}
-	if err := decode.Object(obj, into); err != nil {
-		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
-	}
-	return into, nil
 }
 
 // AsComposed keeps a route as the function composes it: its identity and
