@@ -1,7 +1,6 @@
 package compose
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr/xrtest"
 )
 
 // baseXR is the Flagger scenario: a cluster-scoped CanaryRoute without a
@@ -46,19 +46,8 @@ allowedBackendNamespaces: [monitoring]
 `
 
 // fromYAML decodes YAML into the JSON types that Crossplane hands the
-// function (float64 numbers, map[string]any objects).
-func fromYAML(t testing.TB, s string) any {
-	t.Helper()
-	j, err := yaml.YAMLToJSON([]byte(s))
-	if err != nil {
-		t.Fatalf("bad test YAML %q: %v", s, err)
-	}
-	var v any
-	if err := json.Unmarshal(j, &v); err != nil {
-		t.Fatalf("bad test YAML %q: %v", s, err)
-	}
-	return v
-}
+// function.
+var fromYAML = xrtest.FromYAML
 
 // object decodes a YAML object.
 func object(t testing.TB, s string) map[string]any {
@@ -70,43 +59,14 @@ func object(t testing.TB, s string) map[string]any {
 	return m
 }
 
-// A patch changes the XR under test.
-type patch func(t testing.TB, obj map[string]any)
+// A patch changes the XR under test: set sets a field at a dotted path to
+// a YAML value, del deletes one.
+type patch = xrtest.Patch
 
-// set sets the field at a dotted path (no list indexes) to the value that
-// the YAML document v holds, creating objects on the way.
-func set(path, v string) patch {
-	return func(t testing.TB, obj map[string]any) {
-		t.Helper()
-		keys := strings.Split(path, ".")
-		m := obj
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := m[k].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[k] = next
-			}
-			m = next
-		}
-		m[keys[len(keys)-1]] = fromYAML(t, v)
-	}
-}
-
-// del deletes the field at a dotted path.
-func del(path string) patch {
-	return func(_ testing.TB, obj map[string]any) {
-		keys := strings.Split(path, ".")
-		m := obj
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := m[k].(map[string]any)
-			if !ok {
-				return
-			}
-			m = next
-		}
-		delete(m, keys[len(keys)-1])
-	}
-}
+var (
+	set = xrtest.Set
+	del = xrtest.Del
+)
 
 // namespaced makes the base XR a Crossplane v2 namespaced XR in test.
 var namespaced = []patch{set("metadata.namespace", "test"), del("spec.namespace")}

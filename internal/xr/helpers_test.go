@@ -1,13 +1,11 @@
 package xr
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/xr/xrtest"
 )
@@ -39,57 +37,17 @@ spec:
 `
 
 // fromYAML decodes YAML into the JSON types that Crossplane hands the
-// function (float64 numbers, map[string]any objects).
-func fromYAML(t testing.TB, s string) any {
-	t.Helper()
-	j, err := yaml.YAMLToJSON([]byte(s))
-	if err != nil {
-		t.Fatalf("bad test YAML %q: %v", s, err)
-	}
-	var v any
-	if err := json.Unmarshal(j, &v); err != nil {
-		t.Fatalf("bad test YAML %q: %v", s, err)
-	}
-	return v
-}
+// function.
+var fromYAML = xrtest.FromYAML
 
-// patch changes the XR under test.
-type patch func(t testing.TB, obj map[string]any)
+// A patch changes the XR under test: set sets a field at a dotted path to
+// a YAML value, del deletes one.
+type patch = xrtest.Patch
 
-// set sets the field at a dotted path (no list indexes) to the value that
-// the YAML document v holds, creating objects on the way.
-func set(path, v string) patch {
-	return func(t testing.TB, obj map[string]any) {
-		t.Helper()
-		keys := strings.Split(path, ".")
-		m := obj
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := m[k].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[k] = next
-			}
-			m = next
-		}
-		m[keys[len(keys)-1]] = fromYAML(t, v)
-	}
-}
-
-// del deletes the field at a dotted path.
-func del(path string) patch {
-	return func(_ testing.TB, obj map[string]any) {
-		keys := strings.Split(path, ".")
-		m := obj
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := m[k].(map[string]any)
-			if !ok {
-				return
-			}
-			m = next
-		}
-		delete(m, keys[len(keys)-1])
-	}
-}
+var (
+	set = xrtest.Set
+	del = xrtest.Del
+)
 
 // xrWith returns the base XR with the patches applied.
 func xrWith(t testing.TB, patches ...patch) map[string]any {

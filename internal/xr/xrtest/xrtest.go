@@ -7,6 +7,7 @@
 package xrtest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 )
 
 // FieldErr is what a test pins of a field.Error: the field it names, its
@@ -105,4 +107,57 @@ func sorted(s []FieldErr) []FieldErr {
 	s = slices.Clone(s)
 	slices.SortFunc(s, func(a, b FieldErr) int { return strings.Compare(a.String(), b.String()) })
 	return s
+}
+
+// FromYAML decodes YAML into the JSON types that Crossplane hands the
+// function (float64 numbers, map[string]any objects).
+func FromYAML(t testing.TB, s string) any {
+	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(s))
+	if err != nil {
+		t.Fatalf("bad test YAML %q: %v", s, err)
+	}
+	var v any
+	if err := json.Unmarshal(j, &v); err != nil {
+		t.Fatalf("bad test YAML %q: %v", s, err)
+	}
+	return v
+}
+
+// A Patch changes an object under test.
+type Patch func(t testing.TB, obj map[string]any)
+
+// Set sets the field at a dotted path (no list indexes) to the value that
+// the YAML document v holds, creating objects on the way.
+func Set(path, v string) Patch {
+	return func(t testing.TB, obj map[string]any) {
+		t.Helper()
+		keys := strings.Split(path, ".")
+		m := obj
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[k] = next
+			}
+			m = next
+		}
+		m[keys[len(keys)-1]] = FromYAML(t, v)
+	}
+}
+
+// Del deletes the field at a dotted path.
+func Del(path string) Patch {
+	return func(_ testing.TB, obj map[string]any) {
+		keys := strings.Split(path, ".")
+		m := obj
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				return
+			}
+			m = next
+		}
+		delete(m, keys[len(keys)-1])
+	}
 }
