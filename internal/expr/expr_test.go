@@ -530,6 +530,8 @@ func FuzzExpression(f *testing.F) {
 	f.Add("object.items.all(a, object.items.all(b, a == b))", `{"items":[1,2,3,4,5,6,7,8,9,10]}`)
 	f.Add("object.s.matches('^(a+)+$')", `{"s":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaab"}`)
 	f.Add("size(object.s + object.s + object.s) > 0", `{"s":"x"}`)
+	f.Add("object.items.all(i, object.items != object && 'x' in object.l)", `{"items":[{"a":1},{"b":[2]}],"l":["x","y"]}`)
+	f.Add("object.a == object.b || 1 in object.m", `{"a":[{"k":"v"}],"b":[{"k":"v"}],"m":{"1":2}}`)
 	c, err := NewCompiler(64)
 	if err != nil {
 		f.Fatal(err)
