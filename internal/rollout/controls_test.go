@@ -518,3 +518,71 @@ func TestRetryActsOnAValueOtherThanTheLastOne(t *testing.T) {
 		t.Errorf("retry %q, already acted on: phase %s, want Failed", "1", d.Status.Phase)
 	}
 }
+
+// TestRestartThatFailsAtOnceSaysSo: a retry, a new revision or a changed
+// canary restarts a Failed rollout, and a failWhen gate that is still true
+// fails it again on the same run. That is two transitions: the restart and
+// a new failure, each an event, so the failure's Warning (and the failures
+// metric, which counts it) is not lost behind "the previous phase was
+// Failed too".
+func TestRestartThatFailsAtOnceSaysSo(t *testing.T) {
+	broken := xr.Gate{APIVersion: "example.org/v1", Kind: "Check", Name: "canary", SuccessWhen: "object.status.ready", FailWhen: "object.status.broken", FailAfter: time.Minute}
+	failedV2 := func(s *xr.RolloutStatus) {
+		s.Phase, s.Reason, s.CanaryWeight, s.PrimaryWeight, s.NextStepAt = xr.PhaseFailed, ReasonGateFailed, 0, 100, nil
+		s.CanaryDigest, s.Message = "v2-aaaa", "gate 0 failed: object.status.broken"
+	}
+	const failedAgain = "gate 0 failed: Check canary matches failWhen object.status.broken"
+	cases := map[string]struct {
+		reason string
+		change func(in *Input)
+		want   []Event
+	}{
+		"Retry": {
+			reason: "A retry restarts the failed revision, which fails again at once.",
+			change: func(in *Input) { in.Traffic.Retry = "1" },
+			want: []Event{
+				{Reason: ReasonRetried, Message: "retry 1: the rollout of revision v2 restarted at step 0 (10%)"},
+				{Reason: EventFailed, Message: failedAgain, Warning: true},
+			},
+		},
+		"NewRevision": {
+			reason: "A new revision starts at step 0 and fails at once.",
+			change: func(in *Input) { in.Revision = "v3" },
+			want: []Event{
+				{Reason: ReasonStarted, Message: "rollout of revision v3 started at step 0 (10%)"},
+				{Reason: EventFailed, Message: failedAgain, Warning: true},
+			},
+		},
+		"ChangedCanary": {
+			reason: "A changed canary restarts the revision, which fails at once.",
+			change: func(in *Input) { in.CanaryDigest = "v2-bbbb" },
+			want: []Event{
+				{Reason: ReasonCanaryChanged, Message: "the canary of revision v2 changed: the rollout restarted at step 0 (10%)"},
+				{Reason: EventFailed, Message: failedAgain, Warning: true},
+			},
+		},
+		"NoChange": {
+			reason: "A failed rollout that nothing restarts stays Failed without a word.",
+			change: func(*Input) {},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := controlsIn(func(in *Input) {
+				in.Traffic.Analysis, in.Traffic.Steps[0].Analysis = nil, nil
+				in.Traffic.Gates = []xr.Gate{broken}
+				in.Previous, in.Now, in.RouteAtWeight = at0(0, failedV2), at(time.Hour), routeAt(0)
+				in.CanaryDigest = "v2-aaaa"
+				in.Gates = []GateObservation{{Gate: broken, Found: true, Check: Check{Failed: true}}}
+			})
+			tc.change(&in)
+			d := Decide(in)
+			if d.Status.Phase != xr.PhaseFailed {
+				t.Fatalf("%s\nphase %s (%s), want Failed", tc.reason, d.Status.Phase, d.Status.Message)
+			}
+			if diff := cmp.Diff(tc.want, d.Events); diff != "" {
+				t.Errorf("%s\nevents: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

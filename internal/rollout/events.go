@@ -22,6 +22,12 @@ func transitions(in Input, d Decision) []Event {
 	said := func(reasons ...string) bool {
 		return slices.ContainsFunc(events, func(e Event) bool { return slices.Contains(reasons, e.Reason) })
 	}
+	// A restart leaves the previous phase behind on this run: a retry or a
+	// new revision that fails again at once has failed anew, and says so
+	// (the failures metric counts these events).
+	if said(ReasonStarted, ReasonRestarted, ReasonCanaryChanged, ReasonRetried) {
+		prevPhase = ""
+	}
 	switch {
 	case s.Phase == xr.PhaseFailed && prevPhase != xr.PhaseFailed:
 		events = append(events, Event{Reason: EventFailed, Message: s.Message, Warning: true})
