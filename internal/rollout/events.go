@@ -25,7 +25,7 @@ func transitions(in Input, d Decision) []Event {
 	// A restart leaves the previous phase behind on this run: a retry or a
 	// new revision that fails again at once has failed anew, and says so
 	// (the failures metric counts these events).
-	if said(ReasonStarted, ReasonRestarted, ReasonCanaryChanged, ReasonRetried) {
+	if slices.ContainsFunc(events, func(e Event) bool { return isRestart(e.Reason) }) {
 		prevPhase = ""
 	}
 	switch {
@@ -54,4 +54,14 @@ var EventReasons = []string{
 	ReasonStarted, ReasonRestarted, ReasonCanaryChanged, ReasonStepsChanged, ReasonAdvanced, ReasonResumed,
 	ReasonSucceeded, ReasonAwaitingApproval, ReasonApproved, ReasonPromoted, ReasonRetried,
 	EventPaused, EventFailed, EventAborted, EventAnalysisPassed,
+}
+
+// isRestart reports whether an event's reason is one of a restart at step 0.
+func isRestart(reason string) bool {
+	for _, r := range restartReason {
+		if r == reason {
+			return true
+		}
+	}
+	return false
 }
