@@ -121,7 +121,7 @@ func decodeOurs(observed map[resource.Name]resource.ObservedComposed) (map[compo
 		if err != nil {
 			return nil, "", false
 		}
-		decoded[k] = compose.AsComposed(obj)
+		decoded[k] = obj
 		if m, ok := obj.(metav1.Object); ok && k.IsRoute() {
 			routeNamespace = m.GetNamespace()
 		}

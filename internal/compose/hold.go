@@ -19,51 +19,38 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 // Decode reads an observed object of a kind the function composes (a
-// route, a Service, a ReferenceGrant) into its Gateway API or core type,
-// at the version it was observed at. A value that does not fit its typed
-// field is refused, never wrapped: a hold or a rescue re-emits what was
-// observed, or nothing.
+// route, a Service, a ReferenceGrant, a BackendTLSPolicy) into its Gateway
+// API or core type, at the version it was observed at, as the function
+// composes it: its identity and its spec, without what the API server or
+// other controllers added (status, labels, owner references, a Service's
+// cluster IPs), so that applying it again claims no field the function
+// never wrote. A value that does not fit its typed field is refused, never
+// wrapped: a hold or a rescue re-emits what was observed, or nothing.
 func Decode(obj map[string]any) (runtime.Object, error) {
-	return decode.Typed(obj, func(gvk schema.GroupVersionKind) runtime.Object {
-		switch gvk {
-		case corev1.SchemeGroupVersion.WithKind("Service"):
-			return &corev1.Service{}
-		case kindOf(gwv1.GroupVersion, "ReferenceGrant"):
-			return &gwv1.ReferenceGrant{}
-		case kindOf(gwv1beta1.GroupVersion, "ReferenceGrant"):
-			return &gwv1beta1.ReferenceGrant{}
-		case kindOf(gwv1.GroupVersion, "BackendTLSPolicy"):
-			return &gwv1.BackendTLSPolicy{}
-		default:
-			return route.New(gvk)
+	typed, err := decode.Typed(decode.AsComposed(obj), func(gvk schema.GroupVersionKind) runtime.Object {
+		if newObject, ok := composedKinds[gvk]; ok {
+			return newObject()
 		}
+		return route.New(gvk)
 	})
+	if svc, ok := typed.(*corev1.Service); ok {
+		svc.Spec = serviceSpecAsComposed(svc.Spec)
+	}
+	return typed, err
 }
 
-// AsComposed keeps an observed object as the function composes it: its
-// identity and its spec, without what the API server or other controllers
-// added (status, labels, owner references, a Service's cluster IPs), so that
-// applying it again claims no field the function never wrote.
-func AsComposed(obj runtime.Object) runtime.Object {
-	identity := func(m metav1.ObjectMeta) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace}
-	}
-	switch o := obj.(type) {
-	case *corev1.Service:
-		return &corev1.Service{TypeMeta: o.TypeMeta, ObjectMeta: identity(o.ObjectMeta), Spec: serviceSpecAsComposed(o.Spec)}
-	case *gwv1.ReferenceGrant:
-		return &gwv1.ReferenceGrant{TypeMeta: o.TypeMeta, ObjectMeta: identity(o.ObjectMeta), Spec: o.Spec}
-	case *gwv1beta1.ReferenceGrant:
-		return &gwv1beta1.ReferenceGrant{TypeMeta: o.TypeMeta, ObjectMeta: identity(o.ObjectMeta), Spec: o.Spec}
-	case *gwv1.BackendTLSPolicy:
-		return &gwv1.BackendTLSPolicy{TypeMeta: o.TypeMeta, ObjectMeta: identity(o.ObjectMeta), Spec: o.Spec}
-	default:
-		return route.AsComposed(obj)
-	}
+// composedKinds are the kinds beside the routes that the function composes
+// and a hold re-emits.
+var composedKinds = map[schema.GroupVersionKind]func() runtime.Object{
+	corev1.SchemeGroupVersion.WithKind("Service"):                 func() runtime.Object { return &corev1.Service{} },
+	gwv1.SchemeGroupVersion.WithKind("ReferenceGrant"):            func() runtime.Object { return &gwv1.ReferenceGrant{} },
+	gwv1beta1.SchemeGroupVersion.WithKind("ReferenceGrant"):       func() runtime.Object { return &gwv1beta1.ReferenceGrant{} },
+	gwv1.SchemeGroupVersion.WithKind(served.KindBackendTLSPolicy): func() runtime.Object { return &gwv1.BackendTLSPolicy{} },
 }
 
 // serviceSpecAsComposed keeps the fields of a Service's spec that package
@@ -92,14 +79,9 @@ func Hold(observed map[Key]map[string]any, routeReady bool) ([]Object, error) {
 		if k.IsRoute() {
 			ready = routeReady
 		}
-		out = append(out, Object{Key: k, Object: AsComposed(obj), Ready: ready})
+		out = append(out, Object{Key: k, Object: obj, Ready: ready})
 	}
 	return out, nil
-}
-
-// kindOf is a kind of a Gateway API group version.
-func kindOf(gv metav1.GroupVersion, kind string) schema.GroupVersionKind {
-	return schema.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: kind}
 }
 
 // Held is what a hold composes.

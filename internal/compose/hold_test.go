@@ -229,38 +229,15 @@ func TestDecodeAsComposed(t *testing.T) {
 			if err != nil {
 				got.err = true
 			} else {
-				got.obj = AsComposed(obj)
+				got.obj = obj
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("%s\nAsComposed(Decode(...)): -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\nDecode(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
 }
 
-func TestDecodeKeepsTheObservedType(t *testing.T) {
-	// AsComposed must be handed the typed object, at its version: the
-	// decoded Service is a *corev1.Service with what the API server added.
-	obj, err := Decode(object(t, observedService))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, ok := obj.(*corev1.Service)
-	if !ok {
-		t.Fatalf("Decode(Service): got %T, want *corev1.Service", obj)
-	}
-	if diff := cmp.Diff("10.0.0.7", svc.Spec.ClusterIP); diff != "" {
-		t.Errorf("Decode(Service) reads the whole object, AsComposed drops what the function does not write: -want, +got:\n%s", diff)
-	}
-}
-
-func TestAsComposedOtherObjects(t *testing.T) {
-	// An object of no kind the function composes is returned as it is.
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: map[string]string{"a": "b"}}}
-	if got := AsComposed(cm); got != runtime.Object(cm) {
-		t.Errorf("AsComposed(ConfigMap): got %v, want the same object", got)
-	}
-}
 
 func TestHold(t *testing.T) {
 	type args struct {

@@ -92,6 +92,29 @@ func Typed(obj map[string]any, newFor func(schema.GroupVersionKind) runtime.Obje
 	return into, nil
 }
 
+// AsComposed is an observed object as a function composes it: its
+// apiVersion, kind, name, namespace and spec, without its status or the
+// metadata that the API server and other controllers own (labels, owner
+// references, uid, generation). The object itself is not changed.
+func AsComposed(obj map[string]any) map[string]any {
+	out := make(map[string]any, 4)
+	for _, k := range []string{"apiVersion", "kind", "spec"} {
+		if v, ok := obj[k]; ok {
+			out[k] = v
+		}
+	}
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		identity := make(map[string]any, 2)
+		for _, k := range []string{"name", "namespace"} {
+			if v, ok := meta[k]; ok {
+				identity[k] = v
+			}
+		}
+		out["metadata"] = identity
+	}
+	return out
+}
+
 // Error turns a decoding error into one that names the field whose
 // value has the wrong type, and says which type it needs in JSON terms.
 func Error(path *field.Path, data []byte, err error) *field.Error {

@@ -6,8 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -176,7 +174,7 @@ func TestDecode(t *testing.T) {
 	}
 }
 
-func TestAsComposed(t *testing.T) {
+func TestDecodeAsComposed(t *testing.T) {
 	const gw = "gateway.networking.k8s.io/"
 	cases := map[string]struct {
 		reason     string
@@ -193,23 +191,18 @@ func TestAsComposed(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			// The route as the function composed it: identity and spec.
-			want := decoded(t, routeYAML(tc.apiVersion, tc.kind, tc.spec, false))
-			observed := decoded(t, routeYAML(tc.apiVersion, tc.kind, tc.spec, true))
-			if cmp.Equal(want, observed, cmpopts.EquateEmpty()) {
+			composed := observedRoute(t, routeYAML(tc.apiVersion, tc.kind, tc.spec, false))
+			observed := observedRoute(t, routeYAML(tc.apiVersion, tc.kind, tc.spec, true))
+			if cmp.Equal(composed, observed) {
 				t.Fatal("the observed route must differ from the composed one, or this test pins nothing")
 			}
-			got := AsComposed(observed)
+			// The route as the function composed it: identity and spec,
+			// decoded into its type.
+			want := decoded(t, routeYAML(tc.apiVersion, tc.kind, tc.spec, false))
+			got := decoded(t, routeYAML(tc.apiVersion, tc.kind, tc.spec, true))
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("%s\nAsComposed(...): the route keeps its identity and spec only, without status, labels, annotations, owner references, uid, generation or resourceVersion: -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\nDecode(...): the route keeps its identity and spec only, without status, labels, annotations, owner references, uid, generation or resourceVersion: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
-	}
-}
-
-func TestAsComposedOtherObjects(t *testing.T) {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "podinfo", Labels: map[string]string{"a": "b"}}}
-	if got := AsComposed(svc); got != runtime.Object(svc) {
-		t.Errorf("AsComposed(Service): an object that is no route is returned as it is, got %v", got)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
@@ -306,30 +305,11 @@ func Admit(p Params, obj runtime.Object) field.ErrorList {
 func Check(obj runtime.Object) field.ErrorList { return admit(obj) }
 
 func admit(obj runtime.Object) field.ErrorList {
-	switch r := obj.(type) {
-	case *gwv1.HTTPRoute:
-		return admission.HTTPRoute(r)
-	case *gwv1.GRPCRoute:
-		return admission.GRPCRoute(r)
-	case *gwv1alpha2.GRPCRoute:
-		// The same schema as v1's, which older releases served as
-		// v1alpha2.
-		return admission.GRPCRoute((*gwv1.GRPCRoute)(r))
-	case *gwv1.UDPRoute:
-		return admission.UDPRoute(r)
-	case *gwv1alpha2.UDPRoute:
-		return admission.UDPRouteV1Alpha2(r)
-	case *gwv1.TLSRoute:
-		return admission.TLSRoute(r)
-	case *gwv1.TCPRoute:
-		return admission.TCPRoute(r)
-	case *gwv1alpha2.TLSRoute:
-		return admission.TLSRouteV1Alpha2(r)
-	case *gwv1alpha2.TCPRoute:
-		return admission.TCPRouteV1Alpha2(r)
-	default:
+	k, ok := kindOfObject(obj)
+	if !ok {
 		return field.ErrorList{field.InternalError(nil, fmt.Errorf("no admission check for %T", obj))}
 	}
+	return k.admit(obj)
 }
 
 // composedRule matches the path of a composed rule: spec.rules[<i>]...

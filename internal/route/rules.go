@@ -53,11 +53,12 @@ var companionSuffixes = []string{companionABSuffix, companionStickiness, compani
 // A spec without rules has one unnamed weighted rule, as the builders
 // compose it.
 func RolloutRules(obj runtime.Object, spec []SpecRule) []bool {
-	shapes := ruleShapes(obj)
-	out := make([]bool, len(shapes))
-	switch asV1(obj).(type) {
-	case *gwv1.HTTPRoute, *gwv1.GRPCRoute:
-	default:
+	v := viewOf(obj)
+	if v == nil {
+		return nil
+	}
+	out := make([]bool, v.len())
+	if !v.ownRules() {
 		for i := range out {
 			out[i] = true
 		}
@@ -66,9 +67,9 @@ func RolloutRules(obj runtime.Object, spec []SpecRule) []bool {
 	if len(spec) == 0 {
 		spec = []SpecRule{{}}
 	}
-	names := make([]string, 0, len(shapes))
-	for _, s := range shapes {
-		names = append(names, s.name)
+	names := make([]string, 0, v.len())
+	for i := range v.len() {
+		names = append(names, sectionName(v.name(i)))
 	}
 	if roles, ok := alignedRoles(names, spec); ok {
 		for i, r := range roles {

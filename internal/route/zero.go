@@ -1,140 +1,74 @@
 package route
 
 import (
+	"errors"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
-// ZeroCanary sends nothing to the canary backends of a route that the
-// function composed earlier, for an emergency abort: each canary backendRef
-// gets weight 0, a rule whose every backend is a canary (an A/B or session
-// rule) is removed, and so is every RequestMirror filter to a canary, on a
-// rule or on a backend. A rule that the canary's weight leaves with only
-// zero weights gives its other backends equal weights; a rule that sent
-// nothing before (a drained rule of its own) keeps its weights. Backends are
-// compared with Gateway API's defaults applied, as everywhere else. It
-// changes the route in place and reports false when no rule would be left,
-// or the object is not a route.
-func ZeroCanary(obj runtime.Object, canary []xr.BackendID, routeNamespace string) bool {
-	obj = asV1(obj)
-	isCanary := func(ref gwv1.BackendObjectReference) bool {
-		id := identify(ref, routeNamespace)
-		return slices.ContainsFunc(canary, func(c xr.BackendID) bool { return sameBackend(c, id) })
-	}
-	withoutHTTPMirrors := func(filters []gwv1.HTTPRouteFilter) []gwv1.HTTPRouteFilter {
-		return slices.DeleteFunc(filters, func(f gwv1.HTTPRouteFilter) bool {
-			return f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil && isCanary(f.RequestMirror.BackendRef)
-		})
-	}
-	withoutGRPCMirrors := func(filters []gwv1.GRPCRouteFilter) []gwv1.GRPCRouteFilter {
-		return slices.DeleteFunc(filters, func(f gwv1.GRPCRouteFilter) bool {
-			return f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil && isCanary(f.RequestMirror.BackendRef)
-		})
-	}
-	var ok bool
-	switch r := obj.(type) {
-	case *gwv1.HTTPRoute:
-		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1.HTTPRouteRule) []*gwv1.BackendRef {
-			rule.Filters = withoutHTTPMirrors(rule.Filters)
-			refs := make([]*gwv1.BackendRef, 0, len(rule.BackendRefs))
-			for i := range rule.BackendRefs {
-				rule.BackendRefs[i].Filters = withoutHTTPMirrors(rule.BackendRefs[i].Filters)
-				refs = append(refs, &rule.BackendRefs[i].BackendRef)
-			}
-			return refs
-		})
-	case *gwv1.GRPCRoute:
-		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1.GRPCRouteRule) []*gwv1.BackendRef {
-			rule.Filters = withoutGRPCMirrors(rule.Filters)
-			refs := make([]*gwv1.BackendRef, 0, len(rule.BackendRefs))
-			for i := range rule.BackendRefs {
-				rule.BackendRefs[i].Filters = withoutGRPCMirrors(rule.BackendRefs[i].Filters)
-				refs = append(refs, &rule.BackendRefs[i].BackendRef)
-			}
-			return refs
-		})
-	case *gwv1.TLSRoute:
-		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1.TLSRouteRule) []*gwv1.BackendRef {
-			return refsOf(rule.BackendRefs)
-		})
-	case *gwv1.TCPRoute:
-		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1.TCPRouteRule) []*gwv1.BackendRef {
-			return refsOf(rule.BackendRefs)
-		})
-	case *gwv1alpha2.TLSRoute:
-		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1alpha2.TLSRouteRule) []*gwv1.BackendRef {
-			return refsOf(rule.BackendRefs)
-		})
-	case *gwv1alpha2.TCPRoute:
-		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1alpha2.TCPRouteRule) []*gwv1.BackendRef {
-			return refsOf(rule.BackendRefs)
-		})
-	case *gwv1.UDPRoute:
-		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1.UDPRouteRule) []*gwv1.BackendRef {
-			return refsOf(rule.BackendRefs)
-		})
-	case *gwv1alpha2.UDPRoute:
-		r.Spec.Rules, ok = zeroRules(r.Spec.Rules, isCanary, func(rule *gwv1alpha2.UDPRouteRule) []*gwv1.BackendRef {
-			return refsOf(rule.BackendRefs)
-		})
-	}
-	return ok
-}
+// errNotARoute is the internal error of an object that is not a route of a
+// kind the function composes.
+var errNotARoute = errors.New("not a route of a kind the function composes")
 
-// asV1 is a GRPCRoute v1alpha2 as the v1 GRPCRoute it shares its memory
-// and its schema with, so that one piece of code reads and changes both;
-// any other route as it is.
-func asV1(obj runtime.Object) runtime.Object {
-	if r, ok := obj.(*gwv1alpha2.GRPCRoute); ok {
-		return (*gwv1.GRPCRoute)(r)
+// ZeroCanary sends nothing to the canary backends of a route: each canary
+// backendRef gets weight 0, a rule whose every backend is a canary (an A/B
+// or session rule) is removed, and so is every RequestMirror filter to a
+// canary, on a rule or on a backend. A rule that the canary's weight leaves
+// with only zero weights gives its other backends equal weights; a rule that
+// sent nothing before (a drained rule of its own) keeps its weights.
+// Backends are compared with Gateway API's defaults applied, as everywhere
+// else. It changes the route in place and reports false when no rule would
+// be left, or the object is not a route.
+func ZeroCanary(obj runtime.Object, canary []xr.BackendID, routeNamespace string) bool {
+	v := viewOf(obj)
+	if v == nil {
+		return false
 	}
-	return obj
+	isCanary := matcher(canary, routeNamespace)
+	drop := make([]bool, v.len())
+	for i := range v.len() {
+		v.dropMirrors(i, isCanary)
+		refs := v.backends(i)
+		before := totalWeight(refs)
+		others := make([]*gwv1.BackendRef, 0, len(refs))
+		for _, ref := range refs {
+			if isCanary(ref.BackendObjectReference) {
+				ref.Weight = ptr.To[int32](0)
+				continue
+			}
+			others = append(others, ref)
+		}
+		if len(refs) > 0 && len(others) == 0 {
+			drop[i] = true // A canary-only rule: A/B or session.
+			continue
+		}
+		if before > 0 && totalWeight(others) == 0 {
+			for _, ref := range others {
+				ref.Weight = ptr.To[int32](percentTotal)
+			}
+		}
+	}
+	v.keep(func(i int) bool { return !drop[i] })
+	return v.len() > 0
 }
 
 // DropMirrors removes every RequestMirror filter, on a rule or on a
 // backend, whose target is one of the backends given (with Gateway API's
 // defaults applied), leaving the weights alone.
 func DropMirrors(obj runtime.Object, targets []xr.BackendID, routeNamespace string) {
-	obj = asV1(obj)
-	if len(targets) == 0 {
+	v := viewOf(obj)
+	if v == nil || len(targets) == 0 {
 		return
 	}
-	is := func(ref gwv1.BackendObjectReference) bool {
-		id := identify(ref, routeNamespace)
-		return slices.ContainsFunc(targets, func(c xr.BackendID) bool { return sameBackend(c, id) })
-	}
-	http := func(fs []gwv1.HTTPRouteFilter) []gwv1.HTTPRouteFilter {
-		return slices.DeleteFunc(fs, func(f gwv1.HTTPRouteFilter) bool {
-			return f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil && is(f.RequestMirror.BackendRef)
-		})
-	}
-	grpc := func(fs []gwv1.GRPCRouteFilter) []gwv1.GRPCRouteFilter {
-		return slices.DeleteFunc(fs, func(f gwv1.GRPCRouteFilter) bool {
-			return f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil && is(f.RequestMirror.BackendRef)
-		})
-	}
-	switch r := obj.(type) {
-	case *gwv1.HTTPRoute:
-		for i := range r.Spec.Rules {
-			r.Spec.Rules[i].Filters = http(r.Spec.Rules[i].Filters)
-			for j := range r.Spec.Rules[i].BackendRefs {
-				r.Spec.Rules[i].BackendRefs[j].Filters = http(r.Spec.Rules[i].BackendRefs[j].Filters)
-			}
-		}
-	case *gwv1.GRPCRoute:
-		for i := range r.Spec.Rules {
-			r.Spec.Rules[i].Filters = grpc(r.Spec.Rules[i].Filters)
-			for j := range r.Spec.Rules[i].BackendRefs {
-				r.Spec.Rules[i].BackendRefs[j].Filters = grpc(r.Spec.Rules[i].BackendRefs[j].Filters)
-			}
-		}
+	is := matcher(targets, routeNamespace)
+	for i := range v.len() {
+		v.dropMirrors(i, is)
 	}
 }
 
@@ -148,57 +82,22 @@ func DropMirrors(obj runtime.Object, targets []xr.BackendID, routeNamespace stri
 // HTTPRoutes and GRPCRoutes have. It reports false when no rule would be
 // left.
 func DropBackends(obj runtime.Object, ids []xr.BackendID, routeNamespace string) bool {
-	obj = asV1(obj)
-	if len(ids) == 0 {
+	v := viewOf(obj)
+	if v == nil || !v.ownRules() || len(ids) == 0 {
 		return true
 	}
-	is := func(ref gwv1.BackendObjectReference) bool {
-		id := identify(ref, routeNamespace)
-		return slices.ContainsFunc(ids, func(c xr.BackendID) bool { return sameBackend(c, id) })
-	}
-	DropMirrors(obj, ids, routeNamespace)
-	switch r := obj.(type) {
-	case *gwv1.HTTPRoute:
-		r.Spec.Rules = dropFromRules(r.Spec.Rules, func(rule *gwv1.HTTPRouteRule) []*gwv1.BackendRef {
-			refs := make([]*gwv1.BackendRef, 0, len(rule.BackendRefs))
-			for i := range rule.BackendRefs {
-				refs = append(refs, &rule.BackendRefs[i].BackendRef)
-			}
-			return refs
-		}, func(rule *gwv1.HTTPRouteRule) {
-			rule.BackendRefs = slices.DeleteFunc(rule.BackendRefs, func(b gwv1.HTTPBackendRef) bool { return is(b.BackendObjectReference) })
-		})
-		return len(r.Spec.Rules) > 0
-	case *gwv1.GRPCRoute:
-		r.Spec.Rules = dropFromRules(r.Spec.Rules, func(rule *gwv1.GRPCRouteRule) []*gwv1.BackendRef {
-			refs := make([]*gwv1.BackendRef, 0, len(rule.BackendRefs))
-			for i := range rule.BackendRefs {
-				refs = append(refs, &rule.BackendRefs[i].BackendRef)
-			}
-			return refs
-		}, func(rule *gwv1.GRPCRouteRule) {
-			rule.BackendRefs = slices.DeleteFunc(rule.BackendRefs, func(b gwv1.GRPCBackendRef) bool { return is(b.BackendObjectReference) })
-		})
-		return len(r.Spec.Rules) > 0
-	}
-	return true
-}
-
-// dropFromRules removes backends from each rule: refs returns a rule's
-// backendRefs, drop removes the ones to go. A rule that had backends and has
-// none left is removed; a rule that answers by itself (a redirect) has none
-// to begin with and stays. A rule whose backends left have only zero
-// weights gives them weight 1, but only when the backends dropped carried
-// its traffic: a rule that sent nothing before (a drained rule, every
-// weight 0) keeps its weights.
-func dropFromRules[R any](rules []R, refs func(*R) []*gwv1.BackendRef, drop func(*R)) []R {
-	kept := make([]R, 0, len(rules))
-	for i := range rules {
-		had := refs(&rules[i])
+	is := matcher(ids, routeNamespace)
+	drop := make([]bool, v.len())
+	for i := range v.len() {
+		v.dropMirrors(i, is)
+		had := v.backends(i)
 		before := totalWeight(had)
-		drop(&rules[i])
-		left := refs(&rules[i])
+		v.dropBackends(i, is)
+		left := v.backends(i)
+		// A rule that answers by itself (a redirect) has no backend to
+		// begin with, and stays.
 		if len(had) > 0 && len(left) == 0 {
+			drop[i] = true
 			continue
 		}
 		if before > 0 && totalWeight(left) == 0 {
@@ -206,42 +105,18 @@ func dropFromRules[R any](rules []R, refs func(*R) []*gwv1.BackendRef, drop func
 				ref.Weight = ptr.To[int32](1)
 			}
 		}
-		kept = append(kept, rules[i])
 	}
-	return kept
+	v.keep(func(i int) bool { return !drop[i] })
+	return v.len() > 0
 }
 
-// zeroRules zeroes the canary in each rule; backends returns a rule's
-// backendRefs, after dropping its mirrors to the canary. A rule whose other
-// backends are left with only zero weights gives them equal weights, so
-// that it still sends somewhere, but only when zeroing the canary is what
-// took its traffic away: a rule that sent nothing before (a drained rule of
-// its own, every weight 0) is left as it was.
-func zeroRules[R any](rules []R, isCanary func(gwv1.BackendObjectReference) bool, backends func(*R) []*gwv1.BackendRef) ([]R, bool) {
-	kept := make([]R, 0, len(rules))
-	for i := range rules {
-		rule := &rules[i]
-		refs := backends(rule)
-		before := totalWeight(refs)
-		others := make([]*gwv1.BackendRef, 0, len(refs))
-		for _, ref := range refs {
-			if isCanary(ref.BackendObjectReference) {
-				ref.Weight = ptr.To[int32](0)
-				continue
-			}
-			others = append(others, ref)
-		}
-		if len(refs) > 0 && len(others) == 0 {
-			continue // A canary-only rule: A/B or session.
-		}
-		if before > 0 && totalWeight(others) == 0 {
-			for _, ref := range others {
-				ref.Weight = ptr.To[int32](percentTotal)
-			}
-		}
-		kept = append(kept, *rule)
+// matcher reports whether a reference names one of the backends given,
+// with Gateway API's defaults applied (see sameBackend).
+func matcher(ids []xr.BackendID, routeNamespace string) func(gwv1.BackendObjectReference) bool {
+	return func(ref gwv1.BackendObjectReference) bool {
+		id := identify(ref, routeNamespace)
+		return slices.ContainsFunc(ids, func(c xr.BackendID) bool { return sameBackend(c, id) })
 	}
-	return kept, len(kept) > 0
 }
 
 // totalWeight is the sum of the weights of backendRefs, with Gateway API's
@@ -252,14 +127,6 @@ func totalWeight(refs []*gwv1.BackendRef) int64 {
 		total += int64(ptr.Deref(ref.Weight, 1))
 	}
 	return total
-}
-
-func refsOf(refs []gwv1.BackendRef) []*gwv1.BackendRef {
-	out := make([]*gwv1.BackendRef, 0, len(refs))
-	for i := range refs {
-		out = append(out, &refs[i])
-	}
-	return out
 }
 
 // identify is a backend reference with Gateway API's defaults applied: the
@@ -276,10 +143,15 @@ func identify(ref gwv1.BackendObjectReference, routeNamespace string) xr.Backend
 // sameBackend reports whether a recorded backend is the one a reference
 // names: a recorded backend without a port is the object on any port.
 func sameBackend(recorded, ref xr.BackendID) bool {
-	if recorded.Group != ref.Group || recorded.Kind != ref.Kind || recorded.Namespace != ref.Namespace || recorded.Name != ref.Name {
+	if !sameObject(recorded, ref) {
 		return false
 	}
 	return recorded.Port == nil || (ref.Port != nil && *ref.Port == *recorded.Port)
+}
+
+// sameObject reports whether two backends are one object, on any port.
+func sameObject(a, b xr.BackendID) bool {
+	return a.Group == b.Group && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
 }
 
 // TrustedCanary is the recorded canary backends that the abort may zero:
@@ -290,9 +162,7 @@ func sameBackend(recorded, ref xr.BackendID) bool {
 // the entries refused.
 func TrustedCanary(recorded, primaries []xr.BackendID) (trusted, refused []xr.BackendID) {
 	for _, c := range recorded {
-		if slices.ContainsFunc(primaries, func(p xr.BackendID) bool {
-			return p.Group == c.Group && p.Kind == c.Kind && p.Namespace == c.Namespace && p.Name == c.Name
-		}) {
+		if slices.ContainsFunc(primaries, func(p xr.BackendID) bool { return sameObject(p, c) }) {
 			refused = append(refused, c)
 			continue
 		}
@@ -314,18 +184,16 @@ func TrustedCanary(recorded, primaries []xr.BackendID) (trusted, refused []xr.Ba
 // their ports.
 func BesidePrimary(obj runtime.Object, canary, primaries []xr.BackendID, spec []SpecRule, routeNamespace string) (beside, not []xr.BackendID) {
 	isPrimary := func(id xr.BackendID) bool {
-		return slices.ContainsFunc(primaries, func(p xr.BackendID) bool {
-			return p.Group == id.Group && p.Kind == id.Kind && p.Namespace == id.Namespace && p.Name == id.Name
-		})
+		return slices.ContainsFunc(primaries, func(p xr.BackendID) bool { return sameObject(p, id) })
 	}
 	rollout := RolloutRules(obj, spec)
+	backends := RuleBackends(obj, routeNamespace)
 	borneOut := func(c xr.BackendID) bool {
-		for i, rule := range ruleShapes(obj) {
-			if len(rule.refs) != 2 || !rollout[i] {
+		for i, rule := range backends {
+			if len(rule) != 2 || !rollout[i] {
 				continue
 			}
-			first, second := identify(rule.refs[0], routeNamespace), identify(rule.refs[1], routeNamespace)
-			if (isPrimary(first) && sameBackend(c, second)) || (isPrimary(second) && sameBackend(c, first)) {
+			if (isPrimary(rule[0]) && sameBackend(c, rule[1])) || (isPrimary(rule[1]) && sameBackend(c, rule[0])) {
 				return true
 			}
 		}
@@ -354,59 +222,18 @@ func AnyPort(ids []xr.BackendID) []xr.BackendID {
 // RuleBackends lists the backends of each rule of a route, with Gateway
 // API's defaults applied.
 func RuleBackends(obj runtime.Object, routeNamespace string) [][]xr.BackendID {
-	shapes := ruleShapes(obj)
-	out := make([][]xr.BackendID, 0, len(shapes))
-	for _, rule := range shapes {
-		ids := make([]xr.BackendID, 0, len(rule.refs))
-		for _, ref := range rule.refs {
-			ids = append(ids, identify(ref, routeNamespace))
+	v := viewOf(obj)
+	if v == nil {
+		return nil
+	}
+	out := make([][]xr.BackendID, 0, v.len())
+	for i := range v.len() {
+		refs := v.backends(i)
+		ids := make([]xr.BackendID, 0, len(refs))
+		for _, ref := range refs {
+			ids = append(ids, identify(ref.BackendObjectReference, routeNamespace))
 		}
 		out = append(out, ids)
-	}
-	return out
-}
-
-// A ruleShape is a rule's name and its weighted backends.
-type ruleShape struct {
-	name string
-	refs []gwv1.BackendObjectReference
-}
-
-// ruleShapes lists the name and the backends of each rule of a route of
-// any kind.
-func ruleShapes(obj runtime.Object) []ruleShape {
-	obj = asV1(obj)
-	var out []ruleShape
-	add := func(name *gwv1.SectionName, refs []gwv1.BackendObjectReference) {
-		out = append(out, ruleShape{name: string(ptr.Deref(name, "")), refs: refs})
-	}
-	switch r := obj.(type) {
-	case *gwv1.HTTPRoute:
-		for _, rule := range r.Spec.Rules {
-			refs := make([]gwv1.BackendObjectReference, 0, len(rule.BackendRefs))
-			for _, b := range rule.BackendRefs {
-				refs = append(refs, b.BackendObjectReference)
-			}
-			add(rule.Name, refs)
-		}
-	case *gwv1.GRPCRoute:
-		for _, rule := range r.Spec.Rules {
-			refs := make([]gwv1.BackendObjectReference, 0, len(rule.BackendRefs))
-			for _, b := range rule.BackendRefs {
-				refs = append(refs, b.BackendObjectReference)
-			}
-			add(rule.Name, refs)
-		}
-	default:
-		// TLSRoutes, TCPRoutes and UDPRoutes have a single rule, the
-		// rollout's: no rule of its own to tell apart by name.
-		for _, refs := range ruleBackendRefs(obj) {
-			plain := make([]gwv1.BackendObjectReference, 0, len(refs))
-			for _, b := range refs {
-				plain = append(plain, b.BackendObjectReference)
-			}
-			add(nil, plain)
-		}
 	}
 	return out
 }
@@ -420,85 +247,19 @@ type Reference struct {
 }
 
 // References lists the backends a route names, with Gateway API's defaults
-// applied, in the order the route names them.
+// applied: rule by rule, its mirrors, then its backends.
 func References(obj runtime.Object, routeNamespace string) []Reference {
-	obj = asV1(obj)
+	v := viewOf(obj)
+	if v == nil {
+		return nil
+	}
 	var out []Reference
-	weighted := func(r gwv1.BackendRef) {
-		out = append(out, Reference{ID: identify(r.BackendObjectReference, routeNamespace), Weight: ptr.Deref(r.Weight, 1)})
-	}
-	mirror := func(r gwv1.BackendObjectReference) {
-		out = append(out, Reference{ID: identify(r, routeNamespace), Mirror: true})
-	}
-	httpMirrors := func(fs []gwv1.HTTPRouteFilter) {
-		for _, f := range fs {
-			if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
-				mirror(f.RequestMirror.BackendRef)
-			}
+	for i := range v.len() {
+		for _, m := range v.mirrors(i) {
+			out = append(out, Reference{ID: identify(m, routeNamespace), Mirror: true})
 		}
-	}
-	grpcMirrors := func(fs []gwv1.GRPCRouteFilter) {
-		for _, f := range fs {
-			if f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil {
-				mirror(f.RequestMirror.BackendRef)
-			}
-		}
-	}
-	switch r := obj.(type) {
-	case *gwv1.HTTPRoute:
-		for _, rule := range r.Spec.Rules {
-			httpMirrors(rule.Filters)
-			for _, b := range rule.BackendRefs {
-				weighted(b.BackendRef)
-				httpMirrors(b.Filters)
-			}
-		}
-	case *gwv1.GRPCRoute:
-		for _, rule := range r.Spec.Rules {
-			grpcMirrors(rule.Filters)
-			for _, b := range rule.BackendRefs {
-				weighted(b.BackendRef)
-				grpcMirrors(b.Filters)
-			}
-		}
-	default:
-		for _, refs := range ruleBackendRefs(obj) {
-			for _, b := range refs {
-				weighted(b)
-			}
-		}
-	}
-	return out
-}
-
-// ruleBackendRefs lists the backendRefs of each rule of a TLSRoute, a
-// TCPRoute or a UDPRoute, of either version.
-func ruleBackendRefs(obj runtime.Object) [][]gwv1.BackendRef {
-	var out [][]gwv1.BackendRef
-	switch r := obj.(type) {
-	case *gwv1.TLSRoute:
-		for _, rule := range r.Spec.Rules {
-			out = append(out, rule.BackendRefs)
-		}
-	case *gwv1.TCPRoute:
-		for _, rule := range r.Spec.Rules {
-			out = append(out, rule.BackendRefs)
-		}
-	case *gwv1alpha2.TLSRoute:
-		for _, rule := range r.Spec.Rules {
-			out = append(out, rule.BackendRefs)
-		}
-	case *gwv1alpha2.TCPRoute:
-		for _, rule := range r.Spec.Rules {
-			out = append(out, rule.BackendRefs)
-		}
-	case *gwv1.UDPRoute:
-		for _, rule := range r.Spec.Rules {
-			out = append(out, rule.BackendRefs)
-		}
-	case *gwv1alpha2.UDPRoute:
-		for _, rule := range r.Spec.Rules {
-			out = append(out, rule.BackendRefs)
+		for _, b := range v.backends(i) {
+			out = append(out, Reference{ID: identify(b.BackendObjectReference, routeNamespace), Weight: ptr.Deref(b.Weight, 1)})
 		}
 	}
 	return out
