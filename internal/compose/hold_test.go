@@ -238,7 +238,6 @@ func TestDecodeAsComposed(t *testing.T) {
 	}
 }
 
-
 func TestHold(t *testing.T) {
 	type args struct {
 		observed   map[Key]string

@@ -246,19 +246,19 @@ func streamFieldss[R any](list *[]R, rule func(*R) streamFields) rules {
 	return streamView[R]{list: list, rule: rule}
 }
 
-func (v streamView[R]) len() int                      { return len(*v.list) }
+func (v streamView[R]) len() int                     { return len(*v.list) }
 func (v streamView[R]) name(i int) *gwv1.SectionName { return v.rule(&(*v.list)[i]).name }
 func (v streamView[R]) backends(i int) []*gwv1.BackendRef {
 	return refsOf(*v.rule(&(*v.list)[i]).backends)
 }
-func (streamView[R]) mirrors(int) []gwv1.BackendObjectReference                   { return nil }
+func (streamView[R]) mirrors(int) []gwv1.BackendObjectReference               { return nil }
 func (streamView[R]) dropMirrors(int, func(gwv1.BackendObjectReference) bool) {}
 func (v streamView[R]) dropBackends(i int, drop func(gwv1.BackendObjectReference) bool) {
 	bs := v.rule(&(*v.list)[i]).backends
 	*bs = slices.DeleteFunc(*bs, func(b gwv1.BackendRef) bool { return drop(b.BackendObjectReference) })
 }
 func (v streamView[R]) keep(keep func(i int) bool) { *v.list = keepRules(*v.list, keep) }
-func (streamView[R]) ownRules() bool                { return false }
+func (streamView[R]) ownRules() bool               { return false }
 
 // keepRules keeps the rules that keep reports true for, in order.
 func keepRules[R any](list []R, keep func(i int) bool) []R {
