@@ -17,6 +17,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
+	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
 )
 
 // Speed and memory are measured here, never asserted in tests.
@@ -120,7 +121,7 @@ func expressionGateObjects(t *testing.T) map[string]*fnv1.Resources {
 	}
 	out := map[string]*fnv1.Resources{}
 	for i, o := range objs {
-		out[gateKey(i)] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: toStruct(t, o)}}}
+		out[reconcile.Gate(i)] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: toStruct(t, o)}}}
 	}
 	return out
 }
@@ -177,7 +178,7 @@ func BenchmarkServeGRPC(b *testing.B) {
 		b.Fatal(err)
 	}
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(4 << 20))
-	fnv1.RegisterFunctionRunnerServiceServer(srv, withRecover(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}, logging.NewNopLogger()))
+	fnv1.RegisterFunctionRunnerServiceServer(srv, withRecover(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}, logging.NewNopLogger(), nil))
 	go srv.Serve(l) // Stopped below.
 	b.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -57,7 +59,7 @@ type xpSim struct {
 	jobStatus func(n int, obj map[string]any) map[string]any
 	// metrics, when set, counts the runs: the function is served as
 	// main.go serves it, with the metrics around the panic recovery.
-	metrics *runMetrics
+	metrics *metrics.Runs
 	// log of each run.
 	runs []simRun
 	seen map[string]int
@@ -180,8 +182,7 @@ func (s *xpSim) run(step time.Duration) simRun {
 			t.Fatalf("at %s: the requirements did not settle in %d calls: Crossplane fails the reconcile", s.now.Format(time.RFC3339), maxRequirementsCalls)
 		}
 		now := s.now
-		var f fnv1.FunctionRunnerServiceServer = &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return now })}
-		f = withMetrics(withRecover(f, logging.NewNopLogger()), s.metrics)
+		f := withRecover(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return now }), metrics: s.metrics}, logging.NewNopLogger(), s.metrics)
 		var err error
 		rsp, err = f.RunFunction(context.Background(), req)
 		if err != nil {

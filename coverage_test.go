@@ -95,7 +95,7 @@ type reconcileResult struct {
 	err   error
 }
 
-func reconcile(t *testing.T, s *xpSim, c servedCluster, tick time.Duration) reconcileResult {
+func reconcileVersions(t *testing.T, s *xpSim, c servedCluster, tick time.Duration) reconcileResult {
 	t.Helper()
 	var requirements *fnv1.Requirements
 	req := s.request(nil)
@@ -168,7 +168,7 @@ func TestServedVersionsLoopSettles(t *testing.T) {
 			s := newSim(t, tlsFlaggerXR, allowMonitoring)
 			xrds := crdschema.XRDs(t, "example/definitions/canaryroute-namespaced.yaml", "example/definitions/canaryroute-cluster.yaml")
 			for i, step := range []time.Duration{time.Minute, 4 * time.Minute, 4*time.Minute + 50*time.Second, 9 * time.Second, 31 * time.Second, 10 * time.Minute, 0} {
-				r := reconcile(t, s, experimentalCluster, tick)
+				r := reconcileVersions(t, s, experimentalCluster, tick)
 				if r.err != nil {
 					t.Fatalf("reconcile %d at %s: %v", i, s.now.Format(time.TimeOnly), r.err)
 				}
@@ -268,7 +268,7 @@ func TestForgedRecordedVersionsAreNotReused(t *testing.T) {
 			// Through Crossplane: the reconcile must not fail.
 			s := newSim(t, x, allowMonitoring)
 			s.now = testNow
-			if r := reconcile(t, s, experimentalCluster, 0); r.err != nil {
+			if r := reconcileVersions(t, s, experimentalCluster, 0); r.err != nil {
 				t.Errorf("with forged status.route.versions %s the reconcile fails: %v", versions, r.err)
 			}
 		})
@@ -289,7 +289,7 @@ func TestOverriddenVersionsAreNotRecorded(t *testing.T) {
 		"gateway.networking.k8s.io/v1beta1/ReferenceGrant": nil,
 	}
 	s := newSim(t, grpcXR, allowMonitoring+"grpcRouteVersion: v1alpha2\n")
-	r := reconcile(t, s, cluster, 0)
+	r := reconcileVersions(t, s, cluster, 0)
 	if r.err != nil || isFatal(r.rsp) {
 		t.Fatalf("setup: %v %v", r.err, r.rsp.GetResults())
 	}
@@ -299,7 +299,7 @@ func TestOverriddenVersionsAreNotRecorded(t *testing.T) {
 	s.apply(r.rsp)
 	s.now = s.now.Add(time.Minute)
 	s.input = allowMonitoring // the pin removed
-	r = reconcile(t, s, cluster, 0)
+	r = reconcileVersions(t, s, cluster, 0)
 	if r.err != nil || isFatal(r.rsp) {
 		t.Fatalf("%v %v", r.err, r.rsp.GetResults())
 	}
@@ -1133,7 +1133,7 @@ func TestServedVersionsReachedOnClustersThatNeedThem(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := newSim(t, tc.xr, allowMonitoring)
-			r := reconcile(t, s, tc.cluster, 0)
+			r := reconcileVersions(t, s, tc.cluster, 0)
 			if r.err != nil {
 				t.Fatalf("the reconcile fails after %d call(s) instead of %s: %v", r.calls, tc.want, r.err)
 			}

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -14,16 +13,18 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/gate"
+	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
+	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -59,6 +60,8 @@ type Function struct {
 	// exprs compiles the CEL expressions of gates and analysis, and keeps
 	// them across runs; nil uses a compiler shared by every Function.
 	exprs *expr.Compiler
+	// metrics counts the runs; nil counts nothing.
+	metrics *metrics.Runs
 }
 
 // sharedCompiler is the expression compiler of Functions without one.
@@ -76,47 +79,38 @@ func (f *Function) compiler() (*expr.Compiler, error) {
 // Fatal result (the cluster keeps its last good route), unless the user
 // asked for an emergency abort, which bad input never blocks.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	start := f.metrics.Start()
 	log := f.log.WithValues("tag", req.GetMeta().GetTag(), "xr", compositeName(req), "namespace", compositeNamespace(req))
 
+	var rsp *fnv1.RunFunctionResponse
+	var out metrics.Outcome
 	// The observed XR is converted once: for a spec near the gRPC limit
 	// the conversion is most of a run, and a refused run reads it again.
 	oxr, err := request.GetObservedCompositeResource(req)
 	if err != nil {
-		rsp := fatal(req, nil, errors.Wrap(err, errRequest))
-		recordRequirements(rsp)
-		return rsp, nil
+		rsp, out = fatal(req, nil, errors.Wrap(err, errRequest)), metrics.Outcome{Result: metrics.ResultFatal}
+	} else if rsp, out, err = f.compose(ctx, log, req, oxr); err != nil {
+		rsp, out = f.refuse(log, req, oxr, err)
 	}
-	rsp, err := f.compose(ctx, log, req, oxr)
-	if err != nil {
-		rsp = f.refuse(log, req, oxr, err)
-	}
-	recordRequirements(rsp)
+	reconcile.Record(rsp)
+	out.Applied = reconcile.Settled(req, rsp)
+	f.metrics.Record(out, start)
 	return rsp, nil
 }
 
 // refuse answers a run that cannot compose the CanaryRoute: an emergency
 // abort if the user asked for one, else a Fatal result.
-func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) *fnv1.RunFunctionResponse {
-	if rsp, ok := rescueAbort(req, oxr, err); ok {
-		log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
-		return rsp
+func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) (*fnv1.RunFunctionResponse, metrics.Outcome) {
+	observed, _ := request.GetObservedComposedResources(req)
+	if rescue, ok := compose.RescueAbort(oxr.Resource.Object, byKey(observed)); ok {
+		if rsp, out, ok := rescued(req, oxr, rescue, err); ok {
+			log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
+			return rsp, out
+		}
 	}
 	// The log has the message, never the whole spec.
 	log.Info("Fatal result", "error", err.Error())
-	return fatal(req, oxr, err)
-}
-
-// A run is what one pipeline run has read: the observed XR, the policy, the
-// CanaryRoute, what Crossplane handed over, and the plan they make.
-type run struct {
-	oxr      *resource.Composite
-	cr       *xr.CanaryRoute
-	required map[string][]resource.Required
-	observed map[resource.Name]resource.ObservedComposed
-	self     ownership.Ref
-	owner    ownership.Composite
-	selfGVK  schema.GroupVersionKind
-	plan     *compose.Plan
+	return fatal(req, oxr, err), metrics.Outcome{Result: metrics.ResultFatal}
 }
 
 // compose reads the policy and the CanaryRoute, plans what it composes,
@@ -124,42 +118,34 @@ type run struct {
 // is bad input, for a Fatal result; it names the CanaryRoute's or the
 // Input's field. Nothing is written to a response until everything is
 // decided, so a run that fails leaves no trace.
-func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*fnv1.RunFunctionResponse, error) {
-	r, err := f.read(ctx, req, oxr)
+func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
+	r, err := f.read(req, oxr)
 	if err != nil {
-		return nil, err
+		return nil, metrics.Outcome{}, err
 	}
 	cr, plan := r.cr, r.plan
-	var observedRoute map[string]any
-	if o, ok := r.observed[resource.Name(plan.RouteKey())]; ok {
-		observedRoute = o.Resource.Object
-	}
-	obs, err := route.Observe(observedRoute, cr.RouteNamespace, cr.Spec.ParentRefs)
+	obs, err := route.Observe(r.observed[plan.RouteKey()], cr.RouteNamespace, cr.Spec.ParentRefs)
 	if err != nil {
-		return nil, errors.Wrap(err, errObservedRoute)
+		return nil, metrics.Outcome{}, errors.Wrap(err, errObservedRoute)
 	}
 
 	// Refuse to compose over an object that this XR did not compose, and
 	// read the gates' objects.
 	targets := plan.Targets()
 	if err := ownership.Check(r.owner, targets, existing(r.required)); err != nil {
-		return nil, err
+		return nil, metrics.Outcome{}, err
 	}
 	// One budget bounds every expression this run evaluates.
 	budget := &expr.Budget{}
-	gates := gate.Observe(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, gateObjects(r.required), plan.Program)
-	observedAnalysis := analysisObjects(r.observed)
-	analysis := gate.ObserveAnalysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, observedAnalysis, plan.Program)
-
 	decision := rollout.Decide(rollout.Input{
 		Traffic:             cr.Spec.Traffic,
 		Revision:            cr.Spec.Canary.Revision,
 		CanaryDigest:        plan.CanaryDigest(),
-		Previous:            plan.Previous(),
+		Previous:            cr.Status.Rollout,
 		RouteAtStep:         plan.RouteAtStep(obs),
 		RouteMissing:        !obs.Exists,
-		Gates:               gates,
-		Analysis:            analysis,
+		Gates:               gate.Observe(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, gateObjects(r.required), plan.Program),
+		Analysis:            gate.ObserveAnalysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, r.observed, plan.Program),
 		CanaryRefused:       plan.Grants.CanaryRefused(),
 		CanaryRefusedReason: plan.CanaryRefusal(),
 		Now:                 f.clock.Now(),
@@ -169,64 +155,71 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	// held: a spec that cannot be composed is a Fatal either way.
 	built, errs := plan.BuildRoute(decision.CanaryWeight, decision.Active, decision.Status.Step)
 	if len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
-	}
-	if p := decision.Status.Phase; p == xr.PhaseAborted || p == xr.PhaseFailed {
-		plan.CutCanary(built)
+		return nil, metrics.Outcome{}, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
 	}
 	// The current step's analysis objects, which depend on the decision:
 	// never composed over an object another owner manages either.
-	var analysisObjs []compose.Object
+	var analysis []compose.Object
 	if step := decision.Status.Step; step != nil && len(decision.Analysis) > 0 {
-		analysisObjs = plan.AnalysisObjects(*step, decision.Analysis, decision.Status.Attempt, observedAnalysis)
+		analysis = plan.AnalysisObjects(*step, decision.Analysis, decision.Status.Attempt, r.observed)
 	}
-	analysisTargets := plan.AnalysisTargets(analysisObjs)
+	analysisTargets := plan.AnalysisTargets(analysis)
 	if err := ownership.Check(r.owner, analysisTargets, existing(r.required)); err != nil {
-		return nil, err
+		return nil, metrics.Outcome{}, err
 	}
-	targets = append(targets, analysisTargets...)
 	if err := ctx.Err(); err != nil {
-		return nil, errors.Wrap(err, errDeadline)
+		return nil, metrics.Outcome{}, errors.Wrap(err, errDeadline)
 	}
-
-	objects, canaryBackends, decision, err := r.objects(built, obs, decision)
+	objects, canaryBackends, decision, err := plan.Compose(built, obs, decision, r.observed)
 	if err != nil {
-		return nil, err
+		return nil, metrics.Outcome{}, errors.Wrap(err, errSetDesired)
 	}
-	objects = append(objects, analysisObjs...)
 	status := decision.Status
 	status.CanaryBackends = canaryBackends
 
 	rsp := newResponse(req, decision.Requeue)
 	if !schemasPending(req, plan) {
-		require(rsp, cr, r.self, targets)
+		require(rsp, cr, r.self, append(targets, analysisTargets...))
 	}
 	requireSchemas(rsp, req, r.selfGVK, plan)
-	if err := setDesired(rsp, objects); err != nil {
-		return nil, errors.Wrap(err, errSetDesired)
+	if err := setDesired(rsp, append(objects, analysis...)); err != nil {
+		return nil, metrics.Outcome{}, errors.Wrap(err, errSetDesired)
 	}
 	routeStatus := compose.RouteStatus(cr, obs)
 	routeStatus.Versions = plan.ServedVersions(f.clock.Now())
 	if err := setStatus(rsp, req, status, &routeStatus); err != nil {
-		return nil, errors.Wrap(err, errSetStatus)
+		return nil, metrics.Outcome{}, errors.Wrap(err, errSetStatus)
 	}
-	setConditions(rsp, observedConditions(r.oxr.Resource.Object), cr, obs, plan.Grants, decision)
+	conditions, warnings := compose.Conditions(observedConditions(oxr.Resource.Object), cr, obs, plan.Grants, decision)
+	setConditions(rsp, conditions, warnings)
+	out := metrics.Outcome{Result: metrics.ResultComposed, FailureReason: decision.Status.Reason}
 	for _, e := range decision.Events {
-		if e.Warning {
-			response.Warning(rsp, errors.New(e.Message)).WithReason(e.Reason).TargetCompositeAndClaim()
-		} else {
-			response.Normal(rsp, e.Message).WithReason(e.Reason).TargetCompositeAndClaim()
-		}
+		event(rsp, e.Warning, e.Reason, e.Message)
 		log.Info(e.Message, "reason", e.Reason)
+		out.Transitions = append(out.Transitions, e.Reason)
 	}
 	log.Debug("Composed route", "kind", cr.Spec.Kind, "canaryWeight", decision.CanaryWeight, "phase", decision.Status.Phase)
-	return rsp, nil
+	return rsp, out, nil
+}
+
+// A run is what one pipeline run has read: the CanaryRoute, what Crossplane
+// handed over (the required resources, the observed composed resources by
+// key), who composes, and the plan they make.
+type run struct {
+	cr       *xr.CanaryRoute
+	required map[string][]resource.Required
+	observed map[compose.Key]map[string]any
+	self     ownership.Ref
+	owner    ownership.Composite
+	selfGVK  schema.GroupVersionKind
+	plan     *compose.Plan
 }
 
 // read reads the request: the policy, the CanaryRoute from the observed XR,
-// the required resources and the observed composed resources, and plans
-// the run.
-func (f *Function) read(ctx context.Context, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*run, error) {
+// the required resources and the observed composed resources; then it
+// resolves the CanaryRoute under the policy, chooses the versions it
+// composes from what the cluster serves, and plans it.
+func (f *Function) read(req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*run, error) {
 	if err := checkCapabilities(req); err != nil {
 		return nil, err
 	}
@@ -238,54 +231,38 @@ func (f *Function) read(ctx context.Context, req *fnv1.RunFunctionRequest, oxr *
 	if err != nil {
 		return nil, errors.Wrap(err, errXR)
 	}
-	required, err := request.GetRequiredResources(req)
+	r := &run{
+		cr:      cr,
+		self:    ownership.Ref{APIVersion: oxr.Resource.GetAPIVersion(), Kind: oxr.Resource.GetKind(), Name: oxr.Resource.GetName()},
+		owner:   ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())},
+		selfGVK: oxr.Resource.GroupVersionKind(),
+	}
+	if r.required, err = request.GetRequiredResources(req); err != nil {
+		return nil, errors.Wrap(err, errRequest)
+	}
+	if cr.Scope == xr.ScopeClaim {
+		claims, answered := required(r.required, reconcile.Claim)
+		cr.ClaimProven = ownership.Claimed(cr.Claim, r.self, claims, answered)
+	}
+	observed, err := request.GetObservedComposedResources(req)
 	if err != nil {
 		return nil, errors.Wrap(err, errRequest)
 	}
-	r := &run{
-		oxr:      oxr,
-		cr:       cr,
-		required: required,
-		self:     ownership.Ref{APIVersion: oxr.Resource.GetAPIVersion(), Kind: oxr.Resource.GetKind(), Name: oxr.Resource.GetName()},
-		owner:    ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())},
-		selfGVK:  oxr.Resource.GroupVersionKind(),
-	}
-	cr.ClaimProven = cr.Scope == xr.ScopeClaim && claimProven(required, cr, r.self)
+	r.observed = byKey(observed)
 	compiler, err := f.compiler()
 	if err != nil {
 		return nil, err
 	}
-	if r.observed, err = request.GetObservedComposedResources(req); err != nil {
-		return nil, errors.Wrap(err, errRequest)
-	}
-	if r.plan, err = compose.New(cr, pol, compiler, chooseVersions(req, r.selfGVK, cr.Status.Route, r.observed, f.clock.Now())); err != nil {
+	resolved, err := compose.Resolve(cr, pol, compiler)
+	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, errors.Wrap(err, errDeadline)
+	versions, errs := served.ForRun(resolved.Need, resolved.Overrides(), versionSources(req, r.selfGVK, resolved, r.observed, f.clock.Now()))
+	if len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), served.ErrNotServed)
+	}
+	if r.plan, err = resolved.Plan(versions); err != nil {
+		return nil, err
 	}
 	return r, nil
-}
-
-// objects are what the run composes besides the analysis objects, and the
-// canary backends it records. What the previous run composed stays as it
-// was while a paused rollout waits to restart with a new canary, but for
-// what the Input no longer allows.
-func (r *run) objects(built runtime.Object, obs route.Observation, decision rollout.Decision) ([]compose.Object, []xr.BackendID, rollout.Decision, error) {
-	if !decision.HoldPrevious {
-		objects := r.plan.Desired(built, obs, func(k compose.Key) bool { _, ok := r.observed[resource.Name(k)]; return ok })
-		return objects, r.plan.CanaryBackends(), decision, nil
-	}
-	held, err := r.plan.Held(ours(r.observed), obs)
-	if err != nil {
-		return nil, nil, decision, errors.Wrap(err, errSetDesired)
-	}
-	if len(held.Zeroed) > 0 {
-		decision = rollout.WithCanaryAtZero(decision, "the function's Input no longer allows "+describeBackends(held.Zeroed))
-	}
-	var canaryBackends []xr.BackendID
-	if r.cr.Status.Rollout != nil {
-		canaryBackends = r.cr.Status.Rollout.CanaryBackends
-	}
-	return held.Objects, canaryBackends, decision, nil
 }

@@ -16,10 +16,10 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	xrcomposite "github.com/crossplane/function-sdk-go/resource/composite"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
@@ -310,9 +310,8 @@ func FuzzAbortRescue(f *testing.F) {
 			}
 		}
 		// Rescued: every recorded canary backend is at weight 0.
-		observedXR := xrcomposite.New()
-		observedXR.Object = obj
-		canary := lenientRollout(observedXR.GetValueInto).CanaryBackends
+		var canary []xr.BackendID
+		_ = fieldpath.Pave(obj).GetValueInto("status.rollout.canaryBackends", &canary)
 		var rescued gwv1.HTTPRoute
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rsp.GetDesired().GetResources()["route-httproute"].GetResource().AsMap(), &rescued); err != nil {
 			t.Fatalf("the rescued route does not decode: %v", err)

@@ -301,7 +301,7 @@ func runInProcess(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionR
 		t.Fatal(err)
 	}
 	log := &logRecorder{}
-	fn := withRecover(&Function{log: log, clock: ClockFunc(func() time.Time { return now })}, log)
+	fn := withRecover(&Function{log: log, clock: ClockFunc(func() time.Time { return now })}, log, nil)
 	rsp, err := fn.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
 	if err != nil {
 		t.Fatalf("request %s: RunFunction returned a gRPC error: %v", req.GetMeta().GetTag(), err)

@@ -16,7 +16,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	"github.com/crossplane/function-sdk-go"
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 )
 
 const errNoCredentials = "refusing to serve gRPC without mTLS: set --tls-certs-dir (or the environment variable TLS_SERVER_CERTS_DIR) to a directory holding tls.crt, tls.key and ca.crt, or pass --insecure to serve plaintext"
@@ -59,7 +60,7 @@ func (c *CLI) Run() error {
 // serve serves fn as the flags say, and blocks. A panic in fn becomes a
 // Fatal result instead of ending the process and every run in flight; with
 // a metrics address, runs are counted and timed.
-func (c *CLI) serve(fn fnv1.FunctionRunnerServiceServer, log logging.Logger) error {
+func (c *CLI) serve(fn *Function, log logging.Logger) error {
 	// The SDK refuses this too, but in terms of its own options; a person
 	// deploying the function needs the flag and the variable to set.
 	if c.TLSCertsDir == "" && !c.Insecure {
@@ -74,14 +75,14 @@ func (c *CLI) serve(fn fnv1.FunctionRunnerServiceServer, log logging.Logger) err
 	// A registry of the function's own, so that its metrics and the gRPC
 	// server's are all that --metrics-address serves.
 	reg := prometheus.NewRegistry()
-	var m *runMetrics
 	if c.MetricsAddress != "" {
-		var err error
-		if m, err = newRunMetrics(reg, time.Now); err != nil {
+		m, err := metrics.NewRuns(reg, time.Now)
+		if err != nil {
 			return errors.Wrap(err, "cannot register the metrics")
 		}
+		fn.metrics = m
 	}
-	return function.Serve(withMetrics(withRecover(fn, log), m),
+	return function.Serve(withRecover(fn, log, fn.metrics),
 		function.Listen(c.Network, c.Address),
 		function.WithMetricsRegistry(reg),
 		function.MTLSCertificates(certs),

@@ -25,7 +25,6 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -35,6 +34,8 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/utils/ptr"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
@@ -562,11 +563,11 @@ func TestServeMetrics(t *testing.T) {
 // transition counts on that run only.
 func TestTransitionsCountedOnce(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := newRunMetrics(reg, time.Now)
+	m, err := metrics.NewRuns(reg, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := withMetrics(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}, m)
+	fn := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow }), metrics: m}
 	// A progressive rollout's first run: it starts (RolloutStarted), and
 	// asks for the gate object and the objects it composes.
 	spec, _, _ := strings.Cut(progressiveXR, "\nstatus:")
@@ -575,7 +576,7 @@ func TestTransitionsCountedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := counterValue(t, m.transitions.WithLabelValues("RolloutStarted")); got != 0 {
+	if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", "RolloutStarted"); got != 0 {
 		t.Errorf("the first call, whose requirements Crossplane has not answered, counted %v transitions", got)
 	}
 	// Crossplane answers every requirement (nothing exists yet) and calls
@@ -588,22 +589,35 @@ func TestTransitionsCountedOnce(t *testing.T) {
 	if _, err := fn.RunFunction(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	if got := counterValue(t, m.transitions.WithLabelValues("RolloutStarted")); got != 1 {
+	if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", "RolloutStarted"); got != 1 {
 		t.Errorf("the call whose response Crossplane applies counted %v RolloutStarted, want 1", got)
 	}
-	if got := counterValue(t, m.runs.WithLabelValues(resultComposed)); got != 2 {
+	if got := counterValue(t, reg, "function_canary_route_runs_total", "result", metrics.ResultComposed); got != 2 {
 		t.Errorf("runs_total{result=composed} = %v, want 2: every call is a run", got)
 	}
 }
 
-// counterValue reads a counter.
-func counterValue(t *testing.T, c prometheus.Counter) float64 {
+// counterValue reads the counter of a name with a label's value from a
+// registry, as a scrape would; 0 when there is none.
+func counterValue(t *testing.T, reg prometheus.Gatherer, name, label, value string) float64 {
 	t.Helper()
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
+	families, err := reg.Gather()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return m.GetCounter().GetValue()
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // TestTransitionsCountedWhereApplied: a step's analysis and a gate, through
@@ -625,7 +639,8 @@ func TestTransitionsCountedWhereApplied(t *testing.T) {
 			"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "lastTransitionTime": "2026-12-02T09:00:00Z",
 		}}},
 	}
-	m, err := newRunMetrics(prometheus.NewRegistry(), time.Now)
+	reg := prometheus.NewRegistry()
+	m, err := metrics.NewRuns(reg, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -648,7 +663,7 @@ func TestTransitionsCountedWhereApplied(t *testing.T) {
 		t.Fatalf("setup: the rollout did not pass its analysis to the end: %v", applied)
 	}
 	for _, reason := range []string{"RolloutStarted", "StepAdvanced", "RolloutSucceeded", "AnalysisPassed"} {
-		if got := counterValue(t, m.transitions.WithLabelValues(reason)); got != float64(applied[reason]) {
+		if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", reason); got != float64(applied[reason]) {
 			t.Errorf("transitions_total{reason=%q} = %v, but the responses Crossplane applied carry %d", reason, got, applied[reason])
 		}
 	}
@@ -662,7 +677,8 @@ func TestFailuresCountedByReason(t *testing.T) {
 	s := newSim(t, analysisXR(`[{weight: 10, pause: 1m}, {weight: 100}]`, `    gates: [{apiVersion: apps/v1, kind: Deployment, name: nope, conditionType: Available}]
     progressDeadline: 2m
 `), emptyInput)
-	m, err := newRunMetrics(prometheus.NewRegistry(), time.Now)
+	reg := prometheus.NewRegistry()
+	m, err := metrics.NewRuns(reg, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -674,11 +690,11 @@ func TestFailuresCountedByReason(t *testing.T) {
 		t.Fatalf("setup: the rollout is %v/%v, want Failed/ProgressDeadlineExceeded", r.out["phase"], r.out["reason"])
 	}
 	for reason, want := range map[string]float64{"ProgressDeadlineExceeded": 1, "GateFailed": 0, "AnalysisFailed": 0, "NotAllowedByPolicy": 0} {
-		if got := counterValue(t, m.failures.WithLabelValues(reason)); got != want {
+		if got := counterValue(t, reg, "function_canary_route_rollout_failures_total", "reason", reason); got != want {
 			t.Errorf("rollout_failures_total{reason=%q} = %v, want %v", reason, got, want)
 		}
 	}
-	if got := counterValue(t, m.transitions.WithLabelValues("RolloutFailed")); got != 1 {
+	if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", "RolloutFailed"); got != 1 {
 		t.Errorf("rollout_transitions_total{reason=RolloutFailed} = %v, want 1", got)
 	}
 }

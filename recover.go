@@ -11,6 +11,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 )
 
 const errPanicFmt = "internal error: the function panicked (a bug, please report it): %s"
@@ -29,17 +31,20 @@ type recoverer struct {
 
 	wrapped fnv1.FunctionRunnerServiceServer
 	log     logging.Logger
+	metrics *metrics.Runs
 }
 
-// withRecover wraps fn so that a panic becomes a Fatal result.
-func withRecover(fn fnv1.FunctionRunnerServiceServer, log logging.Logger) fnv1.FunctionRunnerServiceServer {
-	return &recoverer{wrapped: fn, log: log}
+// withRecover wraps fn so that a panic becomes a Fatal result, counted in
+// m (nil counts nothing).
+func withRecover(fn fnv1.FunctionRunnerServiceServer, log logging.Logger, m *metrics.Runs) fnv1.FunctionRunnerServiceServer {
+	return &recoverer{wrapped: fn, log: log, metrics: m}
 }
 
 // RunFunction runs the wrapped function, turning a panic into a Fatal
 // result. The stack goes to the log only: the result is for the XR's owner,
 // the stack for whoever fixes the function.
 func (r *recoverer) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, err error) {
+	start := r.metrics.Start()
 	defer func() {
 		v := recover()
 		if v == nil {
@@ -48,15 +53,12 @@ func (r *recoverer) RunFunction(ctx context.Context, req *fnv1.RunFunctionReques
 		msg := capPanicValue(fmt.Sprint(v))
 		r.log.Info("Recovered from a panic: the run ends with a Fatal result",
 			"tag", req.GetMeta().GetTag(), "xr", compositeName(req), "namespace", compositeNamespace(req), "panic", msg, "stack", string(debug.Stack()))
-		rsp, err = panicked(req, msg), nil
+		rsp, err = fatal(req, nil, errors.Errorf(errPanicFmt, msg)), nil
+		// A panic ends the run: nothing of it is applied, but what the
+		// Fatal says.
+		r.metrics.Record(metrics.Outcome{Result: metrics.ResultPanic, Applied: true}, start)
 	}()
 	return r.wrapped.RunFunction(ctx, req)
-}
-
-// panicked is the response to a run that panicked: a Fatal result, with the
-// function's conditions re-sent as the XR last had them, like any Fatal.
-func panicked(req *fnv1.RunFunctionRequest, msg string) *fnv1.RunFunctionResponse {
-	return fatal(req, nil, errors.Errorf(errPanicFmt, msg))
 }
 
 // capPanicValue cuts s to maxPanicValue bytes on a rune boundary. A result's

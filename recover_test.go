@@ -179,7 +179,7 @@ func TestRecover(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			log := &logRecorder{}
-			rsp, err := withRecover(tc.fn, log).RunFunction(t.Context(), req)
+			rsp, err := withRecover(tc.fn, log, nil).RunFunction(t.Context(), req)
 			if diff := cmp.Diff(tc.want.rsp, rsp, protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nRunFunction(...): -want rsp, +got rsp:\n%s", tc.reason, diff)
 			}

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 )
 
@@ -57,7 +59,7 @@ desired:
           canaryWeight: 0
           primaryWeight: 100
           canaryBackends: [{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 3456}]
-          message: "` + msgRescuedAbort + `"
+          message: "` + compose.MsgRescuedAbort + `"
   resources:
     route-httproute:
       ready: READY_FALSE
@@ -93,7 +95,7 @@ results:
     message: "spec.traffic.abort is set: the canary is held at 0% in the last composed route, although the CanaryRoute cannot be composed: CanaryRoute not allowed by the function's Input: spec.canary.externalName: Forbidden: the function's Input does not set allowExternalNames: ExternalName Services are refused by many gateways (CVE-2021-25740)"
 conditions:
   - {type: ReferenceGrantsReady, status: STATUS_CONDITION_TRUE, reason: Ready, message: composed, target: TARGET_COMPOSITE_AND_CLAIM}
-  - {type: RolloutHealthy, status: STATUS_CONDITION_FALSE, reason: Aborted, message: "` + msgRescuedAbort + `", target: TARGET_COMPOSITE_AND_CLAIM}
+  - {type: RolloutHealthy, status: STATUS_CONDITION_FALSE, reason: Aborted, message: "` + compose.MsgRescuedAbort + `", target: TARGET_COMPOSITE_AND_CLAIM}
   - {type: Composed, status: STATUS_CONDITION_FALSE, reason: Refused, message: "` + externalNameRefused + `", target: TARGET_COMPOSITE_AND_CLAIM}
 `,
 		},

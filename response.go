@@ -8,6 +8,8 @@ import (
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -18,37 +20,15 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
-	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
-	"github.com/crossplane-contrib/function-canary-route/internal/grant"
+	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
+	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
-	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
-)
-
-// XR condition types that the function owns.
-const (
-	conditionRouteAccepted        = "RouteAccepted"
-	conditionReferenceGrantsReady = "ReferenceGrantsReady"
-	conditionRolloutHealthy       = "RolloutHealthy"
-	// conditionComposed says whether the function composes the
-	// CanaryRoute or refuses it (a Fatal). Crossplane's Synced says so on
-	// the XR only; a claim carries this one too.
-	conditionComposed = "Composed"
-)
-
-// Condition reasons of the function's own, beside the gateway's and the
-// grant package's.
-const (
-	reasonAccepted = "Accepted"
-	reasonReady    = "Ready"
-	reasonSkipped  = "Skipped"
-	reasonComposed = "Composed"
-	reasonRefused  = "Refused"
 )
 
 // ownConditions are re-sent with a Fatal result, so they keep their last
 // value instead of turning Unknown.
-var ownConditions = []string{conditionRouteAccepted, conditionReferenceGrantsReady, conditionRolloutHealthy}
+var ownConditions = []string{compose.ConditionRouteAccepted, compose.ConditionReferenceGrantsReady, compose.ConditionRolloutHealthy}
 
 // newResponse is response.To with a desired state of the response's own:
 // response.To shares the request's, and the function never writes into the
@@ -144,8 +124,7 @@ func fatal(req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) *fn
 // setRefused sets the Composed condition False with why the function
 // refuses the CanaryRoute, bounded like every status it writes.
 func setRefused(rsp *fnv1.RunFunctionResponse, why string) {
-	response.ConditionFalse(rsp, conditionComposed, reasonRefused).
-		WithMessage(xr.CutRunes(why, xr.MaxStatusMessage)).TargetCompositeAndClaim()
+	setCondition(rsp, compose.Condition{Type: compose.ConditionComposed, Status: metav1.ConditionFalse, Reason: compose.ReasonRefused, Message: xr.CutRunes(why, xr.MaxStatusMessage)})
 }
 
 // priorCondition is one of the function's conditions as the observed XR
@@ -172,19 +151,7 @@ func resendConditions(rsp *fnv1.RunFunctionResponse, oxr *resource.Composite, sk
 		if c.Reason == "" || slices.Contains(skip, typ) {
 			continue
 		}
-		var opt *response.ConditionOption
-		switch c.Status {
-		case "True":
-			opt = response.ConditionTrue(rsp, typ, string(c.Reason))
-		case "False":
-			opt = response.ConditionFalse(rsp, typ, string(c.Reason))
-		default:
-			opt = response.ConditionUnknown(rsp, typ, string(c.Reason))
-		}
-		if c.Message != "" {
-			opt = opt.WithMessage(c.Message)
-		}
-		opt.TargetCompositeAndClaim()
+		setCondition(rsp, compose.Condition{Type: typ, Status: metav1.ConditionStatus(c.Status), Reason: string(c.Reason), Message: c.Message})
 	}
 }
 
@@ -212,102 +179,42 @@ func observedConditions(obj map[string]any) map[xpv2.ConditionType]xpv2.Conditio
 	return out
 }
 
-// setConditions sets the function's XR conditions, and a Warning for every
-// reference the policy refused or grant the XR cannot compose.
-// prior are the XR's conditions as observed.
-func setConditions(rsp *fnv1.RunFunctionResponse, prior map[xpv2.ConditionType]xpv2.Condition, cr *xr.CanaryRoute, obs route.Observation, grants grant.Result, d rollout.Decision) {
-	if v, held := obs.FirstHold(); held || !obs.Exists {
-		reason, msg := route.ReasonPending, "the route has not been created yet"
-		if obs.Exists {
-			// The gateway's own reason and message, bounded like any
-			// status the function writes.
-			reason, msg = xr.CutRunes(v.Reason, xr.MaxStatusValue), xr.CutRunes(explainHold(v), xr.MaxStatusMessage)
-		}
-		response.ConditionFalse(rsp, conditionRouteAccepted, reason).WithMessage(msg).TargetCompositeAndClaim()
-	} else {
-		response.ConditionTrue(rsp, conditionRouteAccepted, reasonAccepted).
-			WithMessage("every parent accepted the route and resolved its references").TargetCompositeAndClaim()
+// setConditions sets the XR's conditions and emits the Warnings, on the
+// XR and its claim.
+func setConditions(rsp *fnv1.RunFunctionResponse, conditions []compose.Condition, warnings []compose.Warning) {
+	for _, w := range warnings {
+		event(rsp, true, w.Reason, w.Message)
 	}
+	for _, c := range conditions {
+		setCondition(rsp, c)
+	}
+}
 
-	problems := make([]string, 0, len(grants.Refused)+len(grants.NotComposable))
-	type warning struct{ reason, msg string }
-	var warnings []warning
-	reason := ""
-	for _, r := range grants.Refused {
-		msg := fmt.Sprintf("the %s backend %s is refused: %s", r.Role, compose.DescribeRef(r.Ref), r.Reason)
-		problems = append(problems, msg)
-		reason = grant.ReasonNotAllowedByPolicy
-		if cr.Spec.ReferenceGrants != xr.GrantsSkip {
-			warnings = append(warnings, warning{grant.ReasonNotAllowedByPolicy, msg})
-		}
-	}
-	for _, g := range grants.NotComposable {
-		msg := "a namespaced CanaryRoute cannot compose into another namespace; the platform team must create " + grant.Describe(g)
-		problems = append(problems, msg)
-		if reason == "" {
-			reason = grant.ReasonGrantNotComposable
-		}
-		warnings = append(warnings, warning{grant.ReasonGrantNotComposable, msg})
-	}
-	// Bounded like every status the function writes, and every Fatal.
-	problemsMsg := xr.CutRunes(fielderr.List(problems, "; "), xr.MaxStatusMessage)
-	// A refusal that persists is said once, when it starts: the XR's
-	// condition already says it, and a Warning on every reconcile would use
-	// up the XR's event budget, hiding the rollout's transitions.
-	if prior := prior[conditionReferenceGrantsReady]; prior.Status != "False" || string(prior.Reason) != reason ||
-		prior.Message != problemsMsg {
-		for i, w := range warnings {
-			if i == fielderr.MaxErrors {
-				response.Warning(rsp, fmt.Errorf("and %d more references refused or grants not composable: see the ReferenceGrantsReady condition", len(warnings)-i)).
-					WithReason(w.reason).TargetCompositeAndClaim()
-				break
-			}
-			response.Warning(rsp, errors.New(w.msg)).WithReason(w.reason).TargetCompositeAndClaim()
-		}
-	}
-	switch {
-	case cr.Spec.ReferenceGrants == xr.GrantsSkip:
-		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonSkipped).
-			WithMessage("spec.referenceGrants is Skip: grants are managed outside this CanaryRoute").TargetCompositeAndClaim()
-	case len(problems) > 0:
-		response.ConditionFalse(rsp, conditionReferenceGrantsReady, reason).
-			WithMessage(problemsMsg).TargetCompositeAndClaim()
-	case len(grants.Grants) == 0:
-		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonReady).
-			WithMessage("no backend in another namespace needs a ReferenceGrant").TargetCompositeAndClaim()
+// setCondition sets one of the XR's conditions, on the XR and its claim.
+func setCondition(rsp *fnv1.RunFunctionResponse, c compose.Condition) {
+	var opt *response.ConditionOption
+	switch c.Status {
+	case metav1.ConditionTrue:
+		opt = response.ConditionTrue(rsp, c.Type, c.Reason)
+	case metav1.ConditionFalse:
+		opt = response.ConditionFalse(rsp, c.Type, c.Reason)
 	default:
-		namespaces := make([]string, 0, len(grants.Grants))
-		for _, g := range grants.Grants {
-			namespaces = append(namespaces, g.Namespace)
-		}
-		response.ConditionTrue(rsp, conditionReferenceGrantsReady, reasonReady).
-			WithMessage(xr.CutRunes("ReferenceGrants composed in namespaces: "+fielderr.List(namespaces, ", "), xr.MaxStatusMessage)).TargetCompositeAndClaim()
+		opt = response.ConditionUnknown(rsp, c.Type, c.Reason)
 	}
-
-	response.ConditionTrue(rsp, conditionComposed, reasonComposed).TargetCompositeAndClaim()
-	if d.Healthy {
-		response.ConditionTrue(rsp, conditionRolloutHealthy, string(d.Status.Phase)).
-			WithMessage(rolloutMessage(d.Status)).TargetCompositeAndClaim()
-	} else {
-		response.ConditionFalse(rsp, conditionRolloutHealthy, d.Reason).
-			WithMessage(rolloutMessage(d.Status)).TargetCompositeAndClaim()
+	if c.Message != "" {
+		opt = opt.WithMessage(c.Message)
 	}
+	opt.TargetCompositeAndClaim()
 }
 
-func rolloutMessage(s xr.RolloutStatus) string {
-	if s.Message != "" {
-		return s.Message
+// event emits a result, Normal or Warning, which Crossplane turns into an
+// event on the XR and its claim.
+func event(rsp *fnv1.RunFunctionResponse, warning bool, reason, message string) {
+	if warning {
+		response.Warning(rsp, errors.New(message)).WithReason(reason).TargetCompositeAndClaim()
+		return
 	}
-	return fmt.Sprintf("%s: canary %d%%, primary %d%%", s.Phase, s.CanaryWeight, s.PrimaryWeight)
-}
-
-// explainHold says why a parent does not accept the route, with the
-// parent's own message, for the RouteAccepted condition.
-func explainHold(v route.ParentVerdict) string {
-	if v.Message == "" {
-		return compose.DescribeHold(v)
-	}
-	return compose.DescribeHold(v) + ": " + v.Message
+	response.Normal(rsp, message).WithReason(reason).TargetCompositeAndClaim()
 }
 
 // compositeName and compositeNamespace read the observed XR's name and
@@ -318,4 +225,63 @@ func compositeNamespace(req *fnv1.RunFunctionRequest) string { return compositeM
 
 func compositeMeta(req *fnv1.RunFunctionRequest, field string) string {
 	return req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue().GetFields()[field].GetStringValue()
+}
+
+const (
+	// reasonAbortNotApplied: the abort was asked for, but the canary could
+	// not be told apart from the primary, so nothing was changed.
+	reasonAbortNotApplied = "AbortNotApplied"
+
+	msgCannotTellApartFmt = "spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names %s. Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand"
+	msgRescueFmt          = "spec.traffic.abort is set: the canary is held at 0%% in the last composed route, although the CanaryRoute cannot be composed: %s"
+)
+
+// rescued answers an emergency abort of a CanaryRoute that cannot be
+// composed (see compose.RescueAbort): what the previous run composed with
+// the canary at 0%, or, when the canary cannot be told apart from the
+// primary, the Fatal with a Warning that says why the abort was not
+// applied. It reports false when the rescue cannot be written.
+func rescued(req *fnv1.RunFunctionRequest, oxr *resource.Composite, r compose.Rescue, cause error) (*fnv1.RunFunctionResponse, metrics.Outcome, bool) {
+	if r.NotApplied != "" {
+		return cannotTellApart(req, oxr, cause, r.NotApplied), metrics.Outcome{Result: metrics.ResultFatal}, true
+	}
+	rsp := newResponse(req, rollout.MaxRequeue)
+	// The requirements of the call before: Crossplane applies a response
+	// once its requirements stop changing, and a rescue with none after a
+	// call that made some would send it back for a call that composes
+	// again, and so on until it gives up the reconcile.
+	rsp.Requirements = reconcile.Own(reconcile.Previous(req))
+	if setDesired(rsp, r.Objects) != nil || setStatus(rsp, req, r.Status, nil) != nil {
+		return nil, metrics.Outcome{}, false
+	}
+	out := metrics.Outcome{Result: metrics.ResultAbortRescued}
+	// Said once, on the run that rescues the abort: the runs after it
+	// change nothing, and a Warning on each would spend the XR's event
+	// budget.
+	if r.Prior.Phase != xr.PhaseAborted || r.Prior.Reason != rollout.ReasonAbortRescued {
+		event(rsp, true, rollout.EventAborted, fmt.Sprintf(msgRescueFmt, cause.Error()))
+		out.Transitions = append(out.Transitions, rollout.EventAborted)
+	}
+	resendConditions(rsp, oxr, compose.ConditionRolloutHealthy)
+	setCondition(rsp, compose.Condition{Type: compose.ConditionRolloutHealthy, Status: metav1.ConditionFalse, Reason: rollout.ReasonAborted, Message: compose.MsgRescuedAbort})
+	setRefused(rsp, cause.Error())
+	return rsp, out, true
+}
+
+// cannotTellApart answers an abort whose recorded canary backends name the
+// primary: the Fatal stands (Crossplane applies nothing, so nothing changes),
+// and a Warning and RolloutHealthy say why the abort was not applied.
+func cannotTellApart(req *fnv1.RunFunctionRequest, oxr *resource.Composite, cause error, what string) *fnv1.RunFunctionResponse {
+	msg := fmt.Sprintf(msgCannotTellApartFmt, what)
+	rsp := response.To(req, response.DefaultTTL)
+	// A Fatal leaves the status alone, but not the conditions the function
+	// re-sends: RolloutHealthy says whether an earlier run already warned.
+	if c := priorCondition(oxr, compose.ConditionRolloutHealthy); c.Status != corev1.ConditionFalse || string(c.Reason) != reasonAbortNotApplied {
+		event(rsp, true, reasonAbortNotApplied, msg)
+	}
+	response.Fatal(rsp, cause)
+	resendConditions(rsp, oxr, compose.ConditionRolloutHealthy)
+	setCondition(rsp, compose.Condition{Type: compose.ConditionRolloutHealthy, Status: metav1.ConditionFalse, Reason: reasonAbortNotApplied, Message: msg})
+	setRefused(rsp, cause.Error())
+	return rsp
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -315,43 +314,6 @@ func Digest(side xr.Side, b Backend) string {
 	return digestVersion + hex.EncodeToString(sum[:8])
 }
 
-// digestVersion starts every digest of this release: a digest without it
-// was hashed from the spelling, by an older release, and is adopted rather
-// than compared (see IsLegacyDigest).
+// digestVersion starts every digest: it names how the digest is made, so
+// that a later way of making it can tell its own digests apart.
 const digestVersion = "v2-"
-
-// IsLegacyDigest reports whether a digest was written by a release before
-// digests were versioned.
-func IsLegacyDigest(d string) bool { return d != "" && !strings.HasPrefix(d, digestVersion) }
-
-// LegacyDigest is the digest that releases before digest versions wrote for
-// a side: hashed from its spelling. A status that holds one is compared with
-// it, so that a canary changed across an upgrade (or while runs were Fatal
-// since) still restarts the rollout, while an unchanged one is adopted.
-func LegacyDigest(side xr.Side, b Backend) string {
-	// The shape those releases marshalled, kept here whatever becomes of
-	// xr.ServiceSource.
-	type service struct {
-		Selector    map[string]string
-		TargetPort  *intstr.IntOrString
-		AppProtocol string
-	}
-	type digested struct {
-		Service      *service                     `json:"service,omitempty"`
-		ExternalName string                       `json:"externalName,omitempty"`
-		BackendRef   *gwv1.BackendObjectReference `json:"backendRef,omitempty"`
-		Namespace    string                       `json:"namespace,omitempty"`
-		HTTPFilters  []gwv1.HTTPRouteFilter       `json:"httpFilters,omitempty"`
-		GRPCFilters  []gwv1.GRPCRouteFilter       `json:"grpcFilters,omitempty"`
-	}
-	d := digested{ExternalName: side.ExternalName, HTTPFilters: side.HTTPFilters, GRPCFilters: side.GRPCFilters}
-	if s := side.Service; s != nil {
-		d.Service = &service{Selector: s.Selector, TargetPort: s.TargetPort, AppProtocol: s.AppProtocol}
-	}
-	if b.FromBackendRef {
-		d.BackendRef, d.Namespace = &b.Ref, b.Namespace
-	}
-	data, _ := json.Marshal(d) //nolint:errchkjson // Typed values marshal.
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:8])
-}

@@ -543,28 +543,6 @@ func TestDigest(t *testing.T) {
 			if again := digest(tc.a); again != a {
 				t.Errorf("%s\nDigest is not stable: %s, then %s", tc.reason, a, again)
 			}
-			if IsLegacyDigest(a) {
-				t.Errorf("%s\nDigest(a) = %s reads as a digest of an older release", tc.reason, a)
-			}
-		})
-	}
-}
-
-func TestIsLegacyDigest(t *testing.T) {
-	cases := map[string]struct {
-		reason string
-		digest string
-		want   bool
-	}{
-		"Legacy":  {reason: "16 hex digits without a version are what releases before digest versions wrote.", digest: "098b289f787e740b", want: true},
-		"Current": {reason: "A versioned digest is current.", digest: "v2-098b289f787e740b", want: false},
-		"Empty":   {reason: "No digest is none, not a legacy one.", digest: "", want: false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := IsLegacyDigest(tc.digest); got != tc.want {
-				t.Errorf("%s\nIsLegacyDigest(%q) = %t, want %t", tc.reason, tc.digest, got, tc.want)
-			}
 		})
 	}
 }

@@ -1,7 +1,9 @@
 package compose
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -11,6 +13,9 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
+
+// errNoRuleLeft: cutting the canary would leave the route without a rule.
+const errNoRuleLeft = "no rule would be left once the canary gets nothing"
 
 // A Target is an object that a run is about to compose, by identity.
 type Target struct {
@@ -78,10 +83,8 @@ func (p *Plan) RouteAtStep(obs route.Observation) func(step, weight int32) (bool
 		if !obs.Exists {
 			return false, "the route has not been created yet"
 		}
-		params := p.RouteFor(&step)
-		params.CanaryWeight, params.Active = weight, weight < 100
-		want, errs := route.Build(params)
-		if len(errs) > 0 || !obs.Carries(want, p.CR.RouteNamespace) {
+		b := p.build(&step, weight, weight < 100)
+		if len(b.buildErrs) > 0 || !obs.Carries(b.obj, p.CR.RouteNamespace) {
 			return false, "the route does not carry the step's weights yet"
 		}
 		if v, held := obs.FirstHold(); held {
@@ -96,19 +99,64 @@ func (p *Plan) RouteAtStep(obs route.Observation) func(step, weight int32) (bool
 // turn a valid spec into a rejected route halfway through a rollout. The
 // errors name the CanaryRoute's fields.
 func (p *Plan) BuildRoute(weight int32, active bool, step *int32) (runtime.Object, field.ErrorList) {
-	params := p.RouteFor(step)
-	params.CanaryWeight, params.Active = weight, active
-	built, errs := route.Build(params)
-	errs = append(errs, route.Admit(params, built)...)
-	if len(errs) > 0 {
+	b := p.build(step, weight, active)
+	if errs := b.errs(); len(errs) > 0 {
 		return nil, errs
 	}
-	full := params
-	full.Active = true
-	full.CanaryWeight = max(params.CanaryWeight, 1)
-	fullRoute, errs := route.Build(full)
-	errs = append(errs, route.Admit(full, fullRoute)...)
-	return built, errs
+	full := max(weight, 1)
+	if active && weight == full {
+		return b.obj, nil // The route is the fully active one.
+	}
+	return b.obj, p.build(step, full, true).errs()
+}
+
+// buildKey names a route that a plan builds: its shape (the step whose
+// own matches and mirror shape it, or -1 for the traffic's), the canary's
+// weight, and whether the rollout is active.
+type buildKey struct {
+	shape  int32
+	weight int32
+	active bool
+}
+
+// A build is a route built, and what the Gateway API CRDs would say of it.
+type build struct {
+	obj       runtime.Object
+	buildErrs field.ErrorList
+	admitErrs field.ErrorList
+}
+
+func (b build) errs() field.ErrorList { return append(slices.Clip(b.buildErrs), b.admitErrs...) }
+
+// build builds the route of a step at a weight and checks it, once a run:
+// the checks of the steps, the engine's look at the observed route and the
+// route the run composes ask for the same routes. The route it returns is
+// shared: whoever changes it changes a copy.
+func (p *Plan) build(step *int32, weight int32, active bool) build {
+	key := buildKey{shape: p.shape(step), weight: weight, active: active}
+	if b, ok := p.builds[key]; ok {
+		return b
+	}
+	params := p.RouteFor(step)
+	params.CanaryWeight, params.Active = weight, active
+	var b build
+	b.obj, b.buildErrs = route.Build(params)
+	b.admitErrs = route.Admit(params, b.obj)
+	p.builds[key] = b
+	return b
+}
+
+// shape is the step whose own matches and mirror shape its route, or -1
+// when the step takes the traffic's.
+func (p *Plan) shape(step *int32) int32 {
+	steps := p.CR.Spec.Traffic.Steps
+	if step == nil || *step < 0 || int(*step) >= len(steps) {
+		return -1
+	}
+	if s := steps[*step]; s.Matches == nil && s.Mirror == nil {
+		return -1
+	}
+	return *step
 }
 
 // CutCanary sends the canary nothing in a route built for an aborted or
@@ -116,11 +164,30 @@ func (p *Plan) BuildRoute(weight int32, active bool, step *int32) (runtime.Objec
 // to weight 0 and every rule that sends only to the canary is removed, the
 // rules of their own too, which BuildRoute composes as written. It is what
 // an abort rescued from a broken spec does to the last composed route, so
-// the two aborts compose the same route.
-func (p *Plan) CutCanary(built runtime.Object) {
-	if ids := p.CanaryBackends(); len(ids) > 0 {
-		route.ZeroCanary(built, route.AnyPort(ids), p.CR.RouteNamespace)
+// the two aborts compose the same route. It returns a changed copy.
+func (p *Plan) CutCanary(built runtime.Object) runtime.Object {
+	ids := p.CanaryBackends()
+	if len(ids) == 0 {
+		return built
 	}
+	cut := built.DeepCopyObject()
+	// A route built from the spec keeps a rule: its primary's.
+	_ = cutCanary(cut, ids, p.CR.RouteNamespace)
+	return cut
+}
+
+// cutCanary is how the function sends the canary nothing in a route, built
+// or observed, whoever asks: an aborted or failed rollout, a hold under an
+// Input that now refuses the canary, an abort rescued from a broken spec.
+// Every backendRef of a canary backend, on any port, goes to weight 0, and
+// every rule that sends only to the canary, and every mirror to it, goes
+// (see route.ZeroCanary). It changes the route in place, and fails when no
+// rule would be left.
+func cutCanary(obj runtime.Object, canary []xr.BackendID, routeNamespace string) error {
+	if !route.ZeroCanary(obj, route.AnyPort(canary), routeNamespace) {
+		return errors.New(errNoRuleLeft)
+	}
+	return nil
 }
 
 // An Object is a composed object, typed, under its key, with its readiness.

@@ -5,11 +5,16 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr/xrtest"
 )
@@ -105,11 +110,35 @@ func inputPolicy(t testing.TB, input string) *policy.Policy {
 func plan(t testing.TB, input string, patches ...patch) *Plan {
 	t.Helper()
 	pol := inputPolicy(t, input)
-	p, err := New(canaryRoute(t, pol, patches...), pol, testCompiler(t), nil)
+	p, err := newPlan(canaryRoute(t, pol, patches...), pol, testCompiler(t), nil)
 	if err != nil {
-		t.Fatalf("New(...): %v", err)
+		t.Fatalf("newPlan(...): %v", err)
 	}
 	return p
+}
+
+// A chooser picks the versions of a resolved CanaryRoute, as package main
+// does from what Crossplane hands it.
+type chooser func(served.Need, served.Overrides) (served.Versions, field.ErrorList)
+
+// newPlan resolves a CanaryRoute under a policy, chooses its versions with
+// choose (nil: no schemas, the Input's overrides or the defaults), and
+// plans it, as a run does.
+func newPlan(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler, choose chooser) (*Plan, error) {
+	r, err := Resolve(cr, pol, compiler)
+	if err != nil {
+		return nil, err
+	}
+	if choose == nil {
+		choose = func(n served.Need, o served.Overrides) (served.Versions, field.ErrorList) {
+			return served.Choose(n, o, served.Schemas{})
+		}
+	}
+	v, errs := choose(r.Need, r.Overrides())
+	if len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), served.ErrNotServed)
+	}
+	return r.Plan(v)
 }
 
 // observe reads an observed route written in YAML ("" for none) against the

@@ -2,6 +2,7 @@ package compose
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -65,12 +67,17 @@ func serviceSpecAsComposed(spec corev1.ServiceSpec) corev1.ServiceSpec {
 	return out
 }
 
-// Hold is what a hold composes: the objects that the previous run composed,
-// as observed, re-emitted unchanged (identity and spec). routeReady is the
-// route's readiness; Services and grants are ready once they exist.
+// Hold is what a hold composes: the objects that the previous run composed
+// (of the keys observed, those the function composes on every run; see
+// Key.Ours), as observed, re-emitted unchanged (identity and spec).
+// routeReady is the route's readiness; Services and grants are ready once
+// they exist.
 func Hold(observed map[Key]map[string]any, routeReady bool) ([]Object, error) {
 	out := make([]Object, 0, len(observed))
 	for _, k := range slices.Sorted(maps.Keys(observed)) {
+		if !k.Ours() {
+			continue
+		}
 		obj, err := Decode(observed[k])
 		if err != nil {
 			return nil, err
@@ -164,6 +171,36 @@ func (p *Plan) Held(observed map[Key]map[string]any, obs route.Observation) (Hel
 	return held, nil
 }
 
+// Compose is what a run composes for the engine's decision, but for the
+// analysis objects, and the canary backends it records: the route built at
+// the decided weight (the canary cut from it when the rollout is aborted or
+// failed), the proxy Services, their BackendTLSPolicies and the grants.
+// While the decision holds the previous composition (a paused rollout
+// waiting to restart), it is what the previous run composed, as observed,
+// but for what the Input no longer allows, and the decision says so.
+// observed are the composed resources Crossplane observed, by key.
+func (p *Plan) Compose(built runtime.Object, obs route.Observation, d rollout.Decision, observed map[Key]map[string]any) ([]Object, []xr.BackendID, rollout.Decision, error) {
+	if !d.HoldPrevious {
+		if ph := d.Status.Phase; ph == xr.PhaseAborted || ph == xr.PhaseFailed {
+			built = p.CutCanary(built)
+		}
+		exists := func(k Key) bool { _, ok := observed[k]; return ok }
+		return p.Desired(built, obs, exists), p.CanaryBackends(), d, nil
+	}
+	held, err := p.Held(observed, obs)
+	if err != nil {
+		return nil, nil, d, err
+	}
+	if len(held.Zeroed) > 0 {
+		d = rollout.WithCanaryAtZero(d, "the function's Input no longer allows "+DescribeBackends(held.Zeroed))
+	}
+	var canaryBackends []xr.BackendID
+	if r := p.CR.Status.Rollout; r != nil {
+		canaryBackends = r.CanaryBackends
+	}
+	return held.Objects, canaryBackends, d, nil
+}
+
 // recordedAs reports whether a backend is among the recorded ones, on any
 // port.
 func recordedAs(recorded []xr.BackendID, id xr.BackendID) bool {
@@ -231,8 +268,10 @@ func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies,
 			dropped = append(dropped, id)
 		}
 	}
-	if len(zero) > 0 && !route.ZeroCanary(obj, zero, ns) {
-		return nil, errors.New("cannot hold the previous route: no rule would be left once its canary is at 0%")
+	if len(zero) > 0 {
+		if err := cutCanary(obj, zero, ns); err != nil {
+			return nil, fmt.Errorf("cannot hold the previous route: %w", err)
+		}
 	}
 	if !route.DropBackends(obj, dropped, ns) {
 		return nil, errors.New("cannot hold the previous route: no rule would be left without the backends the function's Input no longer allows")

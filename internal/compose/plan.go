@@ -35,12 +35,13 @@ const (
 	errXR         = "invalid CanaryRoute"
 	errPolicy     = "CanaryRoute not allowed by the function's Input"
 	errBuildRoute = "the composed route would be rejected by the Gateway API"
-	errServed     = "the cluster cannot hold what the CanaryRoute composes"
 )
 
-// A Plan is what a CanaryRoute composes, decided from its spec and the
-// policy before the rollout engine decides the weights.
-type Plan struct {
+// Resolved is a CanaryRoute under the platform's policy: its expressions
+// compiled, its backends resolved and checked, its ReferenceGrants planned.
+// It says what it composes (Need), so that the versions to compose can be
+// chosen before it is planned.
+type Resolved struct {
 	CR     *xr.CanaryRoute
 	Policy *policy.Policy
 
@@ -51,38 +52,46 @@ type Plan struct {
 	// RuleBackends are the backendRefs of the rules of their own.
 	RuleBackends []backend.Reference
 	Grants       grant.Result
-	// Need is what the plan composes, for the versions; Versions are the
-	// versions it composes.
-	Need     served.Need
-	Versions served.Versions
-	// Route is the route's shape; the weights come from the decision, and
-	// a step's own matches and mirror from RouteFor.
-	Route route.Params
+	// Need is what the CanaryRoute composes, for the versions.
+	Need served.Need
 
 	// programs are the compiled expressions of the gates and the analysis
 	// templates, by text.
 	programs map[string]*expr.Program
 }
 
+// A Plan is what a CanaryRoute composes at the versions chosen for it,
+// before the rollout engine decides the weights.
+type Plan struct {
+	*Resolved
+
+	// Versions are the versions the plan composes.
+	Versions served.Versions
+	// Route is the route's shape; the weights come from the decision, and
+	// a step's own matches and mirror from RouteFor.
+	Route route.Params
+
+	// builds are the routes built in this run, by shape and weight: a run
+	// builds each route once, whoever asks for it (the steps' checks, the
+	// engine's look at the observed route, the route composed).
+	builds map[buildKey]build
+}
+
 // Program is the compiled expression of a text that the spec holds; nil for
 // "".
-func (p *Plan) Program(text string) *expr.Program { return p.programs[text] }
+func (r *Resolved) Program(text string) *expr.Program { return r.programs[text] }
 
-// A Chooser picks the API versions a run composes, for what it needs and
-// the Input's overrides: served.Choose over the schemas Crossplane handed.
-type Chooser func(served.Need, served.Overrides) (served.Versions, field.ErrorList)
-
-// New plans a CanaryRoute under a policy, compiling its expressions with
-// the compiler and choosing the versions to compose with choose (nil: the
-// Input's overrides, else the defaults). An error is bad input, for a Fatal
-// result: it names the CanaryRoute's field (or the Input's) and the reason.
-func New(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler, choose Chooser) (*Plan, error) {
+// Resolve applies the policy to a CanaryRoute, compiles its expressions with
+// the compiler, resolves its backends and plans its ReferenceGrants. An
+// error is bad input, for a Fatal result: it names the CanaryRoute's field
+// (or the Input's) and the reason.
+func Resolve(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (*Resolved, error) {
 	if errs := CheckPolicy(cr, pol); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
 	}
-	p := &Plan{CR: cr, Policy: pol}
+	r := &Resolved{CR: cr, Policy: pol}
 	var errs field.ErrorList
-	if p.programs, errs = compile(cr, compiler); len(errs) > 0 {
+	if r.programs, errs = compile(cr, compiler); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
 	}
 	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
@@ -95,44 +104,43 @@ func New(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler, choose
 	if errs := slices.Concat(checkReferences(cr, pol, mirrors, "the mirror's backend"), checkReferences(cr, pol, ruleBackends, "the rule's backend")); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
 	}
-	p.Primary, p.Canary, p.Mirrors, p.RuleBackends = primary, canary, mirrors, ruleBackends
+	r.Primary, r.Canary, r.Mirrors, r.RuleBackends = primary, canary, mirrors, ruleBackends
 
 	backends := []backend.Backend{primary, canary}
 	for _, m := range slices.Concat(mirrors, ruleBackends) {
 		backends = append(backends, m.Backend)
 	}
-	req := grant.Request{
+	r.Grants = grant.Plan(grant.Request{
 		RouteKind:      cr.Spec.Kind,
 		RouteNamespace: cr.RouteNamespace,
 		RouteName:      cr.RouteName,
 		Scope:          cr.Scope,
 		Mode:           cr.Spec.ReferenceGrants,
 		Backends:       backends,
-	}
-	p.Grants = grant.Plan(req, pol)
-
+	}, pol)
 	// The versions depend on what the run composes, the grants included.
-	p.Need = need(cr, len(p.Grants.Grants) > 0)
-	if choose == nil {
-		choose = func(n served.Need, o served.Overrides) (served.Versions, field.ErrorList) {
-			return served.Choose(n, o, served.Schemas{})
-		}
-	}
-	v, errs := choose(p.Need, served.Overrides{
-		Route:     pol.RouteVersions[string(cr.Spec.Kind)],
-		RoutePath: field.NewPath(strings.ToLower(strings.TrimSuffix(string(cr.Spec.Kind), "Route")) + "RouteVersion"),
-		Grant:     pol.GrantVersion,
-	})
-	if len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errServed)
-	}
-	p.Versions = v
-	if len(p.Grants.Grants) > 0 || len(p.Grants.NotComposable) > 0 {
-		req.Version = v.Grant
-		p.Grants = grant.Plan(req, pol)
-	}
+	r.Need = need(cr, len(r.Grants.Grants) > 0)
+	return r, nil
+}
 
-	p.Route = routeParams(cr, v, primary, canary)
+// Overrides are the versions the Input chooses for what the CanaryRoute
+// composes.
+func (r *Resolved) Overrides() served.Overrides {
+	kind := r.CR.Spec.Kind
+	return served.Overrides{
+		Route:     r.Policy.RouteVersions[string(kind)],
+		RoutePath: field.NewPath(strings.ToLower(strings.TrimSuffix(string(kind), "Route")) + "RouteVersion"),
+		Grant:     r.Policy.GrantVersion,
+	}
+}
+
+// Plan plans what the CanaryRoute composes at the versions chosen for its
+// Need, and checks the route of every step with a shape of its own. An
+// error is bad input, for a Fatal result.
+func (r *Resolved) Plan(v served.Versions) (*Plan, error) {
+	p := &Plan{Resolved: r, Versions: v, builds: map[buildKey]build{}}
+	p.Grants = r.Grants.AtVersion(v.Grant)
+	p.Route = routeParams(r.CR, v, r.Primary, r.Canary)
 	if errs := p.checkSteps(); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
 	}
@@ -235,13 +243,11 @@ func (p *Plan) checkSteps() field.ErrorList {
 			trafficChecked = true
 			where = "in the steps that take spec.traffic's matches and mirror (step " + strconv.Itoa(i) + " is the first): "
 		}
-		params := p.RouteFor(ptr.To(int32(i)))
-		params.Active, params.CanaryWeight = true, max(s.Weight, 1)
-		if params.CanaryWeight >= 100 {
-			params.CanaryWeight = 99 // The shape of a step that still has a primary.
+		weight := max(s.Weight, 1)
+		if weight >= 100 {
+			weight = 99 // The shape of a step that still has a primary.
 		}
-		built, buildErrs := route.Build(params)
-		buildErrs = append(buildErrs, route.Admit(params, built)...)
+		buildErrs := p.build(ptr.To(int32(i)), weight, true).errs()
 		for _, e := range buildErrs {
 			c := *e
 			c.Detail = where + c.Detail
@@ -376,34 +382,16 @@ func routeParams(cr *xr.CanaryRoute, versions served.Versions, primary, canary b
 }
 
 // RouteKey is the key of the route this plan composes.
-func (p *Plan) RouteKey() Key { return RouteKey(p.CR.Spec.Kind) }
+func (r *Resolved) RouteKey() Key { return RouteKey(r.CR.Spec.Kind) }
 
 // CanaryDigest is the digest of the canary side as the spec has it now.
-func (p *Plan) CanaryDigest() string { return backend.Digest(p.CR.Spec.Canary, p.Canary) }
-
-// Previous is status.rollout as the previous run left it, for the rollout
-// engine. A canary digest of an older release (hashed from the spelling) is
-// compared with that release's digest of the canary as the spec has it now:
-// the same canary adopts this release's digest, so an upgrade restarts no
-// rollout; another canary keeps it, so the rollout restarts (or holds).
-func (p *Plan) Previous() *xr.RolloutStatus {
-	prev := p.CR.Status.Rollout
-	if prev == nil || !backend.IsLegacyDigest(prev.CanaryDigest) {
-		return prev
-	}
-	if prev.CanaryDigest != backend.LegacyDigest(p.CR.Spec.Canary, p.Canary) {
-		return prev
-	}
-	adopted := *prev
-	adopted.CanaryDigest = ""
-	return &adopted
-}
+func (r *Resolved) CanaryDigest() string { return backend.Digest(r.CR.Spec.Canary, r.Canary) }
 
 // CanaryRefusal is why the policy refused the canary, or "".
-func (p *Plan) CanaryRefusal() string {
-	for _, r := range p.Grants.Refused {
-		if r.Role == xr.RoleCanary {
-			return r.Reason
+func (r *Resolved) CanaryRefusal() string {
+	for _, f := range r.Grants.Refused {
+		if f.Role == xr.RoleCanary {
+			return f.Reason
 		}
 	}
 	return ""
@@ -411,11 +399,11 @@ func (p *Plan) CanaryRefusal() string {
 
 // CanaryBackends are the route's canary backends, for status: none when the
 // primary and the canary are one backend, which then is the primary.
-func (p *Plan) CanaryBackends() []xr.BackendID {
-	if backend.Same(p.Primary, p.Canary) {
+func (r *Resolved) CanaryBackends() []xr.BackendID {
+	if backend.Same(r.Primary, r.Canary) {
 		return nil
 	}
-	return []xr.BackendID{p.Canary.ID()}
+	return []xr.BackendID{r.Canary.ID()}
 }
 
 // DescribeRef names a backend as kind namespace/name:port.

@@ -250,7 +250,7 @@ func TestNew(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pol := inputPolicy(t, tc.args.input)
-			p, err := New(canaryRoute(t, pol, tc.args.patches...), pol, testCompiler(t), servedOnly(tc.args.served...))
+			p, err := newPlan(canaryRoute(t, pol, tc.args.patches...), pol, testCompiler(t), servedOnly(tc.args.served...))
 			var got want
 			if err != nil {
 				got.context, _, _ = strings.Cut(err.Error(), ": ")
@@ -273,7 +273,7 @@ func TestNew(t *testing.T) {
 
 // servedOnly chooses versions from schemas that say the cluster serves the
 // kinds/versions given (Kind/version); none given: no schemas at all.
-func servedOnly(kinds ...string) Chooser {
+func servedOnly(kinds ...string) chooser {
 	if len(kinds) == 0 {
 		return nil
 	}
@@ -433,7 +433,7 @@ func TestTargets(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pol := inputPolicy(t, tc.args.input)
-			p, err := New(canaryRoute(t, pol, tc.args.patches...), pol, testCompiler(t), servedOnly(tc.args.served...))
+			p, err := newPlan(canaryRoute(t, pol, tc.args.patches...), pol, testCompiler(t), servedOnly(tc.args.served...))
 			if err != nil {
 				t.Fatalf("New(...): %v", err)
 			}

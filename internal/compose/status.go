@@ -1,6 +1,8 @@
 package compose
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,4 +59,32 @@ func (p *Plan) ServedVersions(now time.Time) *xr.ServedVersions {
 		out.BackendTLSPolicy = v.TLS
 	}
 	return out
+}
+
+// Recorded are the versions status.route records, as an earlier run read
+// them from the cluster's schemas; nil for none.
+func Recorded(prev *xr.RouteStatus) *served.Recorded {
+	if prev == nil || prev.Versions == nil {
+		return nil
+	}
+	v := prev.Versions
+	return &served.Recorded{Kind: string(prev.Kind), Route: v.Route, Grant: v.ReferenceGrant, TLS: v.BackendTLSPolicy, CheckedAt: v.CheckedAt.Time}
+}
+
+// ObservedVersions are the apiVersions at which the objects that a run
+// composes are observed, by their keys: the route of the spec's kind, the
+// grants and the BackendTLSPolicies.
+func (r *Resolved) ObservedVersions(apiVersions map[Key]string) served.Observed {
+	var o served.Observed
+	for _, k := range slices.Sorted(maps.Keys(apiVersions)) {
+		switch {
+		case k == r.RouteKey():
+			o.Route = apiVersions[k]
+		case k.IsGrant():
+			o.Grants = append(o.Grants, apiVersions[k])
+		case k.IsBackendTLSPolicy():
+			o.TLS = append(o.TLS, apiVersions[k])
+		}
+	}
+	return o
 }

@@ -36,7 +36,6 @@ type Request struct {
 	RouteName      string
 	Scope          xr.Scope
 	Mode           xr.GrantMode
-	Version        v1beta1.ReferenceGrantVersion
 	// Backends are every backend the route may reference, mirror targets
 	// included.
 	Backends []backend.Backend
@@ -66,7 +65,8 @@ func (r Result) CanaryRefused() bool {
 }
 
 // Plan applies the policy to every backend of the route and builds the
-// grants that the allowed cross-namespace references need.
+// grants that the allowed cross-namespace references need, at
+// ReferenceGrant v1beta1 (see AtVersion).
 func Plan(req Request, p *policy.Policy) Result {
 	var res Result
 	targets := map[string][]gwv1.ReferenceGrantTo{}
@@ -106,6 +106,27 @@ func Plan(req Request, p *policy.Policy) Result {
 	return res
 }
 
+// AtVersion is the result with its grants at a version of ReferenceGrant:
+// the version changes the grants' apiVersion only, so the plan is made once,
+// before the versions are chosen from what it composes. The result itself is
+// not changed.
+func (r Result) AtVersion(v v1beta1.ReferenceGrantVersion) Result {
+	at := func(grants []*gwv1.ReferenceGrant) []*gwv1.ReferenceGrant {
+		if grants == nil {
+			return nil
+		}
+		out := make([]*gwv1.ReferenceGrant, 0, len(grants))
+		for _, g := range grants {
+			c := *g
+			c.APIVersion = gwv1.GroupName + "/" + string(v)
+			out = append(out, &c)
+		}
+		return out
+	}
+	r.Grants, r.NotComposable = at(r.Grants), at(r.NotComposable)
+	return r
+}
+
 // RefusalReason says why the policy refuses a backend, or "" when it allows it:
 // a backendRef's kind must be in allowedBackendKinds, and a backend in
 // another namespace than the route's must be in allowedBackendNamespaces.
@@ -140,7 +161,7 @@ func build(req Request, ns string, to []gwv1.ReferenceGrantTo) *gwv1.ReferenceGr
 	})
 	return &gwv1.ReferenceGrant{
 		TypeMeta: metav1.TypeMeta{
-			APIVersion: gwv1.GroupName + "/" + string(req.Version),
+			APIVersion: gwv1.GroupName + "/" + string(v1beta1.ReferenceGrantV1Beta1),
 			Kind:       "ReferenceGrant",
 		},
 		ObjectMeta: metav1.ObjectMeta{

@@ -94,7 +94,7 @@ func TestPlan(t *testing.T) {
 	request := func(scope xr.Scope, mode xr.GrantMode, bs ...backend.Backend) Request {
 		return Request{
 			RouteKind: xr.KindHTTPRoute, RouteNamespace: "test", RouteName: "podinfo",
-			Scope: scope, Mode: mode, Version: v1b1, Backends: bs,
+			Scope: scope, Mode: mode, Backends: bs,
 		}
 	}
 	cluster := func(bs ...backend.Backend) Request { return request(xr.ScopeCluster, xr.GrantsCompose, bs...) }
@@ -106,6 +106,8 @@ func TestPlan(t *testing.T) {
 	type args struct {
 		req Request
 		in  *v1beta1.Input
+		// version of the grants; default v1beta1.
+		version v1beta1.ReferenceGrantVersion
 	}
 	cases := map[string]struct {
 		reason string
@@ -129,12 +131,8 @@ func TestPlan(t *testing.T) {
 		},
 		"VersionV1": {
 			reason: "The Input's grant version is the grant's apiVersion.",
-			args: args{req: func() Request {
-				r := cluster(proxy(primary), canaryProxy)
-				r.Version = v1
-				return r
-			}(), in: allow("monitoring")},
-			want: Result{Grants: []*gwv1.ReferenceGrant{grantIn("monitoring", v1, xr.KindHTTPRoute, to("", "Service", "canary-proxy"))}},
+			args:   args{req: cluster(proxy(primary), canaryProxy), in: allow("monitoring"), version: v1},
+			want:   Result{Grants: []*gwv1.ReferenceGrant{grantIn("monitoring", v1, xr.KindHTTPRoute, to("", "Service", "canary-proxy"))}},
 		},
 		"RouteKindGRPC": {
 			reason: "from names the route's kind: a GRPCRoute.",
@@ -322,6 +320,9 @@ func TestPlan(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := Plan(tc.args.req, mustPolicy(t, tc.args.in))
+			if tc.args.version != "" {
+				got = got.AtVersion(tc.args.version)
+			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nPlan(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -348,7 +349,7 @@ func TestPlanDeterministic(t *testing.T) {
 		be(xr.RoleCanary, "", "", "a", "ns2", true),
 	}
 	p := mustPolicy(t, &v1beta1.Input{AllowedBackendNamespaces: []string{"*"}})
-	req := Request{RouteKind: xr.KindHTTPRoute, RouteNamespace: "test", RouteName: "podinfo", Scope: xr.ScopeCluster, Mode: xr.GrantsCompose, Version: v1beta1.ReferenceGrantV1Beta1}
+	req := Request{RouteKind: xr.KindHTTPRoute, RouteNamespace: "test", RouteName: "podinfo", Scope: xr.ScopeCluster, Mode: xr.GrantsCompose}
 	req.Backends = slices.Clone(bs)
 	want := Plan(req, p)
 	if len(want.Grants) != 2 {
@@ -479,9 +480,9 @@ func TestLongNameGrantValid(t *testing.T) {
 	p := mustPolicy(t, &v1beta1.Input{AllowedBackendNamespaces: []string{"monitoring"}})
 	res := Plan(Request{
 		RouteKind: xr.KindHTTPRoute, RouteNamespace: strings.Repeat("n", 63), RouteName: strings.Repeat("r", 120) + "." + strings.Repeat("s", 132),
-		Scope: xr.ScopeCluster, Mode: xr.GrantsCompose, Version: v1beta1.ReferenceGrantV1,
+		Scope: xr.ScopeCluster, Mode: xr.GrantsCompose,
 		Backends: []backend.Backend{be(xr.RoleCanary, "", "", "canary-proxy", "monitoring", true)},
-	}, p)
+	}, p).AtVersion(v1beta1.ReferenceGrantV1)
 	if len(res.Grants) != 1 {
 		t.Fatalf("Plan(...): want one grant, got %+v", res)
 	}

@@ -142,15 +142,20 @@ func (o Observation) Carries(route runtime.Object, routeNamespace string) bool {
 	if !o.Exists {
 		return false
 	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(route)
-	if err != nil {
+	v := viewOf(route)
+	if v == nil {
 		return false
 	}
-	want, err := decodeObserved(u)
-	if err != nil {
-		return false
+	want := make([][]refWeight, 0, v.len())
+	for i := range v.len() {
+		refs := v.backends(i)
+		rule := make([]refWeight, 0, len(refs))
+		for _, b := range refs {
+			rule = append(rule, weightOf(b, routeNamespace))
+		}
+		want = append(want, rule)
 	}
-	return slices.EqualFunc(o.weights, want.weights(routeNamespace), slices.Equal)
+	return slices.EqualFunc(o.weights, want, slices.Equal)
 }
 
 func decodeObserved(obj map[string]any) (observed, error) {
@@ -173,20 +178,26 @@ func (o observed) weights(routeNamespace string) [][]refWeight {
 	out := make([][]refWeight, 0, len(o.Spec.Rules))
 	for _, r := range o.Spec.Rules {
 		rule := make([]refWeight, 0, len(r.BackendRefs))
-		for _, b := range r.BackendRefs {
-			id := identify(b.BackendObjectReference, routeNamespace)
-			rule = append(rule, refWeight{
-				group:     id.Group,
-				kind:      id.Kind,
-				namespace: id.Namespace,
-				name:      id.Name,
-				port:      ptr.Deref(id.Port, 0),
-				weight:    ptr.Deref(b.Weight, 1), // Gateway API's default weight.
-			})
+		for i := range r.BackendRefs {
+			rule = append(rule, weightOf(&r.BackendRefs[i], routeNamespace))
 		}
 		out = append(out, rule)
 	}
 	return out
+}
+
+// weightOf is a backendRef with Gateway API's defaults applied, and its
+// weight (Gateway API's default weight is 1).
+func weightOf(b *gwv1.BackendRef, routeNamespace string) refWeight {
+	id := identify(b.BackendObjectReference, routeNamespace)
+	return refWeight{
+		group:     id.Group,
+		kind:      id.Kind,
+		namespace: id.Namespace,
+		name:      id.Name,
+		port:      ptr.Deref(id.Port, 0),
+		weight:    ptr.Deref(b.Weight, 1),
+	}
 }
 
 func verdicts(o observed, routeNamespace string, parentRefs []gwv1.ParentReference) []ParentVerdict {

@@ -21,6 +21,10 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 )
 
+// ErrNotServed says, before the field errors of Choose, that the cluster
+// does not serve what a CanaryRoute composes.
+const ErrNotServed = "the cluster cannot hold what the CanaryRoute composes"
+
 // Group is the Gateway API's group.
 const Group = "gateway.networking.k8s.io"
 
@@ -346,4 +350,77 @@ func lookup(obj map[string]any, keys ...string) map[string]any {
 		obj = next
 	}
 	return obj
+}
+
+// errTLSWithoutSchemas refuses tls to a caller that hands no CRD schemas.
+const errTLSWithoutSchemas = "a BackendTLSPolicy needs a caller that hands the function CRD schemas (CAPABILITY_REQUIRED_SCHEMAS, Crossplane v2.2 or later), so that it composes one only where the cluster serves BackendTLSPolicy v1 (Gateway API v1.4 or later); under an older Crossplane, remove tls and create the BackendTLSPolicy for the proxy Service yourself"
+
+// Sources are what a run can choose the versions from.
+type Sources struct {
+	// HandsSchemas: the caller offers CRD schemas (Crossplane v2.2 and
+	// later); Schemas are those it handed on this call.
+	HandsSchemas bool
+	Schemas      Schemas
+	// AdvertisesCapabilities: the caller says what it can do (Crossplane
+	// v2.0 and later).
+	AdvertisesCapabilities bool
+	// Recorded are the versions an earlier run read (status.route), nil
+	// for none; Observed are the versions the composed objects are
+	// observed at, which bear the record out or not.
+	Recorded *Recorded
+	Observed Observed
+	Now      time.Time
+}
+
+// Observed are the apiVersions of the objects a run composes as observed:
+// "" for a kind none of which is observed.
+type Observed struct {
+	Route  string
+	Grants []string
+	TLS    []string
+}
+
+// ForRun chooses the versions a run composes: from the schemas the caller
+// handed, where it offers them; else, while they are fresh, as an earlier
+// run read them (so that Crossplane need not fetch and parse the schemas on
+// every reconcile), if the composed objects as observed bear them out; else
+// the Input's overrides and the defaults, and the run asks for the schemas.
+func ForRun(need Need, o Overrides, s Sources) (Versions, field.ErrorList) {
+	if !s.HandsSchemas {
+		if need.BackendTLS != nil && s.AdvertisesCapabilities {
+			// Crossplane v2.0 and v2.1. The run would ask for the
+			// BackendTLSPolicy it is about to compose; on a cluster that
+			// does not serve its version, Crossplane fails every reconcile
+			// on that request, an emergency abort's too, and no Input
+			// setting can say another version. (A caller that advertises
+			// nothing predates capabilities, and is not refused.)
+			return Versions{}, field.ErrorList{field.Forbidden(need.BackendTLS, errTLSWithoutSchemas)}
+		}
+		return Choose(need, o, Schemas{})
+	}
+	if s.Schemas.Handed() {
+		return Choose(need, o, s.Schemas)
+	}
+	if v, ok := Reuse(need, o, s.Recorded, s.Now); ok && s.Observed.bearOut(v, need) {
+		return v, nil
+	}
+	return Choose(need, o, s.Schemas)
+}
+
+// bearOut reports whether the composed objects as observed bear out the
+// versions a status records: the route exists at the recorded version, and
+// so does every grant and BackendTLSPolicy observed, at least one of each
+// where the run composes them. Status is anyone's to write who may write
+// the XR's status, and a version it names that the cluster does not serve
+// would make Crossplane fail every reconcile on the requirement for the
+// object at that version, an emergency abort's too, for ten minutes; a
+// kind not composed yet has the schemas read.
+func (o Observed) bearOut(v Versions, need Need) bool {
+	at := func(version string) string { return Group + "/" + version }
+	all := func(observed []string, version string) bool {
+		return !slices.ContainsFunc(observed, func(apiVersion string) bool { return apiVersion != at(version) })
+	}
+	return o.Route == at(string(v.Route)) &&
+		all(o.Grants, string(v.Grant)) && (len(o.Grants) > 0 || !need.Grants) &&
+		all(o.TLS, v.TLS) && (len(o.TLS) > 0 || need.BackendTLS == nil)
 }

@@ -1,4 +1,4 @@
-package main
+package reconcile
 
 import (
 	"testing"
@@ -82,27 +82,27 @@ func TestRequirementsRecorded(t *testing.T) {
 			if tc.context != nil {
 				before.Context = &structpb.Struct{Fields: tc.context}
 			}
-			recordRequirements(before)
+			Record(before)
 			req := &fnv1.RunFunctionRequest{Context: before.GetContext()}
 			if tc.previous == nil && tc.context == nil && req.Context != nil {
 				t.Errorf("%s\na response without requirements or context got a context: %v", tc.reason, req.Context)
 			}
-			if diff := cmp.Diff(tc.previous, previousRequirements(req), protocmp.Transform()); diff != "" {
-				t.Errorf("%s\npreviousRequirements(...): -want, +got:\n%s", tc.reason, diff)
+			if diff := cmp.Diff(tc.previous, Previous(req), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nPrevious(...): -want, +got:\n%s", tc.reason, diff)
 			}
-			if got := settled(req, tc.rsp); got != tc.settled {
-				t.Errorf("%s\nsettled(...) = %v, want %v", tc.reason, got, tc.settled)
+			if got := Settled(req, tc.rsp); got != tc.settled {
+				t.Errorf("%s\nSettled(...) = %v, want %v", tc.reason, got, tc.settled)
 			}
 			// This call's response: as response.To makes it, sharing the
 			// request's context, which it must not write into.
 			sent := proto.Clone(req).(*fnv1.RunFunctionRequest)
 			tc.rsp.Context = req.GetContext()
-			recordRequirements(tc.rsp)
+			Record(tc.rsp)
 			if diff := cmp.Diff(sent, req, protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nrecordRequirements wrote into the request's context: -before, +after:\n%s", tc.reason, diff)
 			}
 			next := &fnv1.RunFunctionRequest{Context: tc.rsp.GetContext()}
-			if diff := cmp.Diff(tc.rsp.GetRequirements(), previousRequirements(next), protocmp.Transform()); diff != "" {
+			if diff := cmp.Diff(tc.rsp.GetRequirements(), Previous(next), protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nthe next call reads back: -want, +got:\n%s", tc.reason, diff)
 			}
 			for k, v := range tc.context {
@@ -162,8 +162,8 @@ func TestOwnRequirements(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, ownRequirements(tc.in), protocmp.Transform()); diff != "" {
-				t.Errorf("%s\nownRequirements(...): -want, +got:\n%s", tc.reason, diff)
+			if diff := cmp.Diff(tc.want, Own(tc.in), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nOwn(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

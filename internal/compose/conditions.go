@@ -1,0 +1,150 @@
+package compose
+
+import (
+	"fmt"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/grant"
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// XR condition types that the function owns.
+const (
+	ConditionRouteAccepted        = "RouteAccepted"
+	ConditionReferenceGrantsReady = "ReferenceGrantsReady"
+	ConditionRolloutHealthy       = "RolloutHealthy"
+	// ConditionComposed says whether the function composes the
+	// CanaryRoute or refuses it (a Fatal). Crossplane's Synced says so on
+	// the XR only; a claim carries this one too.
+	ConditionComposed = "Composed"
+)
+
+// Condition reasons of the function's own, beside the gateway's and the
+// grant package's.
+const (
+	reasonAccepted = "Accepted"
+	reasonReady    = "Ready"
+	reasonSkipped  = "Skipped"
+	reasonComposed = "Composed"
+	// ReasonRefused: the function refuses the CanaryRoute.
+	ReasonRefused = "Refused"
+)
+
+// A Condition is one of the XR's conditions, as the function sets it.
+type Condition struct {
+	Type    string
+	Status  metav1.ConditionStatus
+	Reason  string
+	Message string
+}
+
+// A Warning is a Warning result (and event) on the XR and its claim.
+type Warning struct {
+	Reason  string
+	Message string
+}
+
+// Conditions are the XR's conditions that a run that composes sets, in
+// order, and the Warnings it emits for every reference the policy refused
+// and every grant the XR cannot compose. prior are the XR's conditions as
+// observed: a refusal that persists is said once.
+func Conditions(prior map[xpv2.ConditionType]xpv2.Condition, cr *xr.CanaryRoute, obs route.Observation, grants grant.Result, d rollout.Decision) ([]Condition, []Warning) {
+	conditions := make([]Condition, 0, 4)
+	if v, held := obs.FirstHold(); held || !obs.Exists {
+		reason, msg := route.ReasonPending, "the route has not been created yet"
+		if obs.Exists {
+			// The gateway's own reason and message, bounded like any
+			// status the function writes.
+			reason, msg = xr.CutRunes(v.Reason, xr.MaxStatusValue), xr.CutRunes(explainHold(v), xr.MaxStatusMessage)
+		}
+		conditions = append(conditions, Condition{ConditionRouteAccepted, metav1.ConditionFalse, reason, msg})
+	} else {
+		conditions = append(conditions, Condition{ConditionRouteAccepted, metav1.ConditionTrue, reasonAccepted,
+			"every parent accepted the route and resolved its references"})
+	}
+
+	grantsReady, warnings := grantsCondition(prior[ConditionReferenceGrantsReady], cr, grants)
+	conditions = append(conditions, grantsReady, Condition{Type: ConditionComposed, Status: metav1.ConditionTrue, Reason: reasonComposed})
+	if d.Healthy {
+		conditions = append(conditions, Condition{ConditionRolloutHealthy, metav1.ConditionTrue, string(d.Status.Phase), rolloutMessage(d.Status)})
+	} else {
+		conditions = append(conditions, Condition{ConditionRolloutHealthy, metav1.ConditionFalse, d.Reason, rolloutMessage(d.Status)})
+	}
+	return conditions, warnings
+}
+
+// grantsCondition is ReferenceGrantsReady, and the Warnings of the
+// references refused and the grants not composable, unless prior, the
+// condition as observed, already says the same.
+func grantsCondition(prior xpv2.Condition, cr *xr.CanaryRoute, grants grant.Result) (Condition, []Warning) {
+	problems := make([]string, 0, len(grants.Refused)+len(grants.NotComposable))
+	var warnings []Warning
+	reason := ""
+	for _, r := range grants.Refused {
+		msg := fmt.Sprintf("the %s backend %s is refused: %s", r.Role, DescribeRef(r.Ref), r.Reason)
+		problems = append(problems, msg)
+		reason = grant.ReasonNotAllowedByPolicy
+		if cr.Spec.ReferenceGrants != xr.GrantsSkip {
+			warnings = append(warnings, Warning{grant.ReasonNotAllowedByPolicy, msg})
+		}
+	}
+	for _, g := range grants.NotComposable {
+		msg := "a namespaced CanaryRoute cannot compose into another namespace; the platform team must create " + grant.Describe(g)
+		problems = append(problems, msg)
+		if reason == "" {
+			reason = grant.ReasonGrantNotComposable
+		}
+		warnings = append(warnings, Warning{grant.ReasonGrantNotComposable, msg})
+	}
+	// Bounded like every status the function writes, and every Fatal.
+	problemsMsg := xr.CutRunes(fielderr.List(problems, "; "), xr.MaxStatusMessage)
+	// A refusal that persists is said once, when it starts: the XR's
+	// condition already says it, and a Warning on every reconcile would use
+	// up the XR's event budget, hiding the rollout's transitions.
+	if prior.Status == "False" && string(prior.Reason) == reason && prior.Message == problemsMsg {
+		warnings = nil
+	}
+	if len(warnings) > fielderr.MaxErrors {
+		more := Warning{warnings[fielderr.MaxErrors].Reason, fmt.Sprintf("and %d more references refused or grants not composable: see the ReferenceGrantsReady condition", len(warnings)-fielderr.MaxErrors)}
+		warnings = append(warnings[:fielderr.MaxErrors], more)
+	}
+	switch {
+	case cr.Spec.ReferenceGrants == xr.GrantsSkip:
+		return Condition{ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonSkipped,
+			"spec.referenceGrants is Skip: grants are managed outside this CanaryRoute"}, warnings
+	case len(problems) > 0:
+		return Condition{ConditionReferenceGrantsReady, metav1.ConditionFalse, reason, problemsMsg}, warnings
+	case len(grants.Grants) == 0:
+		return Condition{ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonReady,
+			"no backend in another namespace needs a ReferenceGrant"}, warnings
+	default:
+		namespaces := make([]string, 0, len(grants.Grants))
+		for _, g := range grants.Grants {
+			namespaces = append(namespaces, g.Namespace)
+		}
+		return Condition{ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonReady,
+			xr.CutRunes("ReferenceGrants composed in namespaces: "+fielderr.List(namespaces, ", "), xr.MaxStatusMessage)}, warnings
+	}
+}
+
+// rolloutMessage is RolloutHealthy's message.
+func rolloutMessage(s xr.RolloutStatus) string {
+	if s.Message != "" {
+		return s.Message
+	}
+	return fmt.Sprintf("%s: canary %d%%, primary %d%%", s.Phase, s.CanaryWeight, s.PrimaryWeight)
+}
+
+// explainHold says why a parent does not accept the route, with the
+// parent's own message, for the RouteAccepted condition.
+func explainHold(v route.ParentVerdict) string {
+	if v.Message == "" {
+		return DescribeHold(v)
+	}
+	return DescribeHold(v) + ": " + v.Message
+}

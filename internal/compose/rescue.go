@@ -1,0 +1,269 @@
+package compose
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+const (
+	whyNamesPrimary = "%s, which carries the primary's traffic"
+	whyNotBeside    = "%s, which no rule of the route holds beside the primary's backend"
+	whyNoRules      = "%s, but spec.rules is no list, so the route's weighted rules cannot be told from rules of their own"
+
+	// MsgRescuedAbort is status.rollout.message of a rescued abort.
+	MsgRescuedAbort = "aborted: all traffic goes to the primary. The CanaryRoute cannot be composed, so the route is kept as last composed, with its canary at 0% and its canary-only rules removed, until the spec is fixed"
+)
+
+// A Rescue is what an emergency abort composes for a CanaryRoute that
+// cannot be composed, or why it cannot.
+type Rescue struct {
+	// Objects are what the previous run composed, as observed, but for
+	// the route, where the canary gets nothing.
+	Objects []Object
+	// Status is status.rollout of the rescued abort; Prior as the XR had
+	// it.
+	Status, Prior xr.RolloutStatus
+	// NotApplied, when set, says why the abort is not applied: the
+	// recorded canary cannot be told apart from the primary, and nothing
+	// is composed.
+	NotApplied string
+}
+
+// RescueAbort is the emergency abort of a CanaryRoute that cannot be
+// composed (bad spec, bad Input, a malformed status, a policy refusal) while
+// its author asks for one (spec.traffic.abort): an abort must never be
+// blocked by an unrelated mistake. composite is the observed XR's content,
+// read leniently since it may not parse; observed are the objects the
+// function composed earlier, by key.
+//
+// It composes what the previous run composed, unchanged but for the route,
+// where every canary backend goes to weight 0 and every canary-only rule
+// (A/B, session) and mirror to the canary is removed. The canary backends
+// are the ones the last good run recorded in status.rollout.canaryBackends,
+// never a guess by name, and only those that are not the primary's and that
+// some rule of the route weighs against the primary: the record is status,
+// which is not proof. Every object is decoded into its type and changed
+// there.
+//
+// It reports false when it cannot rescue: no abort asked for, no canary
+// backends recorded, no route composed yet (then nothing sends traffic to
+// the canary, and a Fatal keeps it so), or a route that does not decode or
+// that the API server would refuse once the canary is cut.
+func RescueAbort(composite map[string]any, observed map[Key]map[string]any) (Rescue, bool) {
+	xrp := fieldpath.Pave(composite)
+	if abort, _ := xrp.GetBool("spec.traffic.abort"); !abort {
+		return Rescue{}, false
+	}
+	prior := lenientRollout(xrp)
+	if len(prior.CanaryBackends) == 0 {
+		return Rescue{}, false
+	}
+	decoded, routeNamespace, ok := decodeOurs(observed)
+	if !ok {
+		return Rescue{}, false
+	}
+	canary, why := trustedCanary(xrp, decoded, prior.CanaryBackends, routeNamespace)
+	if why != "" {
+		return Rescue{Prior: prior, NotApplied: why}, true
+	}
+	objects, ok := rescuedObjects(decoded, observed, canary, routeNamespace)
+	if !ok {
+		return Rescue{}, false
+	}
+	status := prior
+	status.CanaryBackends = canary
+	status.Phase, status.Reason, status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil
+	status.CanaryWeight, status.PrimaryWeight = 0, 100
+	status.Message = MsgRescuedAbort
+	return Rescue{Objects: objects, Status: status, Prior: prior}, true
+}
+
+// decodeOurs decodes the observed objects that the function composes into
+// their types, and finds the route's namespace. It reports false when one
+// does not decode.
+func decodeOurs(observed map[Key]map[string]any) (map[Key]runtime.Object, string, bool) {
+	decoded := make(map[Key]runtime.Object, len(observed))
+	routeNamespace := ""
+	for k, o := range observed {
+		if !k.Ours() {
+			continue
+		}
+		obj, err := Decode(o)
+		if err != nil {
+			return nil, "", false
+		}
+		decoded[k] = obj
+		if m, ok := obj.(metav1.Object); ok && k.IsRoute() {
+			routeNamespace = m.GetNamespace()
+		}
+	}
+	return decoded, routeNamespace, true
+}
+
+// trustedCanary are the recorded canary backends that the rescue may zero:
+// none that is the primary's, and only those that some rule of the route
+// weighs against the primary. When none is left, it says why.
+func trustedCanary(xrp *fieldpath.Paved, decoded map[Key]runtime.Object, recorded []xr.BackendID, routeNamespace string) ([]xr.BackendID, string) {
+	primaries := primaryBackends(xrp, decoded, routeNamespace)
+	canary, refused := route.TrustedCanary(recorded, primaries)
+	if len(canary) == 0 {
+		return nil, fmt.Sprintf(whyNamesPrimary, DescribeBackends(refused))
+	}
+	spec, ok := specRules(xrp)
+	if !ok {
+		return nil, fmt.Sprintf(whyNoRules, DescribeBackends(canary))
+	}
+	var beside []xr.BackendID
+	for k, obj := range decoded {
+		if k.IsRoute() {
+			b, _ := route.BesidePrimary(obj, canary, primaries, spec, routeNamespace)
+			beside = append(beside, b...)
+		}
+	}
+	if len(beside) == 0 {
+		return nil, fmt.Sprintf(whyNotBeside, DescribeBackends(canary))
+	}
+	return slices.DeleteFunc(canary, func(c xr.BackendID) bool { return !slices.Contains(beside, c) }), ""
+}
+
+// rescuedObjects is what the rescue composes: the observed objects as they
+// are, but for the routes, where the canary gets nothing. It reports false
+// when there is no route, or a route the API server would refuse.
+func rescuedObjects(decoded map[Key]runtime.Object, observed map[Key]map[string]any, canary []xr.BackendID, routeNamespace string) ([]Object, bool) {
+	objects, routes := make([]Object, 0, len(decoded)), 0
+	for k, obj := range decoded {
+		ready := true // Services and grants are ready once they exist.
+		if k.IsRoute() {
+			// The canary is an object: it gets nothing on any port, in
+			// every rule, the rules of their own too.
+			if cutCanary(obj, canary, routeNamespace) != nil {
+				return nil, false
+			}
+			// What the API server would refuse cannot take traffic from
+			// the canary: the Fatal stands.
+			if errs := route.Check(obj); len(errs) > 0 {
+				return nil, false
+			}
+			obs, err := route.ObserveAsComposed(observed[k], routeNamespace)
+			ready = err == nil && obs.AllReady()
+			routes++
+		}
+		objects = append(objects, Object{Key: k, Object: obj, Ready: ready})
+	}
+	return objects, routes > 0
+}
+
+// primaryBackends are the primary's backends as far as they can be known
+// from a CanaryRoute that cannot be composed: the proxy Service composed
+// for it (service-primary, as observed), and spec.primary as the spec
+// resolves it: its backendRef with Gateway API's defaults applied, or the
+// proxy Service of a service or externalName side.
+func primaryBackends(xrp *fieldpath.Paved, decoded map[Key]runtime.Object, routeNamespace string) []xr.BackendID {
+	var out []xr.BackendID
+	if svc, ok := decoded[KeyServicePrimary].(metav1.Object); ok {
+		out = append(out, xr.BackendID{Kind: "Service", Namespace: svc.GetNamespace(), Name: svc.GetName()})
+	}
+	if proxy := primaryProxy(xrp); proxy != "" {
+		out = append(out, xr.BackendID{Kind: "Service", Namespace: routeNamespace, Name: proxy})
+	}
+	var ref gwv1.BackendObjectReference
+	if xrp.GetValueInto("spec.primary.backendRef", &ref) == nil && ref.Name != "" {
+		gk := backend.GroupKindOf(ref)
+		ns := routeNamespace
+		if ref.Namespace != nil && *ref.Namespace != "" {
+			ns = string(*ref.Namespace)
+		}
+		out = append(out, xr.BackendID{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: string(ref.Name)})
+	}
+	return out
+}
+
+// primaryProxy is the name of the primary's proxy Service as the spec
+// resolves it, read leniently from a spec that may not parse: that of a
+// service or externalName side, named after the route as xr.Parse names
+// it; "" otherwise.
+func primaryProxy(xrp *fieldpath.Paved) string {
+	_, noService := xrp.GetValue("spec.primary.service")
+	_, noExternal := xrp.GetValue("spec.primary.externalName")
+	if noService != nil && noExternal != nil {
+		return ""
+	}
+	name, _ := xrp.GetString("spec.routeName")
+	if name == "" {
+		name, _ = xrp.GetString("spec.claimRef.name")
+	}
+	if name == "" {
+		name, _ = xrp.GetString("metadata.name")
+	}
+	return xr.ProxyServiceName(name, xr.RolePrimary)
+}
+
+// specRules is what the spec tells of its rules (see route.SpecRule), read
+// leniently from a spec that may not parse: a rule that does not decode
+// counts as one of its own, which only makes the rescue trust less. It
+// reports false when spec.rules is there but is no list: then the spec says
+// nothing of which rules are weighted.
+func specRules(xrp *fieldpath.Paved) ([]route.SpecRule, bool) {
+	if _, err := xrp.GetValue("spec.rules"); err != nil {
+		return nil, fieldpath.IsNotFound(err)
+	}
+	var rules []any
+	if xrp.GetValueInto("spec.rules", &rules) != nil {
+		return nil, false
+	}
+	type filter struct {
+		Type string `json:"type"`
+	}
+	out := make([]route.SpecRule, 0, min(len(rules), xr.MaxRules))
+	for i := range min(len(rules), xr.MaxRules) {
+		path := fmt.Sprintf("spec.rules[%d]", i)
+		var r route.SpecRule
+		if name, _ := xrp.GetString(path + ".name"); name != "" {
+			r.Name = ptr.To(gwv1.SectionName(name))
+		}
+		var rule struct {
+			BackendRefs []any    `json:"backendRefs"`
+			Filters     []filter `json:"filters"`
+		}
+		r.Own = xrp.GetValueInto(path, &rule) != nil || len(rule.BackendRefs) > 0 ||
+			slices.ContainsFunc(rule.Filters, func(f filter) bool { return f.Type == string(gwv1.HTTPRouteFilterRequestRedirect) })
+		out = append(out, r)
+	}
+	return out, true
+}
+
+// DescribeBackends names backends as kind namespace/name, for messages.
+func DescribeBackends(ids []xr.BackendID) string {
+	names := make([]string, 0, len(ids))
+	for _, id := range ids {
+		names = append(names, backend.KindString(schema.GroupKind{Group: id.Group, Kind: id.Kind})+" "+id.Namespace+"/"+id.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// lenientRollout reads status.rollout as well as it can, from a status that
+// may not parse: the whole of it when it decodes, else only its
+// canaryBackends.
+func lenientRollout(xrp *fieldpath.Paved) xr.RolloutStatus {
+	var s xr.RolloutStatus
+	if xrp.GetValueInto("status.rollout", &s) == nil {
+		return s
+	}
+	s = xr.RolloutStatus{}
+	_ = xrp.GetValueInto("status.rollout.canaryBackends", &s.CanaryBackends)
+	return s
+}

@@ -1,0 +1,120 @@
+// Package metrics holds the function's own Prometheus metrics, beside the
+// gRPC server's that function-sdk-go serves on the same registry: runs by
+// how they ended, the rollout transitions and failures they made, and how
+// long they took. A run hands its outcome over; nothing is read back from
+// its response.
+package metrics
+
+import (
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+)
+
+// Results of a run, as the runs metric labels them.
+const (
+	ResultComposed     = "composed"
+	ResultFatal        = "fatal"
+	ResultAbortRescued = "abort_rescued"
+	ResultPanic        = "panic"
+)
+
+// An Outcome is how a run ended.
+type Outcome struct {
+	// Result is one of the Result constants.
+	Result string
+	// Applied reports whether Crossplane applies the run's response: it
+	// calls again, and applies only the last response, until the
+	// requirements settle. Transitions count on that run only.
+	Applied bool
+	// Transitions are the reasons of the rollout events the run emits.
+	Transitions []string
+	// FailureReason is status.rollout.reason of a run that fails the
+	// rollout (a RolloutFailed transition).
+	FailureReason string
+}
+
+// Runs are the metrics of the function's runs. A nil *Runs counts nothing.
+type Runs struct {
+	runs        *prometheus.CounterVec
+	transitions *prometheus.CounterVec
+	failures    *prometheus.CounterVec
+	duration    prometheus.Histogram
+	// now reads the clock for durations: main.go's wiring gives it
+	// time.Now, tests a clock of their own. Never the function's own
+	// clock, which --now may fix.
+	now func() time.Time
+}
+
+// NewRuns registers the metrics of the function's runs.
+func NewRuns(reg prometheus.Registerer, now func() time.Time) (*Runs, error) {
+	m := &Runs{
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "function_canary_route_runs_total",
+			Help: "Runs of the function, by result: composed, fatal (bad input; the cluster keeps its last good route), abort_rescued (an emergency abort of a CanaryRoute that cannot be composed) or panic (a bug).",
+		}, []string{"result"}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "function_canary_route_rollout_transitions_total",
+			Help: "Rollout transitions (step advanced, succeeded, failed, aborted, ...), by the reason of their event, counted on the run whose response Crossplane applies.",
+		}, []string{"reason"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "function_canary_route_rollout_failures_total",
+			Help: "Rollouts that failed, by the reason status.rollout gives (GateFailed, AnalysisFailed, ProgressDeadlineExceeded, NotAllowedByPolicy), counted with their RolloutFailed transition.",
+		}, []string{"reason"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "function_canary_route_run_duration_seconds",
+			Help:    "How long a run takes in the function, from request to response.",
+			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1},
+		}),
+		now: now,
+	}
+	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.failures, m.duration} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	// Every series from the start, so that rate() and alerts see a 0
+	// before the first of each.
+	for _, r := range []string{ResultComposed, ResultFatal, ResultAbortRescued, ResultPanic} {
+		m.runs.WithLabelValues(r)
+	}
+	for _, r := range rollout.EventReasons {
+		m.transitions.WithLabelValues(r)
+	}
+	for _, r := range rollout.FailureReasons {
+		m.failures.WithLabelValues(r)
+	}
+	return m, nil
+}
+
+// Start is when a run starts; zero without metrics.
+func (m *Runs) Start() time.Time {
+	if m == nil {
+		return time.Time{}
+	}
+	return m.now()
+}
+
+// Record counts a run that started at start (see Start).
+func (m *Runs) Record(o Outcome, start time.Time) {
+	if m == nil {
+		return
+	}
+	m.duration.Observe(m.now().Sub(start).Seconds())
+	m.runs.WithLabelValues(o.Result).Inc()
+	if !o.Applied {
+		return
+	}
+	for _, r := range o.Transitions {
+		if !slices.Contains(rollout.EventReasons, r) {
+			continue
+		}
+		m.transitions.WithLabelValues(r).Inc()
+		if r == rollout.EventFailed && slices.Contains(rollout.FailureReasons, o.FailureReason) {
+			m.failures.WithLabelValues(o.FailureReason).Inc()
+		}
+	}
+}

@@ -1,0 +1,135 @@
+// Package reconcile is what the function knows of Crossplane's
+// requirements loop. Within one reconcile, Crossplane calls a function again,
+// with the context of its last response and the objects its requirements
+// name, until two calls in a row make the same requirements (at most a few
+// times), and applies the last response only. The function names its
+// requirements here, records them in each response's pipeline context, and
+// reads the record back: whether Crossplane applies a response (what the
+// metrics count), and what the call before asked for (what a rescued abort
+// asks for again).
+package reconcile
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/served"
+)
+
+// Names of the function's resource requirements.
+const (
+	// Claim asks for the claim that a cluster-scoped XR says it is bound
+	// to.
+	Claim = "claim"
+	// prefixExisting starts the name of the requirement of an object the
+	// run is about to compose; prefixGate that of a gate's object.
+	prefixExisting = "existing-"
+	prefixGate     = "gate-"
+)
+
+// Existing is the name of the requirement of the object the run is about
+// to compose under a key.
+func Existing(key string) string { return prefixExisting + key }
+
+// Gate is the name of the requirement of the i-th gate's object.
+func Gate(i int) string { return prefixGate + strconv.Itoa(i) }
+
+// ContextKey is the pipeline context key under which every response
+// records the requirements it makes.
+const ContextKey = "canaryroute.fn.crossplane.io/requirements"
+
+// Record records the response's requirements in its context, which it
+// copies first: response.To shares the request's, and the function never
+// writes into the request it was given. The record is the requirements'
+// protobuf encoding (deterministic, so that the same request gives the same
+// response), in base64: a tenth of a run cheaper than their JSON as a
+// Struct, and nobody reads it but the function.
+func Record(rsp *fnv1.RunFunctionResponse) {
+	c := &structpb.Struct{}
+	if rsp.GetContext() != nil {
+		c = proto.Clone(rsp.GetContext()).(*structpb.Struct) //nolint:forcetypeassert // A clone has the type of its original.
+	}
+	if c.Fields == nil {
+		c.Fields = map[string]*structpb.Value{}
+	}
+	delete(c.Fields, ContextKey)
+	if r := rsp.GetRequirements(); r != nil {
+		if b, err := (proto.MarshalOptions{Deterministic: true}).Marshal(r); err == nil {
+			c.Fields[ContextKey] = structpb.NewStringValue(base64.StdEncoding.EncodeToString(b))
+		}
+	}
+	if len(c.Fields) == 0 && rsp.GetContext() == nil {
+		return
+	}
+	rsp.Context = c
+}
+
+// Previous are the requirements the call before this one made in the same
+// reconcile, as its response recorded them; nil on the first call. The key
+// is the function's own: another step of the pipeline that writes it (a
+// misconfiguration) can at worst make a rescued abort ask for what
+// Crossplane cannot fetch, or a transition count on a response Crossplane
+// discards, and Own keeps the rescue to requirements of the function's own
+// names and shapes.
+func Previous(req *fnv1.RunFunctionRequest) *fnv1.Requirements {
+	v, ok := request.GetContextKey(req, ContextKey)
+	if !ok {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(v.GetStringValue())
+	if err != nil {
+		return nil
+	}
+	r := &fnv1.Requirements{}
+	if proto.Unmarshal(b, r) != nil {
+		return nil
+	}
+	return r
+}
+
+// Own keeps of recorded requirements those of the function's own names and
+// shapes: objects asked for by name (the objects it composes, the gates'
+// objects, the claim), and CRD schemas.
+func Own(r *fnv1.Requirements) *fnv1.Requirements {
+	if r == nil {
+		return nil
+	}
+	out := &fnv1.Requirements{}
+	for name, sel := range r.GetResources() {
+		own := strings.HasPrefix(name, prefixExisting) || strings.HasPrefix(name, prefixGate) || name == Claim
+		if own && sel.GetMatchName() != "" {
+			if out.Resources == nil {
+				out.Resources = map[string]*fnv1.ResourceSelector{}
+			}
+			out.Resources[name] = sel
+		}
+	}
+	for name, sel := range r.GetSchemas() {
+		if strings.HasPrefix(name, served.SchemaPrefix) {
+			if out.Schemas == nil {
+				out.Schemas = map[string]*fnv1.SchemaSelector{}
+			}
+			out.Schemas[name] = sel
+		}
+	}
+	return out
+}
+
+// Settled reports whether Crossplane applies the response: it makes the
+// requirements the call before made (none, on the first call), or ends in
+// a Fatal result, so Crossplane calls no more in this reconcile.
+func Settled(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) bool {
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return true
+		}
+	}
+	return proto.Equal(Previous(req), rsp.GetRequirements())
+}
