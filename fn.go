@@ -17,26 +17,21 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
-	"github.com/crossplane-contrib/function-canary-route/internal/gate"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
-	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
-	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/run"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 const (
-	errInput         = "invalid function Input"
-	errXR            = "invalid CanaryRoute"
-	errRequest       = "cannot read the request"
-	errObservedRoute = "cannot read the observed route"
-	errBuildRoute    = "the composed route would be rejected by the Gateway API"
-	errSetDesired    = "cannot set the desired composed resources"
-	errSetStatus     = "cannot set the composite resource's status"
-	errDeadline      = "the run ran out of time"
+	errInput      = "invalid function Input"
+	errXR         = "invalid CanaryRoute"
+	errRequest    = "cannot read the request"
+	errSetDesired = "cannot set the desired composed resources"
+	errSetStatus  = "cannot set the composite resource's status"
 )
 
 // A Clock tells the time. The function reads the time only through its
@@ -102,7 +97,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 // abort if the user asked for one, else a Fatal result.
 func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) (*fnv1.RunFunctionResponse, metrics.Outcome) {
 	observed, _ := request.GetObservedComposedResources(req)
-	if rescue, ok := compose.RescueAbort(oxr.Resource.Object, byKey(observed)); ok {
+	if rescue, ok := compose.RescueAbort(oxr.Resource.Object, byKey(observed), err); ok {
 		if rsp, out, ok := rescued(req, oxr, rescue, err); ok {
 			log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
 			return rsp, out
@@ -114,98 +109,57 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 }
 
 // compose reads the policy and the CanaryRoute, plans what it composes,
-// reads what the cluster holds, decides the weights and answers. An error
-// is bad input, for a Fatal result; it names the CanaryRoute's or the
-// Input's field. Nothing is written to a response until everything is
-// decided, so a run that fails leaves no trace.
+// composes it from what the cluster holds, and answers. An error is bad
+// input, for a Fatal result; it names the CanaryRoute's or the Input's
+// field. Nothing is written to a response until everything is decided, so a
+// run that fails leaves no trace.
 func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
 	r, err := f.read(req, oxr)
 	if err != nil {
 		return nil, metrics.Outcome{}, err
 	}
-	cr, plan := r.cr, r.plan
-	obs, err := route.Observe(r.observed[plan.RouteKey()], cr.RouteNamespace, cr.Spec.ParentRefs)
-	if err != nil {
-		return nil, metrics.Outcome{}, errors.Wrap(err, errObservedRoute)
-	}
-
-	// Refuse to compose over an object that this XR did not compose, and
-	// read the gates' objects.
-	targets := plan.Targets()
-	if err := ownership.Check(r.owner, targets, existing(r.required)); err != nil {
-		return nil, metrics.Outcome{}, err
-	}
-	// One budget bounds every expression this run evaluates.
-	budget := &expr.Budget{}
-	decision := rollout.Decide(rollout.Input{
-		Traffic:             cr.Spec.Traffic,
-		Revision:            cr.Spec.Canary.Revision,
-		CanaryDigest:        plan.CanaryDigest(),
-		Previous:            cr.Status.Rollout,
-		RouteAtStep:         plan.RouteAtStep(obs),
-		RouteMissing:        !obs.Exists,
-		Gates:               gate.Observe(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, gateObjects(r.required), plan.Program),
-		Analysis:            gate.ObserveAnalysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, r.observed, plan.Program),
-		CanaryRefused:       plan.Grants.CanaryRefused(),
-		CanaryRefusedReason: plan.CanaryRefusal(),
-		Now:                 f.clock.Now(),
+	out, err := run.Compose(ctx, run.In{
+		Plan:       r.plan,
+		Observed:   r.observed,
+		Existing:   existing(r.required),
+		Gate:       gateObjects(r.required),
+		Owner:      r.owner,
+		Conditions: compose.ObservedConditions(oxr.Resource.Object),
+		Now:        f.clock.Now(),
 	})
-
-	// The route is built and checked even when the previous composition is
-	// held: a spec that cannot be composed is a Fatal either way.
-	built, errs := plan.BuildRoute(decision.CanaryWeight, decision.Active, decision.Status.Step)
-	if len(errs) > 0 {
-		return nil, metrics.Outcome{}, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
-	}
-	// The current step's analysis objects, which depend on the decision:
-	// never composed over an object another owner manages either.
-	var analysis []compose.Object
-	if step := decision.Status.Step; step != nil && len(decision.Analysis) > 0 {
-		analysis = plan.AnalysisObjects(*step, decision.Analysis, decision.Status.Attempt, r.observed)
-	}
-	analysisTargets := plan.AnalysisTargets(analysis)
-	if err := ownership.Check(r.owner, analysisTargets, existing(r.required)); err != nil {
+	if err != nil {
 		return nil, metrics.Outcome{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, metrics.Outcome{}, errors.Wrap(err, errDeadline)
-	}
-	objects, canaryBackends, decision, err := plan.Compose(built, obs, decision, r.observed)
-	if err != nil {
-		return nil, metrics.Outcome{}, errors.Wrap(err, errSetDesired)
-	}
-	status := decision.Status
-	status.CanaryBackends = canaryBackends
 
-	rsp := newResponse(req, decision.Requeue)
-	if !schemasPending(req, plan) {
-		require(rsp, cr, r.self, append(targets, analysisTargets...))
+	rsp := newResponse(req, out.Requeue)
+	if !schemasPending(req, r.plan) {
+		rsp.Requirements = &fnv1.Requirements{Resources: reconcile.Resources(r.cr, r.self, out.Targets)}
 	}
-	requireSchemas(rsp, req, r.selfGVK, plan)
-	if err := setDesired(rsp, append(objects, analysis...)); err != nil {
+	requireSchemas(rsp, req, r.selfGVK, r.plan)
+	if err := setDesired(rsp, out.Objects); err != nil {
 		return nil, metrics.Outcome{}, errors.Wrap(err, errSetDesired)
 	}
-	routeStatus := compose.RouteStatus(cr, obs)
-	routeStatus.Versions = plan.ServedVersions(f.clock.Now())
-	if err := setStatus(rsp, req, status, &routeStatus); err != nil {
+	if err := setStatus(rsp, req, out.Rollout, &out.Route); err != nil {
 		return nil, metrics.Outcome{}, errors.Wrap(err, errSetStatus)
 	}
-	conditions, warnings := compose.Conditions(observedConditions(oxr.Resource.Object), cr, obs, plan.Grants, decision)
-	setConditions(rsp, conditions, warnings)
-	out := metrics.Outcome{Result: metrics.ResultComposed, FailureReason: decision.Status.Reason}
-	for _, e := range decision.Events {
+	for _, w := range out.Warnings {
+		event(rsp, true, w.Reason, w.Message)
+	}
+	setConditions(rsp, out.Conditions...)
+	outcome := metrics.Outcome{Result: metrics.ResultComposed, FailureReason: out.Rollout.Reason}
+	for _, e := range out.Events {
 		event(rsp, e.Warning, e.Reason, e.Message)
 		log.Info(e.Message, "reason", e.Reason)
-		out.Transitions = append(out.Transitions, e.Reason)
+		outcome.Transitions = append(outcome.Transitions, e.Reason)
 	}
-	log.Debug("Composed route", "kind", cr.Spec.Kind, "canaryWeight", decision.CanaryWeight, "phase", decision.Status.Phase)
-	return rsp, out, nil
+	log.Debug("Composed route", "kind", r.cr.Spec.Kind, "canaryWeight", out.Decision.CanaryWeight, "phase", out.Rollout.Phase)
+	return rsp, outcome, nil
 }
 
-// A run is what one pipeline run has read: the CanaryRoute, what Crossplane
+// facts are what one pipeline run has read: the CanaryRoute, what Crossplane
 // handed over (the required resources, the observed composed resources by
 // key), who composes, and the plan they make.
-type run struct {
+type facts struct {
 	cr       *xr.CanaryRoute
 	required map[string][]resource.Required
 	observed map[compose.Key]map[string]any
@@ -219,7 +173,7 @@ type run struct {
 // the required resources and the observed composed resources; then it
 // resolves the CanaryRoute under the policy, chooses the versions it
 // composes from what the cluster serves, and plans it.
-func (f *Function) read(req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*run, error) {
+func (f *Function) read(req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*facts, error) {
 	if err := checkCapabilities(req); err != nil {
 		return nil, err
 	}
@@ -231,7 +185,7 @@ func (f *Function) read(req *fnv1.RunFunctionRequest, oxr *resource.Composite) (
 	if err != nil {
 		return nil, errors.Wrap(err, errXR)
 	}
-	r := &run{
+	r := &facts{
 		cr:      cr,
 		self:    ownership.Ref{APIVersion: oxr.Resource.GetAPIVersion(), Kind: oxr.Resource.GetKind(), Name: oxr.Resource.GetName()},
 		owner:   ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())},

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
@@ -15,10 +14,8 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
-	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
-	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 // errNoRequiredResources is the Fatal of a caller that advertises its
@@ -97,43 +94,6 @@ func schemasPending(req *fnv1.RunFunctionRequest, plan *compose.Plan) bool {
 	}
 	_, answered := request.GetRequiredSchema(req, served.SelfKey)
 	return !answered
-}
-
-// require asks Crossplane for each gate's object, by name, in the route
-// namespace only, and for each object the run is about to compose, by name.
-// Crossplane calls the function again until the requirements stop changing,
-// so they depend on the spec alone.
-func require(rsp *fnv1.RunFunctionResponse, cr *xr.CanaryRoute, self ownership.Ref, targets []compose.Target) {
-	if rsp.GetRequirements() == nil {
-		rsp.Requirements = &fnv1.Requirements{}
-	}
-	if rsp.Requirements.Resources == nil {
-		rsp.Requirements.Resources = make(map[string]*fnv1.ResourceSelector, len(cr.Spec.Traffic.Gates)+len(targets))
-	}
-	for i, g := range cr.Spec.Traffic.Gates {
-		rsp.Requirements.Resources[reconcile.Gate(i)] = &fnv1.ResourceSelector{
-			ApiVersion: g.APIVersion,
-			Kind:       g.Kind,
-			Match:      &fnv1.ResourceSelector_MatchName{MatchName: g.Name},
-			Namespace:  ptr.To(cr.RouteNamespace),
-		}
-	}
-	if c := cr.Claim; ownership.ClaimAskable(c, self) {
-		rsp.Requirements.Resources[reconcile.Claim] = &fnv1.ResourceSelector{
-			ApiVersion: c.APIVersion,
-			Kind:       c.Kind,
-			Match:      &fnv1.ResourceSelector_MatchName{MatchName: c.Name},
-			Namespace:  ptr.To(c.Namespace),
-		}
-	}
-	for _, t := range targets {
-		rsp.Requirements.Resources[reconcile.Existing(string(t.Key))] = &fnv1.ResourceSelector{
-			ApiVersion: t.APIVersion,
-			Kind:       t.Kind,
-			Match:      &fnv1.ResourceSelector_MatchName{MatchName: t.Name},
-			Namespace:  ptr.To(t.Namespace),
-		}
-	}
 }
 
 // required are the objects Crossplane fetched for a requirement, and

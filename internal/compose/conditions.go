@@ -2,9 +2,12 @@ package compose
 
 import (
 	"fmt"
+	"slices"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
@@ -31,8 +34,7 @@ const (
 	reasonReady    = "Ready"
 	reasonSkipped  = "Skipped"
 	reasonComposed = "Composed"
-	// ReasonRefused: the function refuses the CanaryRoute.
-	ReasonRefused = "Refused"
+	reasonRefused  = "Refused"
 )
 
 // A Condition is one of the XR's conditions, as the function sets it.
@@ -147,4 +149,55 @@ func explainHold(v route.ParentVerdict) string {
 		return DescribeHold(v)
 	}
 	return DescribeHold(v) + ": " + v.Message
+}
+
+// ownConditions are the conditions a run that does not compute them (a
+// Fatal, a rescued abort) re-sends as the XR has them, so that they keep
+// their value instead of turning Unknown.
+var ownConditions = []string{ConditionRouteAccepted, ConditionReferenceGrantsReady, ConditionRolloutHealthy}
+
+// Kept are the function's conditions as the XR has them (observed), but
+// for those in skip: what a run that does not compute them re-sends.
+func Kept(observed map[xpv2.ConditionType]xpv2.Condition, skip ...string) []Condition {
+	var out []Condition
+	for _, typ := range ownConditions {
+		c := observed[xpv2.ConditionType(typ)]
+		// A condition the XR does not carry comes back Unknown without a
+		// reason; the function always gives one.
+		if c.Reason == "" || slices.Contains(skip, typ) {
+			continue
+		}
+		out = append(out, Condition{Type: typ, Status: metav1.ConditionStatus(c.Status), Reason: string(c.Reason), Message: c.Message})
+	}
+	return out
+}
+
+// ObservedConditions reads the XR's conditions one by one, the first of
+// each type: a condition that does not decode (written by another writer
+// with a time the API machinery does not read back) is skipped, and keeps
+// none of the others from being re-sent.
+func ObservedConditions(composite map[string]any) map[xpv2.ConditionType]xpv2.Condition {
+	items, _, _ := unstructured.NestedFieldNoCopy(composite, "status", "conditions")
+	list, _ := items.([]any)
+	out := make(map[xpv2.ConditionType]xpv2.Condition, len(list))
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c xpv2.Condition
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err != nil {
+			continue
+		}
+		if _, seen := out[c.Type]; !seen {
+			out[c.Type] = c
+		}
+	}
+	return out
+}
+
+// Refused is the Composed condition of a CanaryRoute the function refuses,
+// saying why, bounded like every status it writes.
+func Refused(why string) Condition {
+	return Condition{Type: ConditionComposed, Status: metav1.ConditionFalse, Reason: reasonRefused, Message: xr.CutRunes(why, xr.MaxStatusMessage)}
 }

@@ -26,21 +26,31 @@ const (
 
 	// MsgRescuedAbort is status.rollout.message of a rescued abort.
 	MsgRescuedAbort = "aborted: all traffic goes to the primary. The CanaryRoute cannot be composed, so the route is kept as last composed, with its canary at 0% and its canary-only rules removed, until the spec is fixed"
+	msgRescueFmt    = "spec.traffic.abort is set: the canary is held at 0%% in the last composed route, although the CanaryRoute cannot be composed: %s"
+
+	// reasonAbortNotApplied: the abort was asked for, but the canary could
+	// not be told apart from the primary, so nothing was changed.
+	reasonAbortNotApplied = "AbortNotApplied"
+	msgCannotTellApartFmt = "spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names %s. Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand"
 )
 
 // A Rescue is what an emergency abort composes for a CanaryRoute that
-// cannot be composed, or why it cannot.
+// cannot be composed, and what it says.
 type Rescue struct {
+	// Applied is false when the recorded canary cannot be told apart from
+	// the primary: nothing is composed, the Fatal stands, and the Warning
+	// and RolloutHealthy say why the abort was not applied.
+	Applied bool
 	// Objects are what the previous run composed, as observed, but for
-	// the route, where the canary gets nothing.
+	// the route, where the canary gets nothing; Status is status.rollout.
 	Objects []Object
-	// Status is status.rollout of the rescued abort; Prior as the XR had
-	// it.
-	Status, Prior xr.RolloutStatus
-	// NotApplied, when set, says why the abort is not applied: the
-	// recorded canary cannot be told apart from the primary, and nothing
-	// is composed.
-	NotApplied string
+	Status  xr.RolloutStatus
+	// Warning, when set, is said on this run: once, when the rescue (or
+	// its refusal) starts, since the runs after it change nothing and a
+	// Warning on each would spend the XR's event budget.
+	Warning *Warning
+	// Healthy is the RolloutHealthy condition.
+	Healthy Condition
 }
 
 // RescueAbort is the emergency abort of a CanaryRoute that cannot be
@@ -63,7 +73,7 @@ type Rescue struct {
 // backends recorded, no route composed yet (then nothing sends traffic to
 // the canary, and a Fatal keeps it so), or a route that does not decode or
 // that the API server would refuse once the canary is cut.
-func RescueAbort(composite map[string]any, observed map[Key]map[string]any) (Rescue, bool) {
+func RescueAbort(composite map[string]any, observed map[Key]map[string]any, cause error) (Rescue, bool) {
 	xrp := fieldpath.Pave(composite)
 	if abort, _ := xrp.GetBool("spec.traffic.abort"); !abort {
 		return Rescue{}, false
@@ -78,18 +88,34 @@ func RescueAbort(composite map[string]any, observed map[Key]map[string]any) (Res
 	}
 	canary, why := trustedCanary(xrp, decoded, prior.CanaryBackends, routeNamespace)
 	if why != "" {
-		return Rescue{Prior: prior, NotApplied: why}, true
+		msg := fmt.Sprintf(msgCannotTellApartFmt, why)
+		r := Rescue{Healthy: Condition{ConditionRolloutHealthy, metav1.ConditionFalse, reasonAbortNotApplied, msg}}
+		// A Fatal leaves the status alone, but not the conditions the
+		// function re-sends: RolloutHealthy says whether an earlier run
+		// already warned.
+		if c := ObservedConditions(composite)[ConditionRolloutHealthy]; c.Status != "False" || string(c.Reason) != reasonAbortNotApplied {
+			r.Warning = &Warning{reasonAbortNotApplied, msg}
+		}
+		return r, true
 	}
 	objects, ok := rescuedObjects(decoded, observed, canary, routeNamespace)
 	if !ok {
 		return Rescue{}, false
 	}
-	status := prior
-	status.CanaryBackends = canary
-	status.Phase, status.Reason, status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil
-	status.CanaryWeight, status.PrimaryWeight = 0, 100
-	status.Message = MsgRescuedAbort
-	return Rescue{Objects: objects, Status: status, Prior: prior}, true
+	r := Rescue{
+		Applied: true,
+		Objects: objects,
+		Status:  prior,
+		Healthy: Condition{ConditionRolloutHealthy, metav1.ConditionFalse, rollout.ReasonAborted, MsgRescuedAbort},
+	}
+	r.Status.CanaryBackends = canary
+	r.Status.Phase, r.Status.Reason, r.Status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil
+	r.Status.CanaryWeight, r.Status.PrimaryWeight = 0, 100
+	r.Status.Message = MsgRescuedAbort
+	if prior.Phase != xr.PhaseAborted || prior.Reason != rollout.ReasonAbortRescued {
+		r.Warning = &Warning{rollout.EventAborted, fmt.Sprintf(msgRescueFmt, cause.Error())}
+	}
+	return r, true
 }
 
 // decodeOurs decodes the observed objects that the function composes into

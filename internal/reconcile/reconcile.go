@@ -20,7 +20,10 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 // Names of the function's resource requirements.
@@ -132,4 +135,28 @@ func Settled(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) bool {
 		}
 	}
 	return proto.Equal(Previous(req), rsp.GetRequirements())
+}
+
+// Resources are the objects a run asks Crossplane for, by requirement
+// name, each by name in its namespace: each gate's object, in the route
+// namespace only; the claim that a cluster-scoped XR says it is bound to,
+// where it may be asked for (see ownership.ClaimAskable); and each object
+// the run is about to compose (targets). Crossplane calls the function
+// again until the requirements stop changing, so they depend on the spec
+// alone.
+func Resources(cr *xr.CanaryRoute, self ownership.Ref, targets []compose.Target) map[string]*fnv1.ResourceSelector {
+	byName := func(apiVersion, kind, namespace, name string) *fnv1.ResourceSelector {
+		return &fnv1.ResourceSelector{ApiVersion: apiVersion, Kind: kind, Match: &fnv1.ResourceSelector_MatchName{MatchName: name}, Namespace: &namespace}
+	}
+	out := make(map[string]*fnv1.ResourceSelector, len(cr.Spec.Traffic.Gates)+len(targets)+1)
+	for i, g := range cr.Spec.Traffic.Gates {
+		out[Gate(i)] = byName(g.APIVersion, g.Kind, cr.RouteNamespace, g.Name)
+	}
+	if c := cr.Claim; ownership.ClaimAskable(c, self) {
+		out[Claim] = byName(c.APIVersion, c.Kind, c.Namespace, c.Name)
+	}
+	for _, t := range targets {
+		out[Existing(string(t.Key))] = byName(t.APIVersion, t.Kind, t.Namespace, t.Name)
+	}
+	return out
 }

@@ -1,0 +1,143 @@
+// Package run composes one run of the function on typed values: from the
+// plan of a CanaryRoute and what Crossplane handed over (the observed
+// composed resources, the objects fetched for the requirements, the XR's
+// conditions) and the clock, to what the run composes and says: the
+// objects, status.rollout and status.route, the conditions, the Warnings
+// and the rollout's events. Package main reads the request into an In and
+// writes an Out into the response.
+package run
+
+import (
+	"context"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/expr"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/gate"
+	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/route"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+const (
+	errObservedRoute = "cannot read the observed route"
+	errBuildRoute    = "the composed route would be rejected by the Gateway API"
+	errCompose       = "cannot set the desired composed resources"
+	errDeadline      = "the run ran out of time"
+)
+
+// In is what a run composes from.
+type In struct {
+	Plan *compose.Plan
+	// Observed are the observed composed resources, by key.
+	Observed map[compose.Key]map[string]any
+	// Existing are the objects Crossplane fetched for a target (an object
+	// the run is about to compose), and Gate those it fetched for the i-th
+	// gate.
+	Existing func(compose.Key) []metav1.Object
+	Gate     func(i int) []*unstructured.Unstructured
+	// Owner is the XR that composes.
+	Owner ownership.Composite
+	// Conditions are the XR's conditions, as observed.
+	Conditions map[xpv2.ConditionType]xpv2.Condition
+	Now        time.Time
+}
+
+// Out is what a run composes and says.
+type Out struct {
+	// Objects are the composed objects, the current step's analysis
+	// objects last.
+	Objects []compose.Object
+	// Targets are the objects the run is about to compose, by identity:
+	// the requirements it makes of them keep them from being composed over
+	// another owner's.
+	Targets []compose.Target
+	// Rollout and Route are status.rollout and status.route.
+	Rollout xr.RolloutStatus
+	Route   xr.RouteStatus
+	// Conditions and Warnings are the XR's conditions and the Warnings
+	// about references and grants; Events the rollout's transitions.
+	Conditions []compose.Condition
+	Warnings   []compose.Warning
+	Events     []rollout.Event
+	// Requeue is when Crossplane should call again.
+	Requeue time.Duration
+	// Decision is the rollout engine's.
+	Decision rollout.Decision
+}
+
+// Compose reads what the cluster holds, decides the weights and composes.
+// An error is bad input, for a Fatal result; it names the CanaryRoute's or
+// the Input's field.
+func Compose(ctx context.Context, in In) (Out, error) {
+	plan, cr := in.Plan, in.Plan.CR
+	obs, err := route.Observe(in.Observed[plan.RouteKey()], cr.RouteNamespace, cr.Spec.ParentRefs)
+	if err != nil {
+		return Out{}, errors.Wrap(err, errObservedRoute)
+	}
+	// Never compose over an object that this XR did not compose.
+	targets := plan.Targets()
+	if err := ownership.Check(in.Owner, targets, in.Existing); err != nil {
+		return Out{}, err
+	}
+	// One budget bounds every expression this run evaluates.
+	budget := &expr.Budget{}
+	d := rollout.Decide(rollout.Input{
+		Traffic:             cr.Spec.Traffic,
+		Revision:            cr.Spec.Canary.Revision,
+		CanaryDigest:        plan.CanaryDigest(),
+		Previous:            cr.Status.Rollout,
+		RouteAtStep:         plan.RouteAtStep(obs),
+		RouteMissing:        !obs.Exists,
+		Gates:               gate.Observe(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, in.Gate, plan.Program),
+		Analysis:            gate.ObserveAnalysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, in.Observed, plan.Program),
+		CanaryRefused:       plan.Grants.CanaryRefused(),
+		CanaryRefusedReason: plan.CanaryRefusal(),
+		Now:                 in.Now,
+	})
+
+	// The route is built and checked even when the previous composition is
+	// held: a spec that cannot be composed is a Fatal either way.
+	built, errs := plan.BuildRoute(d.CanaryWeight, d.Active, d.Status.Step)
+	if len(errs) > 0 {
+		return Out{}, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
+	}
+	// The current step's analysis objects, which depend on the decision:
+	// never composed over an object another owner manages either.
+	var analysis []compose.Object
+	if step := d.Status.Step; step != nil && len(d.Analysis) > 0 {
+		analysis = plan.AnalysisObjects(*step, d.Analysis, d.Status.Attempt, in.Observed)
+	}
+	analysisTargets := plan.AnalysisTargets(analysis)
+	if err := ownership.Check(in.Owner, analysisTargets, in.Existing); err != nil {
+		return Out{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Out{}, errors.Wrap(err, errDeadline)
+	}
+	objects, canaryBackends, d, err := plan.Compose(built, obs, d, in.Observed)
+	if err != nil {
+		return Out{}, errors.Wrap(err, errCompose)
+	}
+	out := Out{
+		Objects:  append(objects, analysis...),
+		Targets:  append(targets, analysisTargets...),
+		Rollout:  d.Status,
+		Route:    compose.RouteStatus(cr, obs),
+		Events:   d.Events,
+		Requeue:  d.Requeue,
+		Decision: d,
+	}
+	out.Rollout.CanaryBackends = canaryBackends
+	out.Route.Versions = plan.ServedVersions(in.Now)
+	out.Conditions, out.Warnings = compose.Conditions(in.Conditions, cr, obs, plan.Grants, d)
+	return out, nil
+}
