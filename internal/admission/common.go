@@ -151,32 +151,43 @@ func sameParent(a, b *gwv1.ParentReference) bool {
 // port. The function's objects must pass both, except objects of versions
 // that only the experimental channel serves.
 func parentRefsRules(path *field.Path, refs []gwv1.ParentReference, standard bool) field.ErrorList {
-	var specified, portSpecified, unique, portUnique bool
+	// The rules compare every pair of references to one parent; grouped by
+	// parent, they are what each group holds: linear in the references,
+	// where the pairs are quadratic (32 parents are 1,024 pairs).
+	type parent struct{ group, kind, name, namespace string }
+	type seen struct{ emptySection, section, noPort, port bool }
+	type sectionPort struct {
+		parent
+		section string
+		port    gwv1.PortNumber
+	}
+	groups := make(map[parent]*seen, len(refs))
+	sections := make(map[sectionPort]bool, len(refs))
+	sectionPorts := make(map[sectionPort]bool, len(refs))
+	var unique, portUnique bool
 	for i := range refs {
-		p1 := &refs[i]
-		s1, port1 := deref(p1.SectionName, ""), deref(p1.Port, 0)
-		sameSection, sameSectionPort := 0, 0
-		for j := range refs {
-			p2 := &refs[j]
-			if !sameParent(p1, p2) {
-				continue
-			}
-			s2, port2 := deref(p2.SectionName, ""), deref(p2.Port, 0)
-			if (s1 == "") != (s2 == "") {
-				specified = true
-			}
-			if (s1 == "") != (s2 == "") || (port1 == 0) != (port2 == 0) {
-				portSpecified = true
-			}
-			if s1 == s2 {
-				sameSection++
-				if port1 == port2 {
-					sameSectionPort++
-				}
-			}
+		r := &refs[i]
+		p := parent{string(deref(r.Group, defaultParentGroup)), string(deref(r.Kind, defaultParentKind)), string(r.Name), string(deref(r.Namespace, ""))}
+		g := groups[p]
+		if g == nil {
+			g = &seen{}
+			groups[p] = g
 		}
-		unique = unique || sameSection != 1
-		portUnique = portUnique || sameSectionPort != 1
+		s, port := string(deref(r.SectionName, "")), deref(r.Port, 0)
+		g.emptySection, g.section = g.emptySection || s == "", g.section || s != ""
+		g.noPort, g.port = g.noPort || port == 0, g.port || port != 0
+		k := sectionPort{parent: p, section: s}
+		unique = unique || sections[k]
+		sections[k] = true
+		k.port = port
+		portUnique = portUnique || sectionPorts[k]
+		sectionPorts[k] = true
+	}
+	var specified, portSpecified bool
+	for _, g := range groups {
+		mixedSections := g.emptySection && g.section
+		specified = specified || mixedSections
+		portSpecified = portSpecified || mixedSections || (g.noPort && g.port)
 	}
 	var errs field.ErrorList
 	if specified && standard {
