@@ -1,10 +1,10 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -39,7 +39,7 @@ func setDesired(rsp *fnv1.RunFunctionResponse, objects []compose.Object) error {
 	for _, o := range objects {
 		u, err := asComposed(o.Object)
 		if err != nil {
-			return fmt.Errorf("cannot convert the composed %s: %w", o.Key, err)
+			return errors.Wrapf(err, "cannot convert the composed %s", o.Key)
 		}
 		d := &resource.DesiredComposed{Resource: u, Ready: resource.ReadyFalse}
 		if o.Ready {

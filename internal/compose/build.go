@@ -1,9 +1,10 @@
 package compose
 
 import (
-	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"

@@ -1,11 +1,11 @@
 package compose
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -270,7 +270,7 @@ func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies,
 	}
 	if len(zero) > 0 {
 		if err := cutCanary(obj, zero, ns); err != nil {
-			return nil, fmt.Errorf("cannot hold the previous route: %w", err)
+			return nil, errors.Wrap(err, "cannot hold the previous route")
 		}
 	}
 	if !route.DropBackends(obj, dropped, ns) {

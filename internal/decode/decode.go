@@ -8,11 +8,12 @@ package decode
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -67,9 +68,9 @@ func Object(obj map[string]any, into any) error {
 		at = Error(nil, data, err).Field
 	}
 	if number, ok := strings.CutPrefix(te.Value, "number "); ok && jsonKind(te.Type) == "an integer" {
-		return fmt.Errorf("%s: %s does not fit its type, %s", at, number, te.Type)
+		return errors.Errorf("%s: %s does not fit its type, %s", at, number, te.Type)
 	}
-	return fmt.Errorf("%s: must be %s, not %s", at, jsonKind(te.Type), te.Value)
+	return errors.Errorf("%s: must be %s, not %s", at, jsonKind(te.Type), te.Value)
 }
 
 // Typed decodes an object into the empty typed object that newFor returns
@@ -80,14 +81,14 @@ func Typed(obj map[string]any, newFor func(schema.GroupVersionKind) runtime.Obje
 	kind, _ := obj["kind"].(string)
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
+		return nil, errors.Wrapf(err, "cannot read the observed %s", kind)
 	}
 	into := newFor(gv.WithKind(kind))
 	if into == nil {
-		return nil, fmt.Errorf("cannot read the observed object: %q %q is not a kind the function composes", apiVersion, kind)
+		return nil, errors.Errorf("cannot read the observed object: %q %q is not a kind the function composes", apiVersion, kind)
 	}
 	if err := Object(obj, into); err != nil {
-		return nil, fmt.Errorf("cannot read the observed %s: %w", kind, err)
+		return nil, errors.Wrapf(err, "cannot read the observed %s", kind)
 	}
 	return into, nil
 }

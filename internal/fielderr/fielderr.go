@@ -8,10 +8,11 @@ package fielderr
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/pkg/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -161,7 +162,7 @@ func (o Observation) Carries(route runtime.Object, routeNamespace string) bool {
 func decodeObserved(obj map[string]any) (observed, error) {
 	var o observed
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &o); err != nil {
-		return observed{}, fmt.Errorf("cannot read the observed route: %w", err)
+		return observed{}, errors.Wrap(err, "cannot read the observed route")
 	}
 	return o, nil
 }

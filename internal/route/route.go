@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/pkg/errors"
+
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
@@ -307,7 +309,7 @@ func Check(obj runtime.Object) field.ErrorList { return admit(obj) }
 func admit(obj runtime.Object) field.ErrorList {
 	k, ok := kindOfObject(obj)
 	if !ok {
-		return field.ErrorList{field.InternalError(nil, fmt.Errorf("no admission check for %T", obj))}
+		return field.ErrorList{field.InternalError(nil, errors.Errorf("no admission check for %T", obj))}
 	}
 	return k.admit(obj)
 }

@@ -1,8 +1,9 @@
 package route
 
 import (
-	"errors"
 	"slices"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
