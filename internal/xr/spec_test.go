@@ -370,9 +370,9 @@ func specCases() map[string]specCase {
 			want:   want{errs: []fieldErr{forbidden("spec.rules[0].timeouts", "a TCPRoute cannot carry timeouts")}},
 		},
 		"RuleTLSMatchesNotAList": {
-			reason: "Matches of the wrong type on a TLSRoute are refused too, not ignored.",
+			reason: "Matches of the wrong type on a TLSRoute are refused too, not ignored: matches are a list of any kind of route.",
 			args:   args{patches: withL4(KindTLSRoute, set("spec.rules", `[{matches: {path: /}}]`))},
-			want:   want{errs: []fieldErr{forbidden("spec.rules[0].matches", "TLSRoute")}},
+			want:   want{errs: []fieldErr{invalid("spec.rules[0].matches", "must be a list, not object")}},
 		},
 		"RuleGRPCTimeouts": {
 			reason: "A GRPCRoute rule cannot carry timeouts.",

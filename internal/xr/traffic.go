@@ -1,7 +1,6 @@
 package xr
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -102,7 +101,7 @@ func expressionTotal(path *field.Path, t Traffic) field.ErrorList {
 
 // parseMatches reads A/B or mirror matches of the route's kind: each adds
 // header, query parameter or method conditions to a rule's own matches.
-func parseMatches(path *field.Path, kind RouteKind, raw json.RawMessage, what string) (*Matches, field.ErrorList) {
+func parseMatches(path *field.Path, kind RouteKind, raw []fragment, what string) (*Matches, field.ErrorList) {
 	if !hasItems(raw) {
 		return nil, nil
 	}
@@ -381,7 +380,7 @@ func parseControls(path *field.Path, t Traffic, raw *rawTraffic) (Traffic, field
 			errs = append(errs, field.Required(p.Child("step"), "an approval names the last step it approves"))
 		} else {
 			t.Approval.Step = *a.Step
-			if *a.Step < 0 || *a.Step >= maxSteps {
+			if *a.Step < 0 || int(*a.Step) >= maxSteps {
 				errs = append(errs, field.Invalid(p.Child("step"), *a.Step, fmt.Sprintf("must be a step index between 0 and %d", maxSteps-1)))
 			}
 		}
