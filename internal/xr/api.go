@@ -460,7 +460,8 @@ type rawPromote struct {
 type rawAnalysis struct {
 	// Template is the object to compose while a step names it (any kind
 	// the function's Input allows; default batch/v1 Job), named and placed
-	// by the function. Its metadata may hold labels and annotations only.
+	// by the function. Its metadata may hold labels and annotations only,
+	// none under canaryroute.fn.crossplane.io/, which are the function's.
 	// +required
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -465,7 +466,10 @@ func analysisTemplate(path *field.Path, tmpl map[string]any) field.ErrorList {
 
 // stringMap checks a template's labels or annotations: strings, and for
 // labels, valid label keys and values (the API server would refuse others,
-// and the function adds its own labels beside them).
+// and the function adds its own labels beside them). Keys under
+// OwnKeyPrefix are the function's: a template that wrote one would make an
+// object the function labels as its own with the template's value, and
+// then does not recognise.
 func stringMap(path *field.Path, v any, labels bool) field.ErrorList {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -473,6 +477,11 @@ func stringMap(path *field.Path, v any, labels bool) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if strings.HasPrefix(k, OwnKeyPrefix) {
+			errs = append(errs, field.Forbidden(path.Key(k),
+				"labels and annotations under "+OwnKeyPrefix+" are the function's own: it labels the objects it composes with them and recognises them by them"))
+			continue
+		}
 		val, ok := m[k].(string)
 		if !ok {
 			errs = append(errs, field.Invalid(path.Key(k), field.OmitValueType{}, "must be a string"))
