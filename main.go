@@ -3,7 +3,7 @@
 // Services from a CanaryRoute, recomputing the canary's weight on every run.
 package main
 
-// The CanaryRoute XRDs of example/definitions, from hack/xrdgen/schema.yaml.
+// The CanaryRoute XRDs of example/definitions, from the API types of internal/xr.
 //go:generate go run ./hack/xrdgen
 
 import (

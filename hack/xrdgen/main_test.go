@@ -13,22 +13,33 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 )
 
-const definitions = "../../example/definitions"
+// repository is the repository's root, from this package's directory.
+const repository = "../.."
 
-// TestGeneratedFilesUpToDate fails when example/definitions does not hold
-// what the generator writes from schema.yaml.
+// xrdFiles are the XRDs the tests validate against.
+var xrdFiles = []string{
+	filepath.Join(repository, definitions, "canaryroute-namespaced.yaml"),
+	filepath.Join(repository, definitions, "canaryroute-cluster.yaml"),
+}
+
+// TestGeneratedFilesUpToDate fails when example/definitions or the schema
+// that package xr embeds does not hold what the generator writes from the
+// API types.
 func TestGeneratedFilesUpToDate(t *testing.T) {
-	for _, v := range variants {
-		want, err := render(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join(definitions, v.file))
+	files, err := render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(variants)+1 {
+		t.Errorf("the generator writes %d files, want the %d XRDs and the schema", len(files), len(variants))
+	}
+	for name, want := range files {
+		got, err := os.ReadFile(filepath.Join(repository, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(string(want), string(got)); diff != "" {
-			t.Errorf("%s is stale: run `go run ./hack/xrdgen` (-generated, +committed):\n%s", v.file, diff)
+			t.Errorf("%s is stale: run `go generate ./...` (-generated, +committed):\n%s", name, diff)
 		}
 	}
 }
@@ -145,6 +156,21 @@ port: 9898
 			spec:   strings.Replace(base, "{backendRef: {name: canary, port: 80}}", "{backendRef: {name: canary, port: 80}, tls: {hostname: c.internal, wellKnownCACertificates: System}}", 1),
 			want:   []string{"tls goes with a service or externalName side"},
 		},
+		"BackendTLSSubjectAltNames": {
+			reason: "tls names subject alternative names as Gateway API writes them.",
+			spec: strings.Replace(base, "{service: {selector: {app: podinfo}}}", "{service: {selector: {app: podinfo}}, tls: {hostname: podinfo.internal, wellKnownCACertificates: System, "+
+				"subjectAltNames: [{type: Hostname, hostname: podinfo.example.com}, {type: URI, uri: 'spiffe://example.com/podinfo'}]}}", 1),
+		},
+		"BackendTLSSubjectAltNameRules": {
+			reason: "A subject alternative name follows the BackendTLSPolicy CRD's rules, as the function does.",
+			spec:   strings.Replace(base, "{service: {selector: {app: podinfo}}}", "{service: {selector: {app: podinfo}}, tls: {hostname: podinfo.internal, wellKnownCACertificates: System, subjectAltNames: [{type: Hostname}]}}", 1),
+			want:   []string{"SubjectAltName element must contain Hostname"},
+		},
+		"RevisionOnPrimary": {
+			reason: "Only the canary has a revision.",
+			spec:   strings.Replace(base, "{service: {selector: {app: podinfo}}}", "{service: {selector: {app: podinfo}}, revision: v1}", 1),
+			want:   []string{"only the canary has a revision"},
+		},
 		"ControlsNeedSteps": {
 			reason: "approval, promote and retry act on progressive rollouts.",
 			spec:   base + "traffic: {weight: 10, retry: \"1\"}\n",
@@ -197,7 +223,7 @@ port: 9898
 			want:   []string{"spec.canary.revision"},
 		},
 	}
-	xrds := crdschema.XRDs(t, filepath.Join(definitions, "canaryroute-namespaced.yaml"), filepath.Join(definitions, "canaryroute-cluster.yaml"))
+	xrds := crdschema.XRDs(t, xrdFiles...)
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			for _, kind := range []string{"CanaryRoute", "XCanaryRoute"} {
@@ -233,11 +259,11 @@ port: 9898
 
 // TestExamplesPassXRDs checks every example XR against its XRD.
 func TestExamplesPassXRDs(t *testing.T) {
-	files, err := filepath.Glob("../../example/*/xr.yaml")
+	files, err := filepath.Glob(filepath.Join(repository, "example", "*", "xr.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
-	xrds := crdschema.XRDs(t, filepath.Join(definitions, "canaryroute-namespaced.yaml"), filepath.Join(definitions, "canaryroute-cluster.yaml"))
+	xrds := crdschema.XRDs(t, xrdFiles...)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -257,7 +283,7 @@ func TestExamplesPassXRDs(t *testing.T) {
 // namespace cannot change, since a new one would leave the old route's
 // traffic behind.
 func TestXRDImmutableFields(t *testing.T) {
-	xrds := crdschema.XRDs(t, filepath.Join(definitions, "canaryroute-cluster.yaml"))
+	xrds := crdschema.XRDs(t, xrdFiles[1])
 	xr := func(extra string) map[string]any {
 		var spec map[string]any
 		if err := yaml.Unmarshal([]byte(`

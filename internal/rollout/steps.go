@@ -392,7 +392,7 @@ func verdictsOf(verdicts []xr.AnalysisVerdict, steps int) []xr.AnalysisVerdict {
 }
 
 // maxVerdicts bounds status.rollout.analysis, as the XRDs do.
-const maxVerdicts = xr.MaxVerdicts
+var maxVerdicts = xr.MaxVerdicts
 
 // terminal is a rollout that sends nothing to the canary.
 func terminal(cur xr.RolloutStatus, phase xr.Phase, reason, msg string) Decision {

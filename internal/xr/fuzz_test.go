@@ -212,6 +212,17 @@ func checkInvariants(t *testing.T, cr *CanaryRoute) {
 			fail("gate %+v", g)
 		}
 	}
+	for _, a := range tr.Analysis {
+		meta, _ := a.Template["metadata"].(map[string]any)
+		for _, f := range []string{"labels", "annotations"} {
+			keys, _ := meta[f].(map[string]any)
+			for k := range keys {
+				if strings.HasPrefix(k, OwnKeyPrefix) {
+					fail("analysis %s writes the function's own %s key %q", a.Name, f, k)
+				}
+			}
+		}
+	}
 }
 
 // FuzzParsePatch starts from a valid XR of the table tests and replaces the

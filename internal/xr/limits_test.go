@@ -6,38 +6,106 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
 )
 
-// TestLimitsMatchTheXRDs holds the limits the parser checks before decoding
-// and the limits the XRDs state (generated from hack/xrdgen/schema.yaml) to
-// one value each: a limit the XRD admits and the function refuses would make
-// a valid-looking CanaryRoute a Fatal, and the reverse would let the API
-// server store what no run can compose.
-func TestLimitsMatchTheXRDs(t *testing.T) {
+// TestSpecLimitsAreTheXRDs checks that the function bounds the spec with
+// exactly the limits the XRDs state: every maxItems, maxProperties and
+// maxLength of the XRDs' spec, read from the files, and nothing else. A
+// limit the XRD admits and the function refuses would make a valid-looking
+// CanaryRoute a Fatal, and the reverse would let the API server store what
+// no run can compose.
+func TestSpecLimitsAreTheXRDs(t *testing.T) {
+	stated := map[string]int{}
 	for _, file := range []string{"canaryroute-namespaced.yaml", "canaryroute-cluster.yaml"} {
 		root := xrdSchema(t, file)
-		for pattern, limit := range specLimits {
-			if file == "canaryroute-namespaced.yaml" && pattern == "spec.namespace" {
-				continue // Only cluster-scoped XRs name the route's namespace.
-			}
-			node, ok := schemaAt(root, pattern)
-			if !ok {
-				t.Errorf("%s: no schema for %s", file, pattern)
-				continue
-			}
-			got, which := xrdLimit(node)
-			if which == "" {
-				t.Errorf("%s: %s has no maxLength, maxItems or maxProperties; the function limits it to %d", file, pattern, limit)
-				continue
-			}
-			if got != limit {
-				t.Errorf("%s: %s has %s %d; the function limits it to %d", file, pattern, which, got, limit)
-			}
+		node, ok := schemaAt(root, "spec")
+		if !ok {
+			t.Fatalf("%s: no schema for spec", file)
 		}
+		walkSchema(node, "spec", func(pattern string, node map[string]any) {
+			l, which := xrdLimit(node)
+			if which == "" {
+				if node["additionalProperties"] == nil {
+					return
+				}
+				l = bounds.DefaultItems // A map of data: package bounds walks its keys as data.
+			}
+			if prev, seen := stated[pattern]; seen && prev != l {
+				t.Errorf("the XRDs disagree on %s: %d and %d", pattern, prev, l)
+			}
+			stated[pattern] = l
+		})
+	}
+	if diff := cmp.Diff(stated, map[string]int(specLimits)); diff != "" {
+		t.Errorf("the function's spec limits are not the XRDs' (-XRDs, +function):\n%s", diff)
+	}
+}
+
+// TestVerdictsFitSteps checks that status.rollout.analysis holds a verdict
+// of every analysis of every step.
+func TestVerdictsFitSteps(t *testing.T) {
+	if MaxVerdicts < maxSteps*maxStepAnalysis {
+		t.Errorf("status.rollout.analysis holds %d verdicts, fewer than %d steps of %d analyses", MaxVerdicts, maxSteps, maxStepAnalysis)
+	}
+}
+
+func TestStatedSizes(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		schema string
+		want   map[string]size
+		panics bool
+	}{
+		"ListsStringsMaps": {
+			reason: "maxItems, maxLength and maxProperties are read at their bounds patterns, below lists and maps too.",
+			schema: `{"properties": {"spec": {"properties": {
+				"rules": {"maxItems": 16, "items": {"properties": {"name": {"maxLength": 253}}}},
+				"selector": {"maxProperties": 8, "additionalProperties": {"maxLength": 63}}}},
+				"status": {"properties": {"message": {"maxLength": 1024}}}}}`,
+			want: map[string]size{
+				"spec.rules": {limit: 16}, "spec.rules[*].name": {limit: 253, isString: true},
+				"spec.selector": {limit: 8}, "spec.selector[*]": {limit: 63, isString: true},
+				"status.message": {limit: 1024, isString: true},
+			},
+		},
+		"MapWithoutLimit": {
+			reason: "A map without maxProperties is named with the default, so that package bounds walks its keys as data.",
+			schema: `{"properties": {"spec": {"properties": {"labels": {"additionalProperties": {"type": "string"}}}}, "status": {}}}`,
+			want:   map[string]size{"spec.labels": {limit: bounds.DefaultItems}},
+		},
+		"Unbounded": {
+			reason: "What states no size is not named: package bounds applies its defaults.",
+			schema: `{"properties": {"spec": {"properties": {"kind": {"type": "string"}, "rules": {"items": {"type": "object"}}}}, "status": {}}}`,
+			want:   map[string]size{},
+		},
+		"FieldsOfAnObject": {
+			reason: "Package bounds counts the keys of maps: an object of named fields with maxProperties cannot be checked, and is refused.",
+			schema: `{"properties": {"spec": {"maxProperties": 2, "properties": {"a": {}}}, "status": {}}}`,
+			panics: true,
+		},
+		"NoStatus": {
+			reason: "A schema without status is not the generated one.",
+			schema: `{"properties": {"spec": {}}}`,
+			panics: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); (r != nil) != tc.panics {
+					t.Errorf("%s\nstatedSizes: panic %v, want a panic: %t", tc.reason, r, tc.panics)
+				}
+			}()
+			got := statedSizes([]byte(tc.schema))
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(size{})); diff != "" {
+				t.Errorf("%s\nstatedSizes: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }
 

@@ -14,84 +14,15 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
-	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
-// Limits that the CanaryRoute's reference (docs/reference.md) fixes beyond those of the Gateway API CRDs.
-const (
-	maxParentRefs = 32
-	maxHostnames  = 16
-	// MaxRules is the most rules spec.rules holds.
-	MaxRules = 16
-	maxSteps = 32
-	maxGates = 16
-	// maxAnalysisTemplates bounds traffic.analysis, and maxStepAnalysis
-	// the analysis of one step: each is an object composed and judged on
-	// every run.
-	maxAnalysisTemplates = 8
-	maxStepAnalysis      = 4
-	// maxAnalysisName keeps analysis-<name> and the object's name short.
-	maxAnalysisName = 32
-	// maxSelector bounds a proxy Service's selector: a real one names a few
-	// labels, and each label costs checks and bytes on every run.
-	maxSelector = 64
-	// maxConditionType is metav1.Condition's limit on a condition type.
-	maxConditionType = 316
-	percentMax       = 100
+// percentMax is the most a weight or a mirror's percent is.
+const percentMax = 100
 
-	// DefaultFailAfter is how long a gate may stay False before the rollout
-	// fails, when the gate does not say.
-	DefaultFailAfter = 5 * time.Minute
-)
-
-// specLimits are the sizes of the spec fields the function reads, where
-// they are not package bounds' defaults. The XRDs (hack/xrdgen/schema.yaml)
-// state the same limits: TestLimitsMatchTheXRDs holds them together.
-var specLimits = bounds.Limits{
-	"spec.namespace":                       63,
-	"spec.routeName":                       253,
-	"spec.parentRefs":                      maxParentRefs,
-	"spec.hostnames":                       maxHostnames,
-	"spec.rules":                           MaxRules,
-	"spec.rules[*].filters":                16,
-	"spec.rules[*].backendRefs":            16,
-	"spec.rules[*].retry.codes":            64,
-	"spec.primary.tls.caCertificateRefs":   8,
-	"spec.canary.tls.caCertificateRefs":    8,
-	"spec.primary.tls.subjectAltNames":     5,
-	"spec.canary.tls.subjectAltNames":      5,
-	"spec.primary.tls.hostname":            253,
-	"spec.canary.tls.hostname":             253,
-	"spec.primary.filters":                 16,
-	"spec.canary.filters":                  16,
-	"spec.primary.service.selector":        maxSelector,
-	"spec.canary.service.selector":         maxSelector,
-	"spec.primary.externalName":            254,
-	"spec.canary.externalName":             254,
-	"spec.canary.revision":                 63,
-	"spec.traffic.steps":                   maxSteps,
-	"spec.traffic.gates":                   maxGates,
-	"spec.traffic.gates[*].conditionType":  maxConditionType,
-	"spec.traffic.gates[*].successWhen":    expr.MaxLength,
-	"spec.traffic.gates[*].failWhen":       expr.MaxLength,
-	"spec.traffic.steps[*].analysis":       maxStepAnalysis,
-	"spec.traffic.analysis":                maxAnalysisTemplates,
-	"spec.traffic.analysis[*].successWhen": expr.MaxLength,
-	"spec.traffic.analysis[*].failWhen":    expr.MaxLength,
-	"spec.traffic.retry":                   63,
-}
-
-// MaxVerdicts bounds status.rollout.analysis: 32 steps of 4 analyses.
-const MaxVerdicts = maxSteps * maxStepAnalysis
-
-// statusLimits are the sizes of the status fields the function reads back,
-// where they are not package bounds' defaults: at least what the XRDs
-// admit, so that no status a run writes, or the API server accepts, makes
-// the next run fail (TestStatusLimitsAdmitTheXRDs).
-var statusLimits = bounds.Limits{
-	"status.rollout.analysis": MaxVerdicts,
-}
+// DefaultFailAfter is how long a gate may stay False before the rollout
+// fails, when the gate does not say.
+const DefaultFailAfter = 5 * time.Minute
 
 // checkBounds checks the sizes of the spec fields the function reads, and
 // of status.rollout and status.route; nothing else in the XR is its
@@ -237,7 +168,7 @@ func parseSpec(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.ParentRe
 		Namespace:       raw.Namespace,
 		RouteName:       raw.RouteName,
 		Kind:            raw.Kind,
-		ParentRefs:      raw.ParentRefs,
+		ParentRefs:      parentRefs(raw.ParentRefs),
 		Hostnames:       raw.Hostnames,
 		ReferenceGrants: raw.ReferenceGrants,
 	}
@@ -304,6 +235,18 @@ func parseParentRefs(path *field.Path, s *Spec, defaults []gwv1.ParentReference)
 	return admission.ParentReferences(path, s.ParentRefs)
 }
 
+// parentRefs converts parentRefs as written to Gateway API's type.
+func parentRefs(raw []rawParentReference) []gwv1.ParentReference {
+	if raw == nil {
+		return nil
+	}
+	out := make([]gwv1.ParentReference, 0, len(raw))
+	for _, r := range raw {
+		out = append(out, gwv1.ParentReference(r))
+	}
+	return out
+}
+
 func validateHostnames(path *field.Path, kind RouteKind, hostnames []gwv1.Hostname) field.ErrorList {
 	switch kind {
 	case KindHTTPRoute, KindGRPCRoute:
@@ -347,15 +290,15 @@ func parseRules(path *field.Path, kind RouteKind, raw []rawRule) ([]Rule, field.
 		case KindHTTPRoute:
 			errs = append(errs, decodeAndCheck(p.Child("matches"), r.Matches, &rule.HTTPMatches, admission.HTTPRouteMatches)...)
 			errs = append(errs, decodeAndCheck(p.Child("filters"), r.Filters, &rule.HTTPFilters, admission.HTTPRouteFilters)...)
-			errs = append(errs, decodeFragment(p.Child("backendRefs"), r.BackendRefs, &rule.HTTPBackendRefs)...)
+			errs = append(errs, decodeFragments(p.Child("backendRefs"), r.BackendRefs, &rule.HTTPBackendRefs)...)
 			errs = append(errs, redirectAlone(p, rule)...)
-			rule.Timeouts = r.Timeouts
-			errs = append(errs, admission.HTTPRouteTimeouts(p.Child("timeouts"), r.Timeouts)...)
-			rule.Retry = r.Retry
+			rule.Timeouts = (*gwv1.HTTPRouteTimeouts)(r.Timeouts)
+			errs = append(errs, admission.HTTPRouteTimeouts(p.Child("timeouts"), rule.Timeouts)...)
+			rule.Retry = (*gwv1.HTTPRouteRetry)(r.Retry)
 		case KindGRPCRoute:
 			errs = append(errs, decodeAndCheck(p.Child("matches"), r.Matches, &rule.GRPCMatches, admission.GRPCRouteMatches)...)
 			errs = append(errs, decodeAndCheck(p.Child("filters"), r.Filters, &rule.GRPCFilters, admission.GRPCRouteFilters)...)
-			errs = append(errs, decodeFragment(p.Child("backendRefs"), r.BackendRefs, &rule.GRPCBackendRefs)...)
+			errs = append(errs, decodeFragments(p.Child("backendRefs"), r.BackendRefs, &rule.GRPCBackendRefs)...)
 			errs = append(errs, unsupported(p.Child("timeouts"), r.Timeouts != nil, "timeouts", kind)...)
 			errs = append(errs, unsupported(p.Child("retry"), r.Retry != nil, "retries", kind)...)
 		case KindTLSRoute, KindTCPRoute, KindUDPRoute:
@@ -409,36 +352,32 @@ func unsupported(path *field.Path, set bool, feature string, kind RouteKind) fie
 	return field.ErrorList{field.Forbidden(path, fmt.Sprintf("a %s cannot carry %s", kind, feature))}
 }
 
-// hasItems reports whether a raw JSON list holds anything. An empty list or
-// null is the same as leaving the field out.
-func hasItems(raw json.RawMessage) bool {
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return len(raw) > 0 && string(raw) != "null"
-	}
-	return len(items) > 0
-}
+// hasItems reports whether a list holds anything. An empty list or null is
+// the same as leaving the field out.
+func hasItems(list []fragment) bool { return len(list) > 0 }
 
-// emptyList reports whether raw is a list written empty, as opposed to
-// absent or null.
-func emptyList(raw json.RawMessage) bool {
-	var items []json.RawMessage
-	return len(raw) > 0 && string(raw) != "null" && json.Unmarshal(raw, &items) == nil && len(items) == 0
-}
+// emptyList reports whether a list is written empty, as opposed to absent or
+// null.
+func emptyList(list []fragment) bool { return list != nil && len(list) == 0 }
 
-// decodeFragment decodes a kind-specific Gateway API fragment strictly.
-func decodeFragment(path *field.Path, raw json.RawMessage, into any) field.ErrorList {
-	if len(raw) == 0 || string(raw) == "null" {
+// decodeFragments decodes kind-specific Gateway API fragments strictly into
+// their Gateway API type, with errors at the CanaryRoute's own paths.
+func decodeFragments(path *field.Path, list []fragment, into any) field.ErrorList {
+	if list == nil {
 		return nil
 	}
-	return decode.Strict(path, raw, into)
+	b, err := json.Marshal(list)
+	if err != nil {
+		return field.ErrorList{field.Invalid(path, field.OmitValueType{}, err.Error())}
+	}
+	return decode.Strict(path, b, into)
 }
 
-// decodeAndCheck decodes a fragment and, once it decoded, checks it with the
-// Gateway API's rules. The check depends only on the fragment's own decoding:
-// an error elsewhere in the spec must not hide the fragment's own errors.
-func decodeAndCheck[T any](path *field.Path, raw json.RawMessage, into *[]T, check func(*field.Path, []T) field.ErrorList) field.ErrorList {
-	if errs := decodeFragment(path, raw, into); len(errs) > 0 {
+// decodeAndCheck decodes fragments and, once they decoded, checks them with
+// the Gateway API's rules. The check depends only on the fragments' own
+// decoding: an error elsewhere in the spec must not hide their own errors.
+func decodeAndCheck[T any](path *field.Path, list []fragment, into *[]T, check func(*field.Path, []T) field.ErrorList) field.ErrorList {
+	if errs := decodeFragments(path, list, into); len(errs) > 0 {
 		return errs
 	}
 	return check(path, *into)

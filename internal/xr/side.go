@@ -32,7 +32,7 @@ func parseSide(path *field.Path, kind RouteKind, role Role, raw *rawSide) (Side,
 		return Side{}, field.ErrorList{field.Required(path, "set one of service, externalName or backendRef")}
 	}
 	var errs field.ErrorList
-	side := Side{BackendRef: raw.BackendRef}
+	side := Side{BackendRef: (*gwv1.BackendObjectReference)(raw.BackendRef)}
 
 	sources := 0
 	if raw.Service != nil {
@@ -64,7 +64,7 @@ func parseSide(path *field.Path, kind RouteKind, role Role, raw *rawSide) (Side,
 		errs = append(errs, unsupported(path.Child("filters"), hasItems(raw.Filters), "backend filters", kind)...)
 	}
 
-	if len(raw.TLS) > 0 && string(raw.TLS) != "null" {
+	if raw.TLS != nil {
 		var tlsErrs field.ErrorList
 		side.TLS, tlsErrs = parseBackendTLS(path.Child("tls"), kind, raw)
 		errs = append(errs, tlsErrs...)
@@ -94,10 +94,7 @@ func parseBackendTLS(path *field.Path, kind RouteKind, raw *rawSide) (*gwv1.Back
 	if kind != KindHTTPRoute && kind != KindGRPCRoute {
 		return nil, unsupported(path, true, "backend TLS", kind)
 	}
-	v := &gwv1.BackendTLSPolicyValidation{}
-	if errs := decodeFragment(path, raw.TLS, v); len(errs) > 0 {
-		return nil, errs
-	}
+	v := (*gwv1.BackendTLSPolicyValidation)(raw.TLS)
 	var errs field.ErrorList
 	if v.Hostname == "" {
 		errs = append(errs, field.Required(path.Child("hostname"), "the name the backend's certificate must be valid for, sent as SNI"))

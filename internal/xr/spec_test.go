@@ -370,9 +370,9 @@ func specCases() map[string]specCase {
 			want:   want{errs: []fieldErr{forbidden("spec.rules[0].timeouts", "a TCPRoute cannot carry timeouts")}},
 		},
 		"RuleTLSMatchesNotAList": {
-			reason: "Matches of the wrong type on a TLSRoute are refused too, not ignored.",
+			reason: "Matches of the wrong type on a TLSRoute are refused too, not ignored: matches are a list of any kind of route.",
 			args:   args{patches: withL4(KindTLSRoute, set("spec.rules", `[{matches: {path: /}}]`))},
-			want:   want{errs: []fieldErr{forbidden("spec.rules[0].matches", "TLSRoute")}},
+			want:   want{errs: []fieldErr{invalid("spec.rules[0].matches", "must be a list, not object")}},
 		},
 		"RuleGRPCTimeouts": {
 			reason: "A GRPCRoute rule cannot carry timeouts.",
@@ -1173,6 +1173,32 @@ func specCases() map[string]specCase {
 				invalid("spec.traffic.analysis[smoke].template.metadata.labels[ok]", "must be a string"),
 				forbidden("spec.traffic.analysis[smoke].template.metadata.name", "names analysis objects"),
 				forbidden("spec.traffic.analysis[smoke].template.metadata.ownerReferences", "only hold labels and annotations"),
+			}},
+		},
+		"AnalysisTemplateOwnKeys": {
+			reason: "Labels and annotations under canaryroute.fn.crossplane.io/ are the function's own, today's keys and any later one: a template that writes one is refused, never composed as an object the function then fails to recognise.",
+			args: args{patches: append(steps(`[{weight: 10, analysis: [smoke]}]`),
+				set("spec.traffic.analysis", `{smoke: {template: {apiVersion: batch/v1, kind: Job, metadata: {`+
+					`labels: {canaryroute.fn.crossplane.io/retry: "1", canaryroute.fn.crossplane.io/later: x, team: web}, `+
+					`annotations: {canaryroute.fn.crossplane.io/note: x, example.com/note: v}}}, successWhen: "true"}}`))},
+			want: want{errs: []fieldErr{
+				forbidden("spec.traffic.analysis[smoke].template.metadata.annotations[canaryroute.fn.crossplane.io/note]", "the function's own"),
+				forbidden("spec.traffic.analysis[smoke].template.metadata.labels[canaryroute.fn.crossplane.io/later]", "the function's own"),
+				forbidden("spec.traffic.analysis[smoke].template.metadata.labels[canaryroute.fn.crossplane.io/retry]", "the function's own"),
+			}},
+		},
+		"AnalysisTemplateKeysLikeOwn": {
+			reason: "Only keys under the prefix canaryroute.fn.crossplane.io/ are the function's: a subdomain of it, a longer domain and the bare name are the user's.",
+			args: args{
+				patches: append(steps(`[{weight: 10, analysis: [smoke]}]`),
+					set("spec.traffic.analysis", `{smoke: {template: {apiVersion: batch/v1, kind: Job, metadata: {`+
+						`labels: {team.canaryroute.fn.crossplane.io/a: x, canaryroute.fn.crossplane.io.example.com/b: x, canaryroute.fn.crossplane.io: x}, `+
+						`annotations: {retry: x}}}, successWhen: "true"}}`)),
+				pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Analysis[0].Template["metadata"] },
+			},
+			want: want{value: map[string]any{
+				"labels":      map[string]any{"team.canaryroute.fn.crossplane.io/a": "x", "canaryroute.fn.crossplane.io.example.com/b": "x", "canaryroute.fn.crossplane.io": "x"},
+				"annotations": map[string]any{"retry": "x"},
 			}},
 		},
 		"AnalysisWithoutSuccessWhen": {

@@ -15,17 +15,6 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 )
 
-// Limits of the status the function writes, which the XRDs state too: a
-// status the API server refuses would never be written, and the XR would
-// keep its last one.
-const (
-	// MaxStatusMessage is the most characters of status.rollout.message.
-	MaxStatusMessage = 1024
-	// MaxStatusValue is the most characters of a value the status quotes
-	// from elsewhere (a gate's or a gateway's reason).
-	MaxStatusValue = 256
-)
-
 // parseStatus reads the status the function wrote on an earlier run. The
 // function owns these fields, but a user (or a bad restore) can still write
 // anything there, so a status that does not decode is an error naming the
@@ -168,11 +157,11 @@ func (s RolloutStatus) Bounded() RolloutStatus {
 }
 
 // Bounded is the route status as the API server admits it: each parent's
-// reason, which the gateway wrote, cut to MaxStatusValue characters.
+// reason, which the gateway wrote, cut to its limit of characters.
 func (s RouteStatus) Bounded() RouteStatus {
 	parents := make([]ParentStatus, 0, len(s.Parents))
 	for _, p := range s.Parents {
-		p.Reason = CutRunes(p.Reason, MaxStatusValue)
+		p.Reason = CutRunes(p.Reason, maxParentReason)
 		parents = append(parents, p)
 	}
 	if s.Parents != nil {

@@ -1,11 +1,11 @@
 package xr
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -102,7 +102,7 @@ func expressionTotal(path *field.Path, t Traffic) field.ErrorList {
 
 // parseMatches reads A/B or mirror matches of the route's kind: each adds
 // header, query parameter or method conditions to a rule's own matches.
-func parseMatches(path *field.Path, kind RouteKind, raw json.RawMessage, what string) (*Matches, field.ErrorList) {
+func parseMatches(path *field.Path, kind RouteKind, raw []fragment, what string) (*Matches, field.ErrorList) {
 	if !hasItems(raw) {
 		return nil, nil
 	}
@@ -381,7 +381,7 @@ func parseControls(path *field.Path, t Traffic, raw *rawTraffic) (Traffic, field
 			errs = append(errs, field.Required(p.Child("step"), "an approval names the last step it approves"))
 		} else {
 			t.Approval.Step = *a.Step
-			if *a.Step < 0 || *a.Step >= maxSteps {
+			if *a.Step < 0 || int(*a.Step) >= maxSteps {
 				errs = append(errs, field.Invalid(p.Child("step"), *a.Step, fmt.Sprintf("must be a step index between 0 and %d", maxSteps-1)))
 			}
 		}
@@ -466,7 +466,10 @@ func analysisTemplate(path *field.Path, tmpl map[string]any) field.ErrorList {
 
 // stringMap checks a template's labels or annotations: strings, and for
 // labels, valid label keys and values (the API server would refuse others,
-// and the function adds its own labels beside them).
+// and the function adds its own labels beside them). Keys under
+// OwnKeyPrefix are the function's: a template that wrote one would make an
+// object the function labels as its own with the template's value, and
+// then does not recognise.
 func stringMap(path *field.Path, v any, labels bool) field.ErrorList {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -474,6 +477,11 @@ func stringMap(path *field.Path, v any, labels bool) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if strings.HasPrefix(k, OwnKeyPrefix) {
+			errs = append(errs, field.Forbidden(path.Key(k),
+				"labels and annotations under "+OwnKeyPrefix+" are the function's own: it labels the objects it composes with them and recognises them by them"))
+			continue
+		}
 		val, ok := m[k].(string)
 		if !ok {
 			errs = append(errs, field.Invalid(path.Key(k), field.OmitValueType{}, "must be a string"))

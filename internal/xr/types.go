@@ -4,12 +4,16 @@
 //
 // The function never depends on the XR's group or kind: a platform team may
 // publish CanaryRoute under its own API group.
+//
+// The spec and status types of api.go are also the XRDs' schema: a field of
+// theirs is optional unless its markers say +required.
+//
+// +kubebuilder:validation:Optional
 package xr
 
 import (
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -38,6 +42,7 @@ func (k RouteKind) Streams() bool {
 }
 
 // GrantMode says whether the function composes ReferenceGrants.
+// +kubebuilder:validation:Enum=Compose;Skip
 type GrantMode string
 
 // Grant modes.
@@ -45,6 +50,11 @@ const (
 	GrantsCompose GrantMode = "Compose"
 	GrantsSkip    GrantMode = "Skip"
 )
+
+// OwnKeyPrefix is the prefix of the labels and annotations that are the
+// function's own: it labels the objects it composes with keys under it and
+// recognises its objects by them, so no template may write one.
+const OwnKeyPrefix = "canaryroute.fn.crossplane.io/"
 
 // Role is the part a backend plays in the rollout.
 type Role string
@@ -303,6 +313,7 @@ type CookieAttributes struct {
 }
 
 // AffinityMode is how session affinity is composed.
+// +kubebuilder:validation:Enum=Cookie;SessionPersistence
 type AffinityMode string
 
 // Affinity modes.
@@ -334,124 +345,4 @@ type Gate struct {
 func (g Gate) GroupVersionKind() schema.GroupVersionKind {
 	gv, _ := schema.ParseGroupVersion(g.APIVersion)
 	return gv.WithKind(g.Kind)
-}
-
-// Status is the part of the XR's status that the function owns.
-type Status struct {
-	Rollout *RolloutStatus `json:"rollout,omitempty"`
-	Route   *RouteStatus   `json:"route,omitempty"`
-}
-
-// Phase of a rollout.
-type Phase string
-
-// Rollout phases.
-const (
-	PhaseStable      Phase = "Stable"
-	PhaseProgressing Phase = "Progressing"
-	PhasePaused      Phase = "Paused"
-	PhaseSucceeded   Phase = "Succeeded"
-	PhaseAborted     Phase = "Aborted"
-	PhaseFailed      Phase = "Failed"
-)
-
-// RolloutStatus is status.rollout: the rollout state that carries over
-// between runs, since a function keeps no memory of its own. The engine reads
-// its own past decisions from these fields, never from the wording of
-// Message.
-type RolloutStatus struct {
-	Phase Phase `json:"phase,omitempty"`
-	// Reason is the machine-readable reason of the phase, such as
-	// GateFailed or CanaryChanged.
-	Reason        string       `json:"reason,omitempty"`
-	Revision      string       `json:"revision,omitempty"`
-	Step          *int32       `json:"step,omitempty"`
-	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
-	NextStepAt    *metav1.Time `json:"nextStepAt,omitempty"`
-	CanaryWeight  int32        `json:"canaryWeight"`
-	PrimaryWeight int32        `json:"primaryWeight"`
-	// CanaryDigest is a digest of the canary side (its source and filters):
-	// a change of it restarts a progressive rollout.
-	CanaryDigest string `json:"canaryDigest,omitempty"`
-	// CanaryBackends are the route's canary backends, so that an emergency
-	// abort can find them in the route without guessing by name.
-	CanaryBackends []BackendID `json:"canaryBackends,omitempty"`
-	// AwaitingApproval is true while an approval step waits for
-	// traffic.approval.
-	AwaitingApproval bool `json:"awaitingApproval,omitempty"`
-	// Analysis are the verdicts of the revision's analysis, step by step:
-	// once a step has passed, its analysis object is deleted and its
-	// verdict stays here.
-	Analysis []AnalysisVerdict `json:"analysis,omitempty"`
-	// Promoted is the revision that traffic.promote moved to its last step:
-	// a promote acts once.
-	Promoted string `json:"promoted,omitempty"`
-	// Retry is the last traffic.retry value seen: a retry acts once, and a
-	// value seen while there was nothing to retry never restarts a later
-	// failure by itself.
-	Retry string `json:"retry,omitempty"`
-	// Attempt is the traffic.retry value that started the current attempt
-	// of the revision ("" for its first): analysis objects are labelled and
-	// named with it, so a retry gets objects of its own, and a value written
-	// while nothing is to be retried leaves the running ones alone.
-	Attempt string `json:"attempt,omitempty"`
-	Message string `json:"message,omitempty"`
-}
-
-// Verdicts of an analysis.
-const (
-	VerdictPassed = "Passed"
-	VerdictFailed = "Failed"
-)
-
-// AnalysisVerdict is the outcome of one analysis at one step.
-type AnalysisVerdict struct {
-	Name    string      `json:"name"`
-	Step    int32       `json:"step"`
-	Verdict string      `json:"verdict"`
-	Time    metav1.Time `json:"time"`
-}
-
-// BackendID identifies a backend in a route, with Gateway API's defaults
-// applied: the group and kind, the namespace (the route's when the reference
-// names none), the name, and the port when the reference has one.
-type BackendID struct {
-	Group     string `json:"group"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	Port      *int32 `json:"port,omitempty"`
-}
-
-// RouteStatus is status.route: the composed route and what its parents say.
-type RouteStatus struct {
-	Kind      RouteKind      `json:"kind"`
-	Name      string         `json:"name"`
-	Namespace string         `json:"namespace"`
-	Parents   []ParentStatus `json:"parents,omitempty"`
-	// Versions are the API versions the function read from the cluster's
-	// schemas, and when: the runs after it reuse them rather than have
-	// Crossplane fetch and parse the schemas on every reconcile.
-	Versions *ServedVersions `json:"versions,omitempty"`
-}
-
-// ServedVersions are the versions a run chose from the cluster's schemas.
-type ServedVersions struct {
-	Route            string      `json:"route,omitempty"`
-	ReferenceGrant   string      `json:"referenceGrant,omitempty"`
-	BackendTLSPolicy string      `json:"backendTLSPolicy,omitempty"`
-	CheckedAt        metav1.Time `json:"checkedAt"`
-}
-
-// ParentStatus is one parent's verdict on the route.
-type ParentStatus struct {
-	Name         string `json:"name"`
-	Namespace    string `json:"namespace,omitempty"`
-	SectionName  string `json:"sectionName,omitempty"`
-	Port         int32  `json:"port,omitempty"`
-	Accepted     bool   `json:"accepted"`
-	ResolvedRefs bool   `json:"resolvedRefs"`
-	// Reason is the reason of the first condition that is not True, so the
-	// user sees why without reading the route.
-	Reason string `json:"reason,omitempty"`
 }
