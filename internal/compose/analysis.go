@@ -18,11 +18,11 @@ import (
 // canary, attempt and step, so that an object left by another step, another
 // canary or an earlier attempt is never taken for this one's.
 const (
-	LabelRoute    = "canaryroute.fn.crossplane.io/route"
-	LabelRevision = "canaryroute.fn.crossplane.io/revision"
-	LabelStep     = "canaryroute.fn.crossplane.io/step"
-	LabelRetry    = "canaryroute.fn.crossplane.io/retry"
-	LabelCanary   = "canaryroute.fn.crossplane.io/canary-digest"
+	LabelRoute    = xr.OwnKeyPrefix + "route"
+	LabelRevision = xr.OwnKeyPrefix + "revision"
+	LabelStep     = xr.OwnKeyPrefix + "step"
+	LabelRetry    = xr.OwnKeyPrefix + "retry"
+	LabelCanary   = xr.OwnKeyPrefix + "canary-digest"
 )
 
 // maxObjectName is the longest analysis object name: a Job's name becomes

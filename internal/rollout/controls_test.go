@@ -411,7 +411,7 @@ func TestDecideControls(t *testing.T) {
 }
 
 // xrdMaxVerdicts is maxItems of status.rollout.analysis in the XRDs.
-const xrdMaxVerdicts = 128
+var xrdMaxVerdicts = xr.MaxVerdicts
 
 // TestVerdictsStayWithinTheXRD: every status field stays within the XRD's
 // limits, whatever the status held. With 128 verdicts admitted already, the
