@@ -307,6 +307,8 @@ type rawBackendTLS struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.progressDeadline) || has(self.steps)",message="progressDeadline bounds how long a step may be held: it needs steps"
 // +kubebuilder:validation:XValidation:rule="has(self.steps) || (!has(self.approval) && !has(self.promote) && !has(self.retry))",message="approval, promote and retry act on progressive rollouts: they need steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.steps) || self.steps.all(s, !has(s.analysis) || s.analysis.all(a, has(self.analysis) && a in self.analysis))",message="a step's analysis names templates of traffic.analysis"
+// +kubebuilder:validation:XValidation:rule="(!has(self.metrics) && !has(self.bake)) || has(self.steps)",message="metrics and bake judge the steps of a progressive rollout: they need steps"
+// +kubebuilder:validation:XValidation:rule="!has(self.metrics) || !has(self.steps) || self.metrics.all(m, !has(m.steps) || m.steps.all(i, i < size(self.steps)))",message="a metric's steps are indexes of traffic.steps"
 type rawTraffic struct {
 	// Weight is the canary's percent in manual mode, 0 to 100. Default: 0.
 	// +kubebuilder:validation:Minimum=0
@@ -380,6 +382,96 @@ type rawTraffic struct {
 	// +kubebuilder:validation:MaxProperties=8
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 32 && k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="analysis names are DNS-1123 labels of at most 32 characters"
 	Analysis map[string]rawAnalysis `json:"analysis,omitempty"`
+
+	// Metrics judge the canary by its own traffic: the function queries
+	// each metric's provider (named in the function's Input) once per
+	// interval while a step it counts in is current, and a step advances
+	// only after its pause and a passing measurement of each of its
+	// metrics. At most 10.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=map
+	// +listMapKey=name
+	Metrics []rawMetric `json:"metrics,omitempty"`
+
+	// Bake keeps measuring the metrics this long after the last step has
+	// passed, before the rollout Succeeds (phase Progressing, reason
+	// Baking). 0s to 24h. Default: none.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="bake must be at most 24h"
+	Bake *string `json:"bake,omitempty"`
+}
+
+// rawMetric is one of traffic.metrics as written.
+type rawMetric struct {
+	// Name of the metric, a DNS-1123 label of at most 32 characters.
+	// +required
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Provider names one of the function Input's metricProviders: the
+	// platform team chooses where queries go, authors only what they ask.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Provider string `json:"provider"`
+
+	// Query is PromQL that gives one number. {{namespace}}, {{route}},
+	// {{service}} (the measured side's proxy Service or backend),
+	// {{revision}} and {{interval}} are replaced by their values, escaped
+	// for a PromQL string; nothing else is changed. At most 4096
+	// characters.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Query string `json:"query"`
+
+	// Interval is how often the metric is measured: at most once per
+	// interval and side, whatever the reconcile rate. 5s to 1h. Default:
+	// 1m.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('5s') && duration(self) <= duration('1h')",message="interval must be between 5s and 1h"
+	Interval *string `json:"interval,omitempty"`
+
+	// SuccessWhen is a CEL expression over result (the canary's number)
+	// and baseline (the primary's, with compareTo) that is true when the
+	// measurement passes, such as result <= 0.01. At most 1024
+	// characters.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	SuccessWhen string `json:"successWhen"`
+
+	// CompareTo primary measures the same query for the primary side too,
+	// as baseline.
+	// +kubebuilder:validation:Enum=primary
+	CompareTo *string `json:"compareTo,omitempty"`
+
+	// FailureLimit is how many failed measurements in a row fail the
+	// rollout. 1 to 10. Default: 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	FailureLimit *int32 `json:"failureLimit,omitempty"`
+
+	// NoData is what an answer without one number (an empty result, NaN, a
+	// provider that cannot be reached) counts as: Hold (default) holds the
+	// step, Pass passes, Fail fails like a failed measurement.
+	// +kubebuilder:validation:Enum=Hold;Pass;Fail
+	NoData *string `json:"noData,omitempty"`
+
+	// Steps are the indexes of the steps the metric counts in. Default:
+	// every step with a weight above 0.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Minimum=0
+	// +kubebuilder:validation:items:Maximum=31
+	// +listType=set
+	Steps []int32 `json:"steps,omitempty"`
+
+	// DryRun measures, records and announces the metric, and never holds
+	// or fails the rollout.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // rawStep is one progressive step as written.
@@ -698,10 +790,55 @@ type RolloutStatus struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9._-]{0,63}$`
 	Attempt string `json:"attempt,omitempty"`
+	// Metrics are the latest measurements of each of traffic.metrics in
+	// this attempt of the revision: the memory of the measurements across
+	// runs and restarts of the function. At most 10 metrics.
+	// +kubebuilder:validation:MaxItems=10
+	Metrics []MetricStatus `json:"metrics,omitempty"`
+	// BakeStartedAt is when the last step passed and started baking (see
+	// traffic.bake).
+	BakeStartedAt *metav1.Time `json:"bakeStartedAt,omitempty"`
 	// Message says what the rollout is doing, for people; the function
 	// never reads it back. At most 1024 characters.
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
+}
+
+// Verdicts of a measurement, beside VerdictPassed and VerdictFailed.
+const (
+	// VerdictNoData: the answer was no number (see traffic.metrics.noData).
+	VerdictNoData = "NoData"
+)
+
+// MetricStatus is the latest measurements of one metric.
+type MetricStatus struct {
+	// Name of the metric.
+	// +kubebuilder:validation:MaxLength=32
+	Name string `json:"name"`
+	// Measurements, oldest first. At most 10.
+	// +kubebuilder:validation:MaxItems=10
+	Measurements []Measurement `json:"measurements,omitempty"`
+}
+
+// Measurement is one measurement of a metric.
+type Measurement struct {
+	// Time of the query.
+	Time metav1.Time `json:"time"`
+	// Step is the index of the step current when it was taken.
+	Step int32 `json:"step"`
+	// Value is the canary's number, as Prometheus wrote it.
+	// +kubebuilder:validation:MaxLength=32
+	Value string `json:"value,omitempty"`
+	// Baseline is the primary's number (compareTo: primary).
+	// +kubebuilder:validation:MaxLength=32
+	Baseline string `json:"baseline,omitempty"`
+	// Verdict: Passed, Failed or NoData.
+	// +kubebuilder:validation:Enum=Passed;Failed;NoData
+	Verdict string `json:"verdict"`
+	// Reason says why there is no number, or why successWhen could not be
+	// judged. At most 256 characters.
+	// +kubebuilder:validation:MaxLength=256
+	Reason string `json:"reason,omitempty"`
 }
 
 // Verdicts of an analysis.

@@ -69,6 +69,12 @@ var (
 	// steps name them; the names of traffic.analysis are the same.
 	maxAnalysisName  = limit("spec.traffic.steps[*].analysis[*]")
 	maxSelector      = limit("spec.primary.service.selector")
+	// MaxMetrics is the most metrics traffic.metrics holds.
+	MaxMetrics    = limit("spec.traffic.metrics")
+	maxMetricName = limit("spec.traffic.metrics[*].name")
+	// MaxMeasurements is how many measurements of each metric
+	// status.rollout.metrics keeps.
+	MaxMeasurements = limit("status.rollout.metrics[*].measurements")
 	maxConditionType = limit("spec.traffic.gates[*].conditionType")
 
 	// MaxVerdicts is the most verdicts status.rollout.analysis holds.

@@ -78,24 +78,44 @@ func normalizeTimes(v any) any {
 		return v
 	}
 	out := maps.Clone(rollout)
-	for _, k := range []string{"stepStartedAt", "nextStepAt"} {
+	for _, k := range []string{"stepStartedAt", "nextStepAt", "bakeStartedAt"} {
 		if t, ok := out[k].(string); ok {
 			out[k] = strings.ToUpper(t)
 		}
 	}
 	if list, ok := out["analysis"].([]any); ok {
-		verdicts := make([]any, 0, len(list))
+		out["analysis"] = normalizeListTimes(list)
+	}
+	if list, ok := out["metrics"].([]any); ok {
+		metrics := make([]any, 0, len(list))
 		for _, item := range list {
 			if m, ok := item.(map[string]any); ok {
-				if t, ok := m["time"].(string); ok {
+				if ms, ok := m["measurements"].([]any); ok {
 					m = maps.Clone(m)
-					m["time"] = strings.ToUpper(t)
+					m["measurements"] = normalizeListTimes(ms)
 				}
 				item = m
 			}
-			verdicts = append(verdicts, item)
+			metrics = append(metrics, item)
 		}
-		out["analysis"] = verdicts
+		out["metrics"] = metrics
+	}
+	return out
+}
+
+// normalizeListTimes writes the time of each item of a list as Go parses
+// it (see normalizeTimes), in a copy.
+func normalizeListTimes(list []any) []any {
+	out := make([]any, 0, len(list))
+	for _, item := range list {
+		if m, ok := item.(map[string]any); ok {
+			if t, ok := m["time"].(string); ok {
+				m = maps.Clone(m)
+				m["time"] = strings.ToUpper(t)
+			}
+			item = m
+		}
+		out = append(out, item)
 	}
 	return out
 }
@@ -153,6 +173,20 @@ func (s RolloutStatus) Bounded() RolloutStatus {
 	s.Message = CutRunes(s.Message, MaxStatusMessage)
 	s.StepStartedAt = clampTime(s.StepStartedAt)
 	s.NextStepAt = clampTime(s.NextStepAt)
+	s.BakeStartedAt = clampTime(s.BakeStartedAt)
+	if s.Metrics != nil {
+		metrics := make([]MetricStatus, 0, min(len(s.Metrics), MaxMetrics))
+		for _, m := range s.Metrics[:min(len(s.Metrics), MaxMetrics)] {
+			m.Measurements = slices.Clone(m.Measurements[max(0, len(m.Measurements)-MaxMeasurements):])
+			for i := range m.Measurements {
+				ms := &m.Measurements[i]
+				ms.Reason = CutRunes(ms.Reason, MaxStatusValue)
+				ms.Time = *clampTime(&ms.Time)
+			}
+			metrics = append(metrics, m)
+		}
+		s.Metrics = metrics
+	}
 	return s
 }
 

@@ -70,9 +70,11 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 	t.Gates, gateErrs = parseGates(path.Child("gates"), raw.Gates)
 	errs = append(errs, gateErrs...)
 
-	var controlErrs field.ErrorList
+	var controlErrs, metricErrs field.ErrorList
 	t, controlErrs = parseControls(path, t, raw)
 	errs = append(errs, controlErrs...)
+	t, metricErrs = parseMetrics(path, t, raw)
+	errs = append(errs, metricErrs...)
 	errs = append(errs, expressionTotal(path, t)...)
 	return t, errs
 }
@@ -93,11 +95,14 @@ func expressionTotal(path *field.Path, t Traffic) field.ErrorList {
 	for _, a := range t.Analysis {
 		total += len(a.SuccessWhen) + len(a.FailWhen)
 	}
+	for _, m := range t.Metrics {
+		total += len(m.SuccessWhen)
+	}
 	if total <= maxExpressionTotal {
 		return nil
 	}
 	return field.ErrorList{field.Invalid(path, fmt.Sprintf("%d characters of expressions", total),
-		fmt.Sprintf("the successWhen and failWhen expressions of gates and analysis may hold at most %d characters together", maxExpressionTotal))}
+		fmt.Sprintf("the successWhen and failWhen expressions of gates, analysis and metrics may hold at most %d characters together", maxExpressionTotal))}
 }
 
 // parseMatches reads A/B or mirror matches of the route's kind: each adds

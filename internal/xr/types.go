@@ -12,6 +12,7 @@
 package xr
 
 import (
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -217,6 +218,54 @@ type Traffic struct {
 	Retry string
 	// Analysis are the analysis templates that steps name, sorted by name.
 	Analysis []AnalysisTemplate
+	// Metrics judge the canary by its own traffic, in their steps.
+	Metrics []Metric
+	// Bake keeps measuring the metrics this long after the last step has
+	// passed, before the rollout Succeeds; 0 for none.
+	Bake time.Duration
+}
+
+// NoData is what a measurement without a number counts as.
+type NoData string
+
+// What a measurement without a number counts as.
+const (
+	NoDataHold NoData = "Hold"
+	NoDataPass NoData = "Pass"
+	NoDataFail NoData = "Fail"
+)
+
+// DefaultMetricInterval is a metric's interval when the spec gives none.
+const DefaultMetricInterval = time.Minute
+
+// A Metric is a query whose answer judges the canary.
+type Metric struct {
+	Name     string
+	Provider string
+	// Query is the PromQL as written, placeholders included.
+	Query       string
+	Interval    time.Duration
+	SuccessWhen string
+	// CompareToPrimary measures the query for the primary too, as the
+	// baseline.
+	CompareToPrimary bool
+	FailureLimit     int32
+	NoData           NoData
+	// Steps are the indexes of the steps the metric counts in; nil counts
+	// it in every step with a weight above 0.
+	Steps  []int32
+	DryRun bool
+}
+
+// CountsIn reports whether the metric counts in step i of steps.
+func (m Metric) CountsIn(steps []Step, i int32) bool {
+	if i < 0 || int(i) >= len(steps) {
+		return false
+	}
+	if m.Steps == nil {
+		return steps[i].Weight > 0
+	}
+	return slices.Contains(m.Steps, i)
 }
 
 // Approval approves every approval step of Revision up to Step.
