@@ -41,13 +41,13 @@ const (
 	// model charges matches() by the string's length alone: a long
 	// pattern over a long annotation could take seconds.
 	MaxMatchWork = 100_000
-	// matchCostDivisor turns a matches() call's work into CEL cost, a unit
-	// per 20 units of work: the largest call costs half an evaluation's
-	// limit. Go's backtracker and NFA take up to 20 and 50 ns a unit of
-	// work (BenchmarkMatchWork: nullable groups, every thread alive), so a
-	// unit of cost is at most a microsecond of matching, and a run's
-	// budget at most tens of milliseconds of it.
-	matchCostDivisor = MaxMatchWork * 2 / CostLimit
+	// matchCostDivisor turns a matches() call's work into CEL cost: the
+	// largest call costs a tenth of an evaluation's limit. Go's backtracker
+	// and NFA take up to about 20 ns a unit of work (BenchmarkMatchWork:
+	// optional characters, every thread alive), so a unit of cost is up to
+	// 2 µs of matching; a run's budget spent on the slowest matches takes
+	// tens of milliseconds (BenchmarkWorstPatternRun).
+	matchCostDivisor = MaxMatchWork * 10 / CostLimit
 
 	// The charges of a pattern's first use in an evaluation, in CEL cost
 	// units of at most about half a microsecond of the slowest work of each
