@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"regexp"
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -286,7 +287,10 @@ func run(mv ref.Val) ref.Val {
 // length, plus one, times the size of the pattern's program (or its
 // length, if longer), which is how Go's regular expression engines scale.
 func matchWork(n, patternLength int, size uint64) uint64 {
-	return uint64(n+1) * max(size, uint64(patternLength))
+	if n < 0 || patternLength < 0 {
+		return MaxMatchWork + 1
+	}
+	return (uint64(n) + 1) * max(size, uint64(patternLength))
 }
 
 // patternError says why a pattern does not compile, quoting at most
@@ -305,7 +309,7 @@ func quote(s string) string {
 	if len(s) <= maxQuote {
 		return "`" + s + "`"
 	}
-	return "`" + strings.ToValidUTF8(s[:maxQuote], "") + "...` (" + fmt.Sprint(len(s)) + " bytes)"
+	return "`" + strings.ToValidUTF8(s[:maxQuote], "") + "...` (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // The ref.Val methods of the values that carry a matches() call: no
@@ -314,6 +318,7 @@ func quote(s string) string {
 func (e *evaluation) ConvertToNative(reflect.Type) (any, error) {
 	return nil, errors.New("an evaluation has no native form")
 }
+
 func (e *evaluation) ConvertToType(ref.Type) ref.Val {
 	return types.NewErr("an evaluation converts to no type")
 }
@@ -324,6 +329,7 @@ func (e *evaluation) Value() any                  { return e }
 func (m *match) ConvertToNative(reflect.Type) (any, error) {
 	return nil, errors.New("a match has no native form")
 }
+
 func (m *match) ConvertToType(ref.Type) ref.Val { return types.NewErr("a match converts to no type") }
 func (m *match) Equal(other ref.Val) ref.Val    { return types.Bool(m == other) }
 func (m *match) Type() ref.Type                 { return matchType }
@@ -392,24 +398,11 @@ func scanClass(t string) (tables, foldPoints uint64, rest string) {
 		if t == "" {
 			return tables, foldPoints, t
 		}
-		if len(t) > 2 && t[0] == '[' && t[1] == ':' {
-			if i := strings.Index(t[2:], ":]"); i >= 0 {
-				t = t[i+4:]
-				continue
+		if table, rest, ok := classGroup(t); ok {
+			if table {
+				tables++
 			}
-		}
-		if len(t) >= 2 && t[0] == '\\' && (t[1] == 'p' || t[1] == 'P') {
-			tables++
-			t = t[2:]
-			if strings.HasPrefix(t, "{") {
-				if i := strings.IndexByte(t, '}'); i >= 0 {
-					t = t[i+1:]
-				}
-			}
-			continue
-		}
-		if len(t) >= 2 && t[0] == '\\' && strings.IndexByte("dDsSwW", t[1]) >= 0 {
-			t = t[2:]
+			t = rest
 			continue
 		}
 		var lo, hi rune
@@ -421,6 +414,29 @@ func scanClass(t string) (tables, foldPoints uint64, rest string) {
 		foldPoints += foldSpan(lo, hi)
 	}
 	return tables, foldPoints, t[1:]
+}
+
+// classGroup reads what parseClass reads before a character, if t starts
+// with one: a POSIX class ([:alpha:]), a Unicode table (\pL, \p{Greek}) or
+// a Perl class (\d).
+func classGroup(t string) (table bool, rest string, ok bool) {
+	switch {
+	case len(t) > 2 && t[0] == '[' && t[1] == ':':
+		if i := strings.Index(t[2:], ":]"); i >= 0 {
+			return false, t[i+4:], true
+		}
+	case len(t) >= 2 && t[0] == '\\' && (t[1] == 'p' || t[1] == 'P'):
+		rest = t[2:]
+		if strings.HasPrefix(rest, "{") {
+			if i := strings.IndexByte(rest, '}'); i >= 0 {
+				rest = rest[i+1:]
+			}
+		}
+		return true, rest, true
+	case len(t) >= 2 && t[0] == '\\' && strings.IndexByte("dDsSwW", t[1]) >= 0:
+		return false, t[2:], true
+	}
+	return false, t, false
 }
 
 // classChar reads a class character as parseClassChar does: its value, or
@@ -535,14 +551,20 @@ func nodeSize(re *syntax.Regexp) (insts, runes uint64) {
 	case syntax.OpAlternate:
 		insts = sub + uint64(len(re.Sub)) - 1
 	case syntax.OpRepeat:
+		// The parser allows counts of 0 to 1000 only, max -1 for none.
+		minimum, maximum := uint64(max(0, min(re.Min, 1000))), uint64(max(0, min(re.Max, 1000)))
 		switch {
-		case re.Max == -1 && re.Min == 0:
+		case re.Max < 0 && minimum == 0:
 			insts = 2 + sub
-		case re.Max == -1:
-			insts = 1 + uint64(re.Min)*sub
+		case re.Max < 0:
+			insts = 1 + minimum*sub
 		default:
-			insts = uint64(re.Max)*sub + uint64(re.Max-re.Min)
+			insts = maximum*sub + maximum - min(minimum, maximum)
 		}
+	default:
+		// Any other is one instruction, or none (an empty match's nop
+		// is one).
+		insts = 1
 	}
 	return max(1, insts), runes
 }

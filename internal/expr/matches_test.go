@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -129,7 +130,7 @@ func TestPatternsPayBeforeTheyRun(t *testing.T) {
 		Cost   uint64
 		Counts counts
 	}
-	var got []evaluation
+	got := make([]evaluation, 0, 10)
 	budget := &Budget{}
 	for range 10 {
 		count := countFrom()
@@ -151,14 +152,15 @@ func TestPatternsPayBeforeTheyRun(t *testing.T) {
 	if first <= CostLimit || first > CostLimit+compileCharge {
 		t.Fatalf("the first evaluation cost %d, want over the cost limit %d by less than a compile's charge %d", first, CostLimit, compileCharge)
 	}
-	want := []evaluation{
-		{Err: "cost limit", Cost: first, Counts: counts{Parses: 3, Compiles: 2}},
+	want := make([]evaluation, 0, 10)
+	want = append(want,
+		evaluation{Err: "cost limit", Cost: first, Counts: counts{Parses: 3, Compiles: 2}},
 		// The first two patterns are in the cache now; the third, never
 		// compiled, is parsed again, and charged as before.
-		{Err: "cost limit", Cost: first, Counts: counts{Parses: 1}},
-		{Err: "cost limit", Cost: first, Counts: counts{Parses: 1}},
-		{Err: "cost limit", Cost: first, Counts: counts{Parses: 1}},
-	}
+		evaluation{Err: "cost limit", Cost: first, Counts: counts{Parses: 1}},
+		evaluation{Err: "cost limit", Cost: first, Counts: counts{Parses: 1}},
+		evaluation{Err: "cost limit", Cost: first, Counts: counts{Parses: 1}},
+	)
 	for range 6 {
 		want = append(want, evaluation{Err: "budget"})
 	}
@@ -191,7 +193,7 @@ func TestPatternCacheIsBoundedByBytes(t *testing.T) {
 	// Patterns of 100 bytes, each estimated at about 26 KB: ten fit.
 	var maxEntries int
 	for i := range 200 {
-		add(patternOf(fmt.Sprint(i), 100))
+		add(patternOf(strconv.Itoa(i), 100))
 		if i == 50 {
 			if _, ok := c.get(patternOf("0", 100)); ok {
 				t.Error("the first pattern is still kept after 50 more")
