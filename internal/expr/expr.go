@@ -98,6 +98,8 @@ func (p *Program) eval(ctx context.Context, object map[string]any) (ref.Val, *ce
 	return p.evalWith(ctx, &evaluation{}, object)
 }
 
+// evalWith evaluates the expression with the given evaluation's state,
+// which FuzzExpression reads afterwards.
 func (p *Program) evalWith(ctx context.Context, e *evaluation, object map[string]any) (ref.Val, *cel.EvalDetails, error) {
 	return p.prg.ContextEval(ctx, &activation{object: object, evaluation: e})
 }
