@@ -12,8 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"regexp/syntax"
 	"strings"
 	"sync"
 
@@ -45,15 +43,6 @@ const (
 	// a run evaluates at most this much, plus one evaluation's CostLimit,
 	// whatever the number of gates and analysis templates.
 	RunBudget = 40_000
-	// MaxMatchWork bounds one matches() call: the string's length times
-	// the size of the pattern's program. Go's regular expressions run in
-	// linear time, but that time is the product of the two, and CEL's cost
-	// model charges matches() by the string's length alone: a long
-	// pattern over a long annotation could take seconds.
-	MaxMatchWork = 100_000
-	// matchCostDivisor turns a matches() call's work into CEL cost: the
-	// largest call costs a tenth of an evaluation's limit.
-	matchCostDivisor = MaxMatchWork * 10 / CostLimit
 	// maxErrorLength bounds the compile error quoted in a Fatal: CEL's
 	// errors repeat the source line, which may be a kilobyte.
 	maxErrorLength = 256
@@ -63,13 +52,9 @@ const (
 	interruptEvery = 100
 )
 
-// The overloads of the bounded matches(): ids of their own, since the
+// The overload of the charged `in`: an id of its own, since the
 // interpreter knows the standard library's.
-const (
-	overloadMatches       = "bounded_matches"
-	overloadMatchesMember = "bounded_string_matches"
-	overloadIn            = "charged_in"
-)
+const overloadIn = "charged_in"
 
 // Variable is the name the observed object is bound to.
 const Variable = "object"
@@ -91,7 +76,7 @@ func (p *Program) Eval(ctx context.Context, budget *Budget, object map[string]an
 	if budget.spent() {
 		return false, ErrBudget
 	}
-	out, details, err := p.prg.ContextEval(ctx, map[string]any{Variable: object})
+	out, details, err := p.eval(ctx, object)
 	if cost := details.ActualCost(); cost != nil {
 		budget.charge(*cost)
 	} else {
@@ -106,6 +91,36 @@ func (p *Program) Eval(ctx context.Context, budget *Budget, object map[string]an
 	}
 	return bool(b), nil
 }
+
+// eval evaluates the expression with an evaluation of its own (see
+// evaluation).
+func (p *Program) eval(ctx context.Context, object map[string]any) (ref.Val, *cel.EvalDetails, error) {
+	return p.evalWith(ctx, &evaluation{}, object)
+}
+
+// evalWith evaluates the expression with the given evaluation's state,
+// which FuzzExpression reads afterwards.
+func (p *Program) evalWith(ctx context.Context, e *evaluation, object map[string]any) (ref.Val, *cel.EvalDetails, error) {
+	return p.prg.ContextEval(ctx, &activation{object: object, evaluation: e})
+}
+
+// An activation binds the object, and the evaluation's own state.
+type activation struct {
+	object     map[string]any
+	evaluation *evaluation
+}
+
+func (a *activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case Variable:
+		return a.object, true
+	case evaluationVariable:
+		return a.evaluation, true
+	}
+	return nil, false
+}
+
+func (a *activation) Parent() interpreter.Activation { return nil }
 
 // Missing reports whether an evaluation error says only that the object
 // does not have a field, a key or a list element yet (CEL's "no such key",
@@ -175,22 +190,20 @@ func NewCompiler(size int) (*Compiler, error) {
 	if size <= 0 {
 		size = CacheSize
 	}
-	celEnv, err := cel.NewCustomEnv(
+	opts := []cel.EnvOption{
 		cel.Variable(Variable, cel.MapType(cel.StringType, cel.DynType)),
 		// The standard library's matches() is replaced by one whose work
-		// is bounded and charged (see MaxMatchWork).
+		// is bounded and charged before it runs (see matchesOptions).
 		// So is `in`: CEL's has an overload for lists and one for maps, and
 		// on values of dyn type (all of an object's) the interpreter cannot
 		// tell which applies until it runs, so no cost could be charged to
 		// it. One overload of dyn operands is charged by the list's size.
 		cel.StdLib(cel.StdLibSubset(env.NewLibrarySubset().AddExcludedFunctions(
 			&env.Function{Name: overloads.Matches}, &env.Function{Name: operators.In}))),
-		cel.Function(overloads.Matches,
-			cel.Overload(overloadMatches, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType, cel.BinaryBinding(boundedMatch)),
-			cel.MemberOverload(overloadMatchesMember, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType, cel.BinaryBinding(boundedMatch))),
 		cel.Function(operators.In,
 			cel.Overload(overloadIn, []*cel.Type{cel.DynType, cel.DynType}, cel.BoolType, cel.BinaryBinding(contains))),
-	)
+	}
+	celEnv, err := cel.NewCustomEnv(append(opts, matchesOptions()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the CEL environment: %w", err)
 	}
@@ -252,12 +265,10 @@ func (c *Compiler) compile(text string) (*Program, error) {
 	}
 	prg, err := c.env.Program(ast,
 		cel.CostLimit(CostLimit),
-		cel.CostTrackerOptions(
-			interpreter.OverloadCostTracker(overloadMatches, matchCost),
-			interpreter.OverloadCostTracker(overloadMatchesMember, matchCost),
+		cel.CostTrackerOptions(append(matchesCostTrackers(),
 			interpreter.OverloadCostTracker(overloads.Equals, comparisonCost),
 			interpreter.OverloadCostTracker(overloads.NotEquals, comparisonCost),
-			interpreter.OverloadCostTracker(overloadIn, inCost)),
+			interpreter.OverloadCostTracker(overloadIn, inCost))...),
 		cel.InterruptCheckFrequency(interruptEvery),
 		// Not OptOptimize: it would replace matches() of a constant pattern
 		// with one that is not bounded.
@@ -305,42 +316,6 @@ func compileError(msg string) string {
 		out = strings.ToValidUTF8(out[:maxErrorLength], "") + "..."
 	}
 	return out
-}
-
-// boundedMatch is CEL's matches(), refused (an evaluation error, which
-// holds a gate) when the string's length times the size of the pattern's
-// program exceeds MaxMatchWork.
-func boundedMatch(str, pattern ref.Val) ref.Val {
-	s, ok := str.(types.String)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(str)
-	}
-	p, ok := pattern.(types.String)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(pattern)
-	}
-	re, err := patterns.get(string(p))
-	if err != nil {
-		return types.WrapErr(err)
-	}
-	if work := re.work(len(s)); work > MaxMatchWork {
-		return types.NewErr("matches() on a string of %d bytes with a pattern of %d bytes is too costly to evaluate (at most %d units of work; shorten the string or the pattern)",
-			len(s), len(p), MaxMatchWork)
-	}
-	return types.Bool(re.re.MatchString(string(s)))
-}
-
-// matchCost charges a matches() call by its work.
-func matchCost(args []ref.Val, _ ref.Val) *uint64 {
-	cost := uint64(1)
-	if len(args) == 2 {
-		s, _ := args[0].(types.String)
-		p, _ := args[1].(types.String)
-		if re, err := patterns.get(string(p)); err == nil {
-			cost = max(cost, min(re.work(len(s)), MaxMatchWork)/matchCostDivisor)
-		}
-	}
-	return &cost
 }
 
 // comparisonCost charges == and != by the values they may visit, and by
@@ -432,63 +407,4 @@ func deepSize(v ref.Val, limit uint64) uint64 {
 	}
 	walk(v)
 	return n
-}
-
-// A pattern is a compiled regular expression and the size of its program.
-type pattern struct {
-	re   *regexp.Regexp
-	size uint64
-}
-
-// work is what matching a string of n bytes takes at worst: its length
-// times the size of the pattern's program, which is how Go's regular
-// expression engines scale.
-func (p *pattern) work(n int) uint64 {
-	if n < 0 {
-		n = 0
-	}
-	return (uint64(n) + 1) * p.size
-}
-
-// patternCacheSize bounds the compiled patterns kept across evaluations.
-const patternCacheSize = 256
-
-// patterns are the patterns matches() has compiled, so that a call in a
-// comprehension does not compile its pattern once per element.
-var patterns = &patternCache{entries: map[string]*pattern{}}
-
-// A patternCache keeps compiled patterns; once full, it starts afresh,
-// which is as good as any eviction for a handful of patterns per run.
-type patternCache struct {
-	mu      sync.Mutex
-	entries map[string]*pattern
-}
-
-func (c *patternCache) get(text string) (*pattern, error) {
-	c.mu.Lock()
-	p, ok := c.entries[text]
-	c.mu.Unlock()
-	if ok {
-		return p, nil
-	}
-	parsed, err := syntax.Parse(text, syntax.Perl)
-	if err != nil {
-		return nil, err
-	}
-	prog, err := syntax.Compile(parsed.Simplify())
-	if err != nil {
-		return nil, err
-	}
-	re, err := regexp.Compile(text)
-	if err != nil {
-		return nil, err
-	}
-	p = &pattern{re: re, size: uint64(max(len(prog.Inst), len(text)))}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) >= patternCacheSize {
-		c.entries = map[string]*pattern{}
-	}
-	c.entries[text] = p
-	return p, nil
 }

@@ -481,9 +481,6 @@ func BenchmarkCompile(b *testing.B) {
 	}
 }
 
-// FuzzExpression compiles arbitrary text and evaluates what compiles against
-// an arbitrary JSON object: never a panic, and never more work than the cost
-
 // BenchmarkWorstEvaluation measures the slowest evaluations known, each
 // stopped by the cost limit: a filter over 40,000 items (CEL keeps a
 // comprehension's cost on a stack it searches on every iteration, so the
@@ -523,6 +520,8 @@ func BenchmarkWorstEvaluation(b *testing.B) {
 	}
 }
 
+// FuzzExpression compiles arbitrary text and evaluates what compiles against
+// an arbitrary JSON object: never a panic, and never more work than the cost
 // limit allows.
 func FuzzExpression(f *testing.F) {
 	f.Add("object.status.succeeded > 0", `{"status":{"succeeded":1}}`)
@@ -532,6 +531,13 @@ func FuzzExpression(f *testing.F) {
 	f.Add("size(object.s + object.s + object.s) > 0", `{"s":"x"}`)
 	f.Add("object.items.all(i, object.items != object && 'x' in object.l)", `{"items":[{"a":1},{"b":[2]}],"l":["x","y"]}`)
 	f.Add("object.a == object.b || 1 in object.m", `{"a":[{"k":"v"}],"b":[{"k":"v"}],"m":{"1":2}}`)
+	// Patterns read from the object: too long, costly to parse (a
+	// case-folded range, Unicode tables), costly to compile (a repeat),
+	// invalid, and used again in a comprehension.
+	f.Add("object.s.matches(object.p)", `{"s":"x","p":"`+strings.Repeat("a", MaxPatternLength+1)+`"}`)
+	f.Add("matches(object.s, object.p)", `{"s":"x","p":"(?i)[\u0100-\ud83a\udd43]"}`)
+	f.Add("object.l.exists(p, object.s.matches(p))", `{"s":"abc","l":["\\pL+","a{1000}","(?:a|b){500}z","(","\\Q[\\E"]}`)
+	f.Add("object.l.all(s, s.matches(object.p))", `{"p":"^v[0-9]+$","l":["v1","v2","v10","x"]}`)
 	c, err := NewCompiler(64)
 	if err != nil {
 		f.Fatal(err)
@@ -545,9 +551,28 @@ func FuzzExpression(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_, det, err := p.prg.ContextEval(context.Background(), map[string]any{Variable: obj})
-		if err == nil && det != nil && det.ActualCost() != nil && *det.ActualCost() > CostLimit {
-			t.Fatalf("%q cost %d, more than the limit %d", text, *det.ActualCost(), CostLimit)
+		ev := &evaluation{}
+		_, det, err := p.evalWith(context.Background(), ev, obj)
+		if det == nil || det.ActualCost() == nil {
+			t.Fatalf("%q: no cost", text)
+		}
+		cost := *det.ActualCost()
+		if err == nil && cost > CostLimit {
+			t.Fatalf("%q cost %d, more than the limit %d", text, cost, CostLimit)
+		}
+		// Every pattern the evaluation parsed or compiled was charged
+		// for it first.
+		var charged uint64
+		for pattern, u := range ev.patterns {
+			charged += u.parseCost
+			if u.compileCharged {
+				charged += u.parseCost + u.size*compileCostPerInst
+			} else if u.re != nil {
+				t.Fatalf("%q: the pattern %.40q was compiled and not charged for it", text, pattern)
+			}
+		}
+		if cost < charged {
+			t.Fatalf("%q cost %d, less than the %d its patterns were charged", text, cost, charged)
 		}
 	})
 }

@@ -348,6 +348,10 @@ func TestJudge(t *testing.T) {
 		}
 		samples[i] = map[string]any{"code": code}
 	}
+	// The object of issue 25: patterns of 140 KB in its annotations.
+	patterns := map[string]any{"metadata": map[string]any{"name": "podinfo", "annotations": map[string]any{
+		"a": strings.Repeat("podinfo|", 17_500), "b": strings.Repeat("[a-z]", 28_000),
+	}}}
 	cases := map[string]struct {
 		reason      string
 		successWhen string
@@ -391,6 +395,18 @@ func TestJudge(t *testing.T) {
 			successWhen: "object.status.phase == 'Completed'", failWhen: "object.status.samples.filter(s, s.code >= 500).size() > 5",
 			object:  map[string]any{"status": map[string]any{"phase": "Completed", "samples": samples}},
 			wantErr: "failWhen cannot be evaluated:",
+		},
+		"SuccessWhenPatternTooLong": {
+			reason:      "A successWhen matching with a pattern longer than the limit, read from the object, holds, naming the limit.",
+			successWhen: "object.metadata.annotations.exists(k, object.metadata.name.matches(object.metadata.annotations[k]))",
+			object:      patterns,
+			wantErr:     "matches() cannot use a pattern longer than 1024 bytes",
+		},
+		"FailWhenPatternTooLong": {
+			reason:      "So does such a failWhen: it cannot say whether the object failed.",
+			successWhen: "true", failWhen: "object.metadata.name.matches(object.metadata.annotations.b)",
+			object:  patterns,
+			wantErr: "failWhen cannot be evaluated: matches() cannot use a pattern longer than 1024 bytes",
 		},
 		"SuccessWhenError": {
 			reason:      "A successWhen that cannot be evaluated holds, with the error.",
