@@ -192,6 +192,52 @@ type Input struct {
 	// the choice.
 	// +optional
 	UDPRouteVersion RouteVersion `json:"udpRouteVersion,omitempty"`
+
+	// MetricProviders are where the metrics of CanaryRoutes
+	// (traffic.metrics) are queried: a CanaryRoute names a provider, never
+	// an address or a credential, so the platform team decides where
+	// queries go and with which rights.
+	//
+	// Default: none. A metric naming a provider not listed is refused.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=name
+	MetricProviders []MetricProvider `json:"metricProviders,omitempty"`
+}
+
+// MetricProvider is a place where metrics are queried.
+type MetricProvider struct {
+	// Name of the provider, as metrics name it: a DNS-1123 label.
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// Prometheus queries Prometheus's HTTP API (or one that speaks it:
+	// Thanos, Mimir, VictoriaMetrics, Cortex).
+	Prometheus *PrometheusProvider `json:"prometheus,omitempty"`
+}
+
+// PrometheusProvider is a Prometheus HTTP API endpoint.
+type PrometheusProvider struct {
+	// Address is the endpoint's URL, http or https, such as
+	// http://prometheus.monitoring.svc:9090 (the function appends
+	// /api/v1/query).
+	// +kubebuilder:validation:MaxLength=2048
+	Address string `json:"address"`
+
+	// Timeout bounds each query, at most 5s. Default: 2s.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Timeout string `json:"timeout,omitempty"`
+
+	// Credentials names the pipeline step's credentials (Crossplane hands
+	// them to the function) that authenticate the queries: a Secret with
+	// the key token (a bearer token), or username and password (basic
+	// auth), and optionally ca.crt (the CA of an https endpoint).
+	// Default: none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Credentials string `json:"credentials,omitempty"`
 }
 
 // BackendKind is a group/kind pair of a Gateway API backend.

@@ -10,10 +10,10 @@ package expr
 import (
 	"container/list"
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
@@ -63,6 +63,8 @@ const Variable = "object"
 type Program struct {
 	text string
 	prg  cel.Program
+	// usesBaseline: a metric's expression reads baseline.
+	usesBaseline bool
 }
 
 // Text is the expression's source.
@@ -87,7 +89,7 @@ func (p *Program) Eval(ctx context.Context, budget *Budget, object map[string]an
 	}
 	b, ok := out.(types.Bool)
 	if !ok {
-		return false, fmt.Errorf("the expression returned %s, not a bool", out.Type().TypeName())
+		return false, errors.Errorf("the expression returned %s, not a bool", out.Type().TypeName())
 	}
 	return bool(b), nil
 }
@@ -104,16 +106,22 @@ func (p *Program) evalWith(ctx context.Context, e *evaluation, object map[string
 	return p.prg.ContextEval(ctx, &activation{object: object, evaluation: e})
 }
 
-// An activation binds the object, and the evaluation's own state.
+// An activation binds the object (or a metric's result and baseline), and
+// the evaluation's own state.
 type activation struct {
-	object     map[string]any
-	evaluation *evaluation
+	object           map[string]any
+	result, baseline float64
+	evaluation       *evaluation
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case Variable:
 		return a.object, true
+	case ResultVariable:
+		return a.result, true
+	case BaselineVariable:
+		return a.baseline, true
 	case evaluationVariable:
 		return a.evaluation, true
 	}
@@ -149,7 +157,7 @@ type Budget struct {
 
 // ErrBudget is returned for an expression that a run did not evaluate: the
 // run's earlier evaluations spent its budget.
-var ErrBudget = fmt.Errorf("not evaluated: this run's expressions already cost %d, the most one run may spend", RunBudget)
+var ErrBudget = errors.Errorf("not evaluated: this run's expressions already cost %d, the most one run may spend", RunBudget)
 
 func (b *Budget) spent() bool { return b != nil && b.used >= RunBudget }
 
@@ -171,6 +179,9 @@ func (b *Budget) Used() uint64 {
 // It is safe for concurrent use.
 type Compiler struct {
 	env *cel.Env
+	// metricEnv compiles the successWhen of metrics, over result and
+	// baseline.
+	metricEnv *cel.Env
 
 	mu      sync.Mutex
 	order   *list.List // of *entry, most recently used first
@@ -205,24 +216,37 @@ func NewCompiler(size int) (*Compiler, error) {
 	}
 	celEnv, err := cel.NewCustomEnv(append(opts, matchesOptions()...)...)
 	if err != nil {
-		return nil, fmt.Errorf("cannot create the CEL environment: %w", err)
+		return nil, errors.Wrap(err, "cannot create the CEL environment")
 	}
-	return &Compiler{env: celEnv, order: list.New(), entries: map[string]*list.Element{}, size: size}, nil
+	metricOpts := append([]cel.EnvOption{cel.Variable(ResultVariable, cel.DoubleType), cel.Variable(BaselineVariable, cel.DoubleType)}, opts[1:]...)
+	metricEnv, err := cel.NewCustomEnv(append(metricOpts, matchesOptions()...)...)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot create the CEL environment of metrics")
+	}
+	return &Compiler{env: celEnv, metricEnv: metricEnv, order: list.New(), entries: map[string]*list.Element{}, size: size}, nil
 }
 
 // ErrTooLong is returned for an expression longer than MaxLength.
-var ErrTooLong = fmt.Errorf("the expression is longer than %d characters", MaxLength)
+var ErrTooLong = errors.Errorf("the expression is longer than %d characters", MaxLength)
 
 // Compile compiles an expression, or returns the one compiled before for
 // the same text. An expression whose type is known not to be a boolean is
 // refused; one whose type is only known when evaluated (dyn, such as
 // object.status.ready) is checked then.
 func (c *Compiler) Compile(text string) (*Program, error) {
+	return c.cached(text, "", c.env)
+}
+
+// cached compiles an expression in an environment, or returns the one
+// compiled before for the same text and environment; key tells the
+// environments apart in the cache.
+func (c *Compiler) cached(text, prefix string, env *cel.Env) (*Program, error) {
 	if len(text) > MaxLength {
 		return nil, ErrTooLong
 	}
+	key := prefix + text
 	c.mu.Lock()
-	if e, ok := c.entries[text]; ok {
+	if e, ok := c.entries[key]; ok {
 		c.order.MoveToFront(e)
 		en := e.Value.(*entry) //nolint:forcetypeassert // Only *entry is stored.
 		c.mu.Unlock()
@@ -230,12 +254,12 @@ func (c *Compiler) Compile(text string) (*Program, error) {
 	}
 	c.mu.Unlock()
 
-	prg, err := c.compile(text)
+	prg, err := c.compile(env, text)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[text]; !ok {
-		c.entries[text] = c.order.PushFront(&entry{text: text, prg: prg, err: err})
+	if _, ok := c.entries[key]; !ok {
+		c.entries[key] = c.order.PushFront(&entry{text: key, prg: prg, err: err})
 		for c.order.Len() > c.size {
 			oldest := c.order.Back()
 			c.order.Remove(oldest)
@@ -252,18 +276,18 @@ func (c *Compiler) Len() int {
 	return c.order.Len()
 }
 
-func (c *Compiler) compile(text string) (*Program, error) {
-	ast, iss := c.env.Compile(text)
+func (c *Compiler) compile(env *cel.Env, text string) (*Program, error) {
+	ast, iss := env.Compile(text)
 	if iss.Err() != nil {
 		return nil, errors.New(compileError(iss.Err().Error()))
 	}
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
-		return nil, fmt.Errorf("the expression returns %s, not a bool", t)
+		return nil, errors.Errorf("the expression returns %s, not a bool", t)
 	}
 	if err := checkIn(ast); err != nil {
 		return nil, err
 	}
-	prg, err := c.env.Program(ast,
+	prg, err := env.Program(ast,
 		cel.CostLimit(CostLimit),
 		cel.CostTrackerOptions(append(matchesCostTrackers(),
 			interpreter.OverloadCostTracker(overloads.Equals, comparisonCost),
@@ -274,9 +298,12 @@ func (c *Compiler) compile(text string) (*Program, error) {
 		// with one that is not bounded.
 		cel.EvalOptions(cel.OptTrackCost))
 	if err != nil {
-		return nil, fmt.Errorf("cannot prepare the expression: %w", err)
+		return nil, errors.Wrap(err, "cannot prepare the expression")
 	}
-	return &Program{text: text, prg: prg}, nil
+	usesBaseline := len(celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), func(e celast.NavigableExpr) bool {
+		return e.Kind() == celast.IdentKind && e.AsIdent() == BaselineVariable
+	})) > 0
+	return &Program{text: text, prg: prg, usesBaseline: usesBaseline}, nil
 }
 
 // checkIn refuses an `in` whose right side is known to be neither a list
@@ -294,7 +321,7 @@ func checkIn(checked *cel.Ast) error {
 		case types.ListKind, types.MapKind, types.DynKind, types.AnyKind, types.TypeParamKind:
 		default:
 			left := celast.NavigateExpr(checked.NativeRep(), args[0]).Type()
-			return fmt.Errorf("found no matching overload for 'in' applied to '(%s, %s)': the right side of 'in' is a list or a map", left, right)
+			return errors.Errorf("found no matching overload for 'in' applied to '(%s, %s)': the right side of 'in' is a list or a map", left, right)
 		}
 	}
 	return nil

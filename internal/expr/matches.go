@@ -2,8 +2,6 @@ package expr
 
 import (
 	"container/list"
-	"errors"
-	"fmt"
 	"reflect"
 	"regexp"
 	"regexp/syntax"
@@ -12,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
@@ -301,7 +301,7 @@ func patternError(err error) error {
 	if !errors.As(err, &se) {
 		return err
 	}
-	return fmt.Errorf(errFmtBadPattern, se.Code, quote(se.Expr))
+	return errors.Errorf(errFmtBadPattern, se.Code, quote(se.Expr))
 }
 
 // quote quotes at most maxQuote bytes of s, and says how long it is.

@@ -6,9 +6,11 @@ package policy
 import (
 	"encoding/json"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -48,7 +50,25 @@ type Policy struct {
 	// empty (or absent) where the Input leaves the choice to the function.
 	GrantVersion  v1beta1.ReferenceGrantVersion
 	RouteVersions map[string]v1beta1.RouteVersion
+	// MetricProviders are where metrics are queried, by name.
+	MetricProviders map[string]MetricProvider
 }
+
+// A MetricProvider is a Prometheus HTTP API endpoint where metrics are
+// queried.
+type MetricProvider struct {
+	Name    string
+	Address string
+	Timeout time.Duration
+	// Credentials names the pipeline step's credentials; "" for none.
+	Credentials string
+}
+
+// Timeouts of a metric provider's queries.
+const (
+	DefaultMetricTimeout = 2 * time.Second
+	MaxMetricTimeout     = 5 * time.Second
+)
 
 // DefaultGateKind is the gate kind allowed when the Input names none.
 var DefaultGateKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -59,7 +79,7 @@ var DefaultAnalysisKind = schema.GroupVersionKind{Group: "batch", Version: "v1",
 
 // inputLimits are the Input's sizes where they are not package bounds'
 // defaults (64 items, 4096 characters).
-var inputLimits = bounds.Limits{"defaultParentRefs": 32, "allowedAnalysisKinds": 16}
+var inputLimits = bounds.Limits{"defaultParentRefs": 32, "allowedAnalysisKinds": 16, "metricProviders": 8, "metricProviders[*].prometheus.address": 2048, "metricProviders[*].prometheus.timeout": 32, "metricProviders[*].prometheus.credentials": 253, "metricProviders[*].name": 63}
 
 // Parse decodes the Input from the function request, strictly (an unknown
 // field is an error naming it, so a typo never silently keeps a default),
@@ -180,10 +200,68 @@ func New(in *v1beta1.Input) (*Policy, error) {
 		}
 	}
 
+	var providerErrs field.ErrorList
+	p.MetricProviders, providerErrs = metricProviders(field.NewPath("metricProviders"), in.MetricProviders)
+	errs = append(errs, providerErrs...)
+
 	if len(errs) > 0 {
 		return nil, fielderr.Summarize(errs)
 	}
 	return p, nil
+}
+
+// metricProviders reads the metric providers: each a Prometheus endpoint
+// of an http or https URL without credentials of its own (they come from
+// the pipeline step's credentials), a timeout of at most 5s.
+func metricProviders(path *field.Path, in []v1beta1.MetricProvider) (map[string]MetricProvider, field.ErrorList) {
+	var errs field.ErrorList
+	out := make(map[string]MetricProvider, len(in))
+	for i, mp := range in {
+		p := path.Index(i)
+		for _, msg := range validation.IsDNS1123Label(mp.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), mp.Name, msg))
+		}
+		if _, dup := out[mp.Name]; dup {
+			errs = append(errs, field.Duplicate(p.Child("name"), mp.Name))
+		}
+		if mp.Prometheus == nil {
+			errs = append(errs, field.Required(p.Child("prometheus"), "a provider says where its queries go: prometheus is the one kind of provider"))
+			continue
+		}
+		pp := p.Child("prometheus")
+		provider := MetricProvider{Name: mp.Name, Address: mp.Prometheus.Address, Timeout: DefaultMetricTimeout, Credentials: mp.Prometheus.Credentials}
+		u, err := url.Parse(mp.Prometheus.Address)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(mp.Prometheus.Address, fielderr.MaxValue), "must be a URL: "+fielderr.Cut(err.Error(), fielderr.MaxValue)))
+		case u.Scheme != "http" && u.Scheme != "https":
+			errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(mp.Prometheus.Address, fielderr.MaxValue), "must be an http or https URL"))
+		case u.Host == "":
+			errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(mp.Prometheus.Address, fielderr.MaxValue), "must name a host"))
+		case u.User != nil:
+			errs = append(errs, field.Forbidden(pp.Child("address"), "must not hold credentials: name the pipeline step's credentials in credentials instead"))
+		case u.RawQuery != "" || u.Fragment != "":
+			errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(mp.Prometheus.Address, fielderr.MaxValue), "must have no query or fragment: the function appends /api/v1/query"))
+		}
+		if t := mp.Prometheus.Timeout; t != "" {
+			d, err := time.ParseDuration(t)
+			switch {
+			case err != nil:
+				errs = append(errs, field.Invalid(pp.Child("timeout"), t, "must be a duration such as 2s"))
+			case d <= 0 || d > MaxMetricTimeout:
+				errs = append(errs, field.Invalid(pp.Child("timeout"), t, "must be above 0 and at most 5s"))
+			default:
+				provider.Timeout = d
+			}
+		}
+		if c := mp.Prometheus.Credentials; c != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(c) {
+				errs = append(errs, field.Invalid(pp.Child("credentials"), c, msg))
+			}
+		}
+		out[mp.Name] = provider
+	}
+	return out, errs
 }
 
 // objectKinds reads a list of apiVersion/kind pairs, or the default when

@@ -1,0 +1,52 @@
+package expr
+
+import (
+	"context"
+
+	"github.com/google/cel-go/common/types"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+// The variables of a metric's successWhen: the canary's number, and the
+// primary's when the metric compares to it.
+const (
+	ResultVariable   = "result"
+	BaselineVariable = "baseline"
+)
+
+// metricKey tells a metric's expression from a gate's of the same text in
+// the compiler's cache: they are compiled in different environments.
+const metricKey = "metric\x00"
+
+// CompileMetric compiles a metric's successWhen, over result and baseline
+// (doubles), or returns the one compiled before for the same text. It must
+// return a bool.
+func (c *Compiler) CompileMetric(text string) (*Program, error) {
+	return c.cached(text, metricKey, c.metricEnv)
+}
+
+// UsesBaseline reports whether a metric's expression reads baseline.
+func (p *Program) UsesBaseline() bool { return p.usesBaseline }
+
+// EvalMetric evaluates a metric's expression for a measurement, within the
+// run's budget, as Eval does for an object.
+func (p *Program) EvalMetric(ctx context.Context, budget *Budget, result, baseline float64) (bool, error) {
+	if budget.spent() {
+		return false, ErrBudget
+	}
+	out, details, err := p.prg.ContextEval(ctx, &activation{result: result, baseline: baseline, evaluation: &evaluation{}})
+	if cost := details.ActualCost(); cost != nil {
+		budget.charge(*cost)
+	} else {
+		budget.charge(CostLimit)
+	}
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		return false, errors.Errorf("the expression returned %s, not a bool", out.Type().TypeName())
+	}
+	return bool(b), nil
+}
