@@ -46,7 +46,7 @@ func transitions(in Input, d Decision) []Event {
 
 // FailureReasons are the reasons a rollout fails for, as status.rollout
 // says: what a metric of failures counts.
-var FailureReasons = []string{ReasonGateFailed, ReasonAnalysisFailed, ReasonProgressDeadlineExceeded, ReasonNotAllowedByPolicy}
+var FailureReasons = []string{ReasonGateFailed, ReasonAnalysisFailed, ReasonMetricFailed, ReasonProgressDeadlineExceeded, ReasonNotAllowedByPolicy}
 
 // EventReasons are the reasons of the events the engine says, one per
 // transition: what a metric of transitions counts.
@@ -54,6 +54,7 @@ var EventReasons = []string{
 	ReasonStarted, ReasonRestarted, ReasonCanaryChanged, ReasonStepsChanged, ReasonAdvanced, ReasonResumed,
 	ReasonSucceeded, ReasonAwaitingApproval, ReasonApproved, ReasonPromoted, ReasonRetried,
 	EventPaused, EventFailed, EventAborted, EventAnalysisPassed,
+	ReasonBaking, EventMetricPassed, EventMetricFailing, EventMetricNoData,
 }
 
 // isRestart reports whether an event's reason is one of a restart at step 0.

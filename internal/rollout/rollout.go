@@ -125,6 +125,10 @@ type Input struct {
 	RouteMissing bool
 	// Analysis are the analysis objects observed, of any step.
 	Analysis []AnalysisObservation
+	// Measured are the measurements of traffic.metrics that this run (or an
+	// earlier call of the same reconcile) took, by metric: at most one each,
+	// at the step of the previous status (see Due).
+	Measured map[string]xr.Measurement
 	// CanaryRefused is set when the policy refused the canary's backend.
 	CanaryRefused       bool
 	CanaryRefusedReason string
@@ -225,7 +229,7 @@ func Decide(in Input) Decision {
 	// status: a status they refuse would never be written, and every later
 	// run would start from the last one that was.
 	d.Status = d.Status.Bounded()
-	d.Events = transitions(in, d)
+	d.Events = append(metricEvents(in, d), transitions(in, d)...)
 	return d
 }
 
@@ -338,6 +342,8 @@ func carried(in Input, why restart) xr.RolloutStatus {
 		cur.StepStartedAt = stepStartedAt(prev.StepStartedAt, in.Now)
 		cur.Phase, cur.Reason = prev.Phase, prev.Reason
 		cur.Analysis = verdictsOf(prev.Analysis, len(steps))
+		cur.Metrics = carriedMetrics(in, prev.Metrics)
+		cur.BakeStartedAt = prev.BakeStartedAt
 	} else {
 		cur.Step = ptr.To[int32](0)
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}

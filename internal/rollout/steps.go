@@ -32,9 +32,10 @@ type hold struct {
 func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 	steps := in.Traffic.Steps
 	i := *cur.Step
+	cur = withMeasured(in, cur)
 
-	// A gate or an analysis that has failed ends the rollout, whatever
-	// else holds.
+	// A gate, an analysis or a metric that has failed ends the rollout,
+	// whatever else holds.
 	if failed, msg := failedGate(in, cur); failed {
 		return withEvent(terminal(cur, xr.PhaseFailed, ReasonGateFailed, msg), ev)
 	}
@@ -42,6 +43,9 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 	cur, passed = judgeAnalysis(in, cur)
 	if failed, msg := failedAnalysis(cur); failed {
 		return withEvent(terminal(cur, xr.PhaseFailed, ReasonAnalysisFailed, msg), ev)
+	}
+	if failed, msg := failedMetric(in, cur); failed {
+		return withEvent(terminal(cur, xr.PhaseFailed, ReasonMetricFailed, msg), ev)
 	}
 	h := holds(in, cur)
 	if h.why != "" && h.beyondPause {
@@ -61,6 +65,15 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 
 	weight := steps[i].Weight
 	if int(i) == len(steps)-1 {
+		started := cur.BakeStartedAt == nil
+		if c, h, ok := baking(in, cur); ok {
+			cur = c
+			cur.Reason = ReasonBaking
+			if started {
+				ev = Event{Reason: ReasonBaking, Message: fmt.Sprintf("rollout of revision %s passed its last step (%d%%): its metrics are measured for %s before it succeeds", in.Revision, weight, in.Traffic.Bake)}
+			}
+			return withPassed(holding(in, cur, h, ev), in, passed)
+		}
 		return withPassed(succeeded(in, cur, weight, Event{
 			Reason:  ReasonSucceeded,
 			Message: fmt.Sprintf("rollout of revision %s succeeded at %d%%", in.Revision, weight),
@@ -96,22 +109,28 @@ func holds(in Input, cur xr.RolloutStatus) hold {
 	// The clock may be behind the one that started the step (skew between
 	// replicas): then the step simply waits.
 	pausing := in.Now.Before(cur.StepStartedAt.Time) || in.Now.Before(due)
+	// Metrics are measured whatever holds the step: its next measurement
+	// may be due before anything else changes.
+	measure := metricRequeue(in, cur)
 	if in.Traffic.RequireAcceptedRoute {
 		if ok, why := routeOfStep(in, i, step.Weight); !ok {
 			if pausing {
-				return hold{why: why, requeue: min(HoldRequeue, clamp(due.Sub(in.Now)))}
+				return hold{why: why, requeue: min(HoldRequeue, clamp(due.Sub(in.Now)), measure)}
 			}
-			return hold{why: why, requeue: untilDeadline(in, due, HoldRequeue), beyondPause: true}
+			return hold{why: why, requeue: min(untilDeadline(in, due, HoldRequeue), measure), beyondPause: true}
 		}
 	}
 	if pausing {
-		return hold{why: "pause until " + due.UTC().Format(time.RFC3339), requeue: clamp(due.Sub(in.Now))}
+		return hold{why: "pause until " + due.UTC().Format(time.RFC3339), requeue: min(clamp(due.Sub(in.Now)), measure)}
 	}
 	if gate := heldGate(in); gate != "" {
-		return hold{why: gate, requeue: untilDeadline(in, due, HoldRequeue), beyondPause: true}
+		return hold{why: gate, requeue: min(untilDeadline(in, due, HoldRequeue), measure), beyondPause: true}
 	}
 	if analysis := heldAnalysis(in, cur); analysis != "" {
-		return hold{why: analysis, requeue: untilDeadline(in, due, HoldRequeue), beyondPause: true}
+		return hold{why: analysis, requeue: min(untilDeadline(in, due, HoldRequeue), measure), beyondPause: true}
+	}
+	if metric, _ := heldMetric(in, cur); metric != "" {
+		return hold{why: metric, requeue: min(untilDeadline(in, due, HoldRequeue), measure), beyondPause: true}
 	}
 	if step.Approval && !approved(in, i) {
 		return hold{

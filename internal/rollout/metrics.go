@@ -1,0 +1,306 @@
+package rollout
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// Reasons of the metrics: a phase's, and the events of a metric whose
+// verdict changed.
+const (
+	// ReasonMetricFailed: a metric failed failureLimit measurements in a
+	// row.
+	ReasonMetricFailed = "MetricFailed"
+	// ReasonBaking: the last step passed, and its metrics are measured for
+	// traffic.bake before the rollout Succeeds.
+	ReasonBaking = "Baking"
+	// EventMetricPassed: a metric's measurement passed, after none or
+	// another verdict.
+	EventMetricPassed = "MetricPassed"
+	// EventMetricFailing: a metric's measurement failed, after none or
+	// another verdict (a Warning); the rollout fails once failureLimit
+	// measurements in a row have.
+	EventMetricFailing = "MetricFailing"
+	// EventMetricNoData: a metric's query gave no number, after none or
+	// another verdict (a Warning).
+	EventMetricNoData = "MetricNoData"
+)
+
+// Due are the metrics that this run measures: those that count in the
+// current step of a rollout under way (or in the last step while it
+// bakes), whose last measurement in this step is an interval old, and whose
+// step started an interval ago, so that a measurement's window lies within
+// its step. A run that restarts, pauses, aborts or has failed or succeeded
+// measures nothing: a measurement is of the canary a step is testing.
+// taken are measurements this reconcile already took (an earlier call of
+// the same reconcile), which count as the last.
+func Due(in Input, taken map[string]xr.Measurement) []xr.Metric {
+	prev := in.Previous
+	if !in.Traffic.Progressive() || len(in.Traffic.Metrics) == 0 || in.Traffic.Abort || in.Traffic.Paused || in.CanaryRefused ||
+		restartOf(in) != noRestart || prev.Phase != xr.PhaseProgressing || prev.StepStartedAt == nil {
+		return nil
+	}
+	now := in.Now.Truncate(time.Second)
+	step := *prev.Step
+	var out []xr.Metric
+	for _, m := range in.Traffic.Metrics {
+		if !m.CountsIn(in.Traffic.Steps, step) {
+			continue
+		}
+		if _, ok := taken[m.Name]; ok {
+			continue
+		}
+		if now.Before(nextDue(m, prev, step)) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// nextDue is when the next measurement of a metric is due at a step: an
+// interval after the step started, and after its last measurement at that
+// step. A measurement dated after now (written by hand) is no measurement.
+func nextDue(m xr.Metric, s *xr.RolloutStatus, step int32) time.Time {
+	due := s.StepStartedAt.Add(m.Interval)
+	for _, ms := range measurementsOf(s.Metrics, m.Name) {
+		if ms.Step == step && !ms.Time.Time.Before(s.StepStartedAt.Time) {
+			due = latest(due, ms.Time.Add(m.Interval))
+		}
+	}
+	return due
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// measurementsOf are the recorded measurements of a metric, oldest first.
+func measurementsOf(metrics []xr.MetricStatus, name string) []xr.Measurement {
+	for _, m := range metrics {
+		if m.Name == name {
+			return m.Measurements
+		}
+	}
+	return nil
+}
+
+// carriedMetrics are the measurements a status carries that still mean
+// something: of the spec's metrics, in its order, none dated after now
+// (written by hand), at most xr.MaxMeasurements each.
+func carriedMetrics(in Input, metrics []xr.MetricStatus) []xr.MetricStatus {
+	var out []xr.MetricStatus
+	for _, m := range in.Traffic.Metrics {
+		var kept []xr.Measurement
+		for _, ms := range measurementsOf(metrics, m.Name) {
+			if !ms.Time.After(in.Now) && ms.Step >= 0 && int(ms.Step) < len(in.Traffic.Steps) {
+				kept = append(kept, ms)
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, xr.MetricStatus{Name: m.Name, Measurements: kept[max(0, len(kept)-xr.MaxMeasurements):]})
+		}
+	}
+	return out
+}
+
+// withMeasured adds this run's measurements to the status, each to its
+// metric's, when they were taken at the current step of the attempt they
+// were taken for: a run that restarts or relocates the rollout drops them.
+func withMeasured(in Input, cur xr.RolloutStatus) xr.RolloutStatus {
+	if len(in.Measured) == 0 || cur.Step == nil {
+		return cur
+	}
+	var metrics []xr.MetricStatus
+	for _, m := range in.Traffic.Metrics {
+		old := measurementsOf(cur.Metrics, m.Name)
+		list := slices.Clone(old)
+		if ms, ok := in.Measured[m.Name]; ok && ms.Step == *cur.Step && !ms.Time.Time.Before(cur.StepStartedAt.Time) {
+			list = append(list, ms)
+		}
+		if len(list) > 0 {
+			metrics = append(metrics, xr.MetricStatus{Name: m.Name, Measurements: list[max(0, len(list)-xr.MaxMeasurements):]})
+		}
+	}
+	cur.Metrics = metrics
+	return cur
+}
+
+// counts is what a measurement counts as under a metric's noData.
+func counts(m xr.Metric, ms xr.Measurement) string {
+	if ms.Verdict != xr.VerdictNoData {
+		return ms.Verdict
+	}
+	switch m.NoData {
+	case xr.NoDataPass:
+		return xr.VerdictPassed
+	case xr.NoDataFail:
+		return xr.VerdictFailed
+	default:
+		return xr.VerdictNoData
+	}
+}
+
+// failedMetric finds a metric that counts in the current step and failed
+// its failureLimit of measurements in a row: the latest ones of the attempt,
+// whatever the step they were taken at. A dry run never fails.
+func failedMetric(in Input, cur xr.RolloutStatus) (bool, string) {
+	for _, m := range in.Traffic.Metrics {
+		if m.DryRun || !m.CountsIn(in.Traffic.Steps, *cur.Step) {
+			continue
+		}
+		list := measurementsOf(cur.Metrics, m.Name)
+		run := 0
+		for i := len(list) - 1; i >= 0 && counts(m, list[i]) == xr.VerdictFailed; i-- {
+			run++
+		}
+		if run >= int(m.FailureLimit) {
+			last := list[len(list)-1]
+			return true, fmt.Sprintf("metric %s failed %d measurements in a row (failureLimit %d), the last at %s: %s",
+				quote(m.Name), run, m.FailureLimit, last.Time.UTC().Format(time.RFC3339), describeMeasurement(m, last))
+		}
+	}
+	return false, ""
+}
+
+// heldMetric names the first metric of the current step without a
+// passing measurement taken in this step, an interval after it started,
+// and says when its next measurement is due.
+func heldMetric(in Input, cur xr.RolloutStatus) (string, time.Time) {
+	i := *cur.Step
+	for _, m := range in.Traffic.Metrics {
+		if m.DryRun || !m.CountsIn(in.Traffic.Steps, i) {
+			continue
+		}
+		list := measurementsOf(cur.Metrics, m.Name)
+		passed := slices.ContainsFunc(list, func(ms xr.Measurement) bool {
+			return ms.Step == i && !ms.Time.Time.Before(cur.StepStartedAt.Add(m.Interval)) && !ms.Time.After(in.Now) && counts(m, ms) == xr.VerdictPassed
+		})
+		if passed {
+			continue
+		}
+		due := nextDue(m, &cur, i)
+		var last *xr.Measurement
+		for j := len(list) - 1; j >= 0; j-- {
+			if list[j].Step == i {
+				last = &list[j]
+				break
+			}
+		}
+		switch {
+		case last == nil:
+			return fmt.Sprintf("metric %s: no measurement yet, the first is due at %s", quote(m.Name), due.UTC().Format(time.RFC3339)), due
+		default:
+			return fmt.Sprintf("metric %s: no passing measurement yet, the last %s", quote(m.Name), describeMeasurement(m, *last)), due
+		}
+	}
+	return "", time.Time{}
+}
+
+// describeMeasurement says what a measurement found, for messages.
+func describeMeasurement(m xr.Metric, ms xr.Measurement) string {
+	switch ms.Verdict {
+	case xr.VerdictNoData:
+		return "had no data: " + quote(ms.Reason)
+	case xr.VerdictPassed:
+		return fmt.Sprintf("passed: result %s%s meets successWhen %s", quote(ms.Value), baselineNote(ms), quote(m.SuccessWhen))
+	default:
+		return fmt.Sprintf("failed: result %s%s does not meet successWhen %s", quote(ms.Value), baselineNote(ms), quote(m.SuccessWhen))
+	}
+}
+
+func baselineNote(ms xr.Measurement) string {
+	if ms.Baseline == "" {
+		return ""
+	}
+	return ", baseline " + quote(ms.Baseline)
+}
+
+// metricEvents says, for each metric measured this run, its verdict when it
+// differs from the metric's last one: once per change, never on every
+// measurement.
+func metricEvents(in Input, d Decision) []Event {
+	var events []Event
+	for _, m := range in.Traffic.Metrics {
+		ms, ok := in.Measured[m.Name]
+		if !ok || !slices.ContainsFunc(measurementsOf(d.Status.Metrics, m.Name), func(x xr.Measurement) bool { return x == ms }) {
+			continue
+		}
+		var before string
+		if p := in.Previous; p != nil {
+			if list := measurementsOf(p.Metrics, m.Name); len(list) > 0 {
+				before = list[len(list)-1].Verdict
+			}
+		}
+		if before == ms.Verdict {
+			continue
+		}
+		dry := ""
+		if m.DryRun {
+			dry = " (dry run: it never holds or fails the rollout)"
+		}
+		msg := fmt.Sprintf("metric %s of revision %s at step %d %s%s", m.Name, in.Revision, ms.Step, describeMeasurement(m, ms), dry)
+		switch ms.Verdict {
+		case xr.VerdictPassed:
+			events = append(events, Event{Reason: EventMetricPassed, Message: msg})
+		case xr.VerdictFailed:
+			events = append(events, Event{Reason: EventMetricFailing, Message: msg, Warning: true})
+		default:
+			events = append(events, Event{Reason: EventMetricNoData, Message: msg, Warning: true})
+		}
+	}
+	return events
+}
+
+// metricRequeue is how long until the next measurement of a metric of the
+// current step is due; MaxRequeue when none is.
+func metricRequeue(in Input, cur xr.RolloutStatus) time.Duration {
+	requeue := MaxRequeue
+	for _, m := range in.Traffic.Metrics {
+		if m.CountsIn(in.Traffic.Steps, *cur.Step) {
+			requeue = min(requeue, clamp(nextDue(m, &cur, *cur.Step).Sub(in.Now)))
+		}
+	}
+	return requeue
+}
+
+// baking holds the last step, once everything else passed, for
+// traffic.bake: its metrics are measured meanwhile. It reports false once
+// the bake is over, or without one.
+func baking(in Input, cur xr.RolloutStatus) (xr.RolloutStatus, hold, bool) {
+	if in.Traffic.Bake <= 0 {
+		return cur, hold{}, false
+	}
+	if cur.BakeStartedAt == nil || cur.BakeStartedAt.After(in.Now) {
+		cur.BakeStartedAt = &metav1.Time{Time: in.Now}
+	}
+	end := cur.BakeStartedAt.Add(in.Traffic.Bake)
+	if !in.Now.Before(end) {
+		return cur, hold{}, false
+	}
+	requeue := min(clamp(end.Sub(in.Now)), metricRequeue(in, cur))
+	return cur, hold{why: "baking until " + end.UTC().Format(time.RFC3339) + " while " + strings.Join(bakingMetrics(in, cur), ", ") + " keep being measured", requeue: requeue}, true
+}
+
+// bakingMetrics names the metrics measured while the last step bakes.
+func bakingMetrics(in Input, cur xr.RolloutStatus) []string {
+	var names []string
+	for _, m := range in.Traffic.Metrics {
+		if m.CountsIn(in.Traffic.Steps, *cur.Step) {
+			names = append(names, m.Name)
+		}
+	}
+	if len(names) == 0 {
+		return []string{"no metrics"}
+	}
+	return names
+}
