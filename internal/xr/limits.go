@@ -67,14 +67,14 @@ var (
 	maxStepAnalysis      = limit("spec.traffic.steps[*].analysis")
 	// maxAnalysisName is the most characters of an analysis name, as
 	// steps name them; the names of traffic.analysis are the same.
-	maxAnalysisName  = limit("spec.traffic.steps[*].analysis[*]")
-	maxSelector      = limit("spec.primary.service.selector")
+	maxAnalysisName = limit("spec.traffic.steps[*].analysis[*]")
+	maxSelector     = limit("spec.primary.service.selector")
 	// MaxMetrics is the most metrics traffic.metrics holds.
 	MaxMetrics    = limit("spec.traffic.metrics")
 	maxMetricName = limit("spec.traffic.metrics[*].name")
 	// MaxMeasurements is how many measurements of each metric
 	// status.rollout.metrics keeps.
-	MaxMeasurements = limit("status.rollout.metrics[*].measurements")
+	MaxMeasurements  = limit("status.rollout.metrics[*].measurements")
 	maxConditionType = limit("spec.traffic.gates[*].conditionType")
 
 	// MaxVerdicts is the most verdicts status.rollout.analysis holds.
