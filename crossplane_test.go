@@ -171,9 +171,9 @@ func (s *xpSim) request(required map[string]*fnv1.ResourceSelector) *fnv1.RunFun
 			cond := func(typ, status, reason string) map[string]any {
 				return map[string]any{"type": typ, "status": status, "reason": reason, "observedGeneration": g, "lastTransitionTime": "2026-12-02T09:00:00Z", "message": ""}
 			}
-			var parents []any
 			spec, _ := o["spec"].(map[string]any)
 			refs, _ := spec["parentRefs"].([]any)
+			parents := make([]any, 0, len(refs))
 			for _, r := range refs {
 				parents = append(parents, map[string]any{
 					"parentRef": r, "controllerName": "example.com/gw",

@@ -529,24 +529,6 @@ func grantSummary(g map[string]any) []string {
 	return out
 }
 
-// composedRules are the rules of the composed route under a key, as maps;
-// the test fails when there is no such route.
-func composedRules(t *testing.T, rsp *fnv1.RunFunctionResponse, key string) []map[string]any {
-	t.Helper()
-	r, ok := rsp.GetDesired().GetResources()[key]
-	if !ok {
-		t.Fatalf("no %s composed: %v", key, viewOf(t, rsp).Results)
-	}
-	spec, _ := r.GetResource().AsMap()["spec"].(map[string]any)
-	raw, _ := spec["rules"].([]any)
-	out := make([]map[string]any, 0, len(raw))
-	for _, x := range raw {
-		rule, _ := x.(map[string]any)
-		out = append(out, rule)
-	}
-	return out
-}
-
 // ruleShapes summarises the rules of the composed route under a key, one
 // line each: the rule's name, then its matches, each in brackets (the
 // path, h:header, q:query parameter, m:method or m:service/method), its
@@ -799,15 +781,15 @@ func exampleRequests(t *testing.T) map[string]*fnv1.RunFunctionRequest {
 	reqs := make(map[string]*fnv1.RunFunctionRequest, len(files))
 	for _, file := range files {
 		dir := filepath.Dir(file)
-		xr := yamlDocuments(t, file)
+		composite := yamlDocuments(t, file)
 		comp := yamlDocuments(t, filepath.Join(dir, "composition.yaml"))
-		if len(xr) != 1 || len(comp) != 1 {
-			t.Fatalf("%s: want one XR and one Composition, got %d and %d", dir, len(xr), len(comp))
+		if len(composite) != 1 || len(comp) != 1 {
+			t.Fatalf("%s: want one XR and one Composition, got %d and %d", dir, len(composite), len(comp))
 		}
 		req := &fnv1.RunFunctionRequest{
 			Meta:     &fnv1.RequestMeta{Tag: dir},
 			Input:    mustStruct(t, pipelineInput(t, dir, comp[0])),
-			Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr[0])}},
+			Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, composite[0])}},
 		}
 		for _, o := range yamlDocuments(t, filepath.Join(dir, "observed.yaml")) {
 			meta, _ := o["metadata"].(map[string]any)

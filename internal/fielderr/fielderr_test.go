@@ -3,6 +3,7 @@ package fielderr
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func distinct(n int) field.ErrorList {
 func distinctMessages(from, to int) string {
 	msgs := make([]string, 0, to-from)
 	for i := from; i < to; i++ {
-		msgs = append(msgs, invalid(fmt.Sprint(i), "bad"))
+		msgs = append(msgs, invalid(strconv.Itoa(i), "bad"))
 	}
 	return strings.Join(msgs, ", ")
 }
@@ -170,8 +171,8 @@ func TestSummarizeKeepsFieldErrors(t *testing.T) {
 	if !errors.As(err, &agg) || len(agg.Errors()) != 1 {
 		t.Fatalf("Summarize(...) = %v, want an aggregate of one error", err)
 	}
-	kept, ok := agg.Errors()[0].(*field.Error)
-	if !ok {
+	var kept *field.Error
+	if !errors.As(agg.Errors()[0], &kept) {
 		t.Fatalf("the aggregate keeps a %T, want a *field.Error", agg.Errors()[0])
 	}
 	if kept.Type != field.ErrorTypeInvalid || kept.Field != "spec.x" || kept.Detail != "bad" {
