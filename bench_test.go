@@ -23,15 +23,6 @@ import (
 // Speed and memory are measured here, never asserted in tests.
 // docs/performance.md records the figures and how they grow.
 
-// progressiveXR is the Flagger scenario as a progressive rollout with a
-// gate, at step 0.
-var progressiveXR = strings.Replace(strings.Replace(flaggerXR, "weight: 20", `steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 5m}, {weight: 100}]
-    gates: [{apiVersion: apps/v1, kind: Deployment, name: podinfo-canary, conditionType: Available}]`, 1),
-	"namespace: monitoring, port: 3456}", "namespace: monitoring, port: 3456}\n    revision: v2", 1) + `
-status:
-  rollout: {phase: Progressing, revision: v2, step: 0, stepStartedAt: "2026-12-02T10:00:00Z", canaryWeight: 10, primaryWeight: 90}
-`
-
 // rulesXR is the Flagger scenario with n rules of 4 header matches each,
 // 32 parentRefs and 16 hostnames: the large CanaryRoute of the performance
 // issue, scaled by its rules.
@@ -62,43 +53,37 @@ func rulesXR(n int) string {
 // Crossplane fetched, and the large CanaryRoute with 1, 4 and 16 rules.
 func benchRequests(tb testing.TB) map[string]*fnv1.RunFunctionRequest {
 	tb.Helper()
-	t := &testing.T{}
-	gate := toStruct(t, `
+	gate := toStruct(tb, `
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: podinfo-canary, namespace: test}
 status:
   conditions: [{type: Available, status: "True", lastTransitionTime: "2026-12-02T09:00:00Z"}]
 `)
-	progressive := testRequest(t, progressiveXR, allowMonitoring, map[string]string{"route-httproute": acceptedRoute(3, 3)})
+	progressive := testRequest(tb, progressiveXR, allowMonitoring, map[string]string{"route-httproute": acceptedRoute(3, 3)})
 	progressive.RequiredResources = map[string]*fnv1.Resources{
 		"gate-0":                   {Items: []*fnv1.Resource{{Resource: gate}}},
-		"existing-route-httproute": {Items: []*fnv1.Resource{{Resource: toStruct(t, ownRoute("crossplane.io/composite: podinfo", 90, 10))}}},
+		"existing-route-httproute": {Items: []*fnv1.Resource{{Resource: toStruct(tb, ownRoute("crossplane.io/composite: podinfo", 90, 10))}}},
 		"existing-service-primary": {},
 	}
 	reqs := map[string]*fnv1.RunFunctionRequest{
-		"Flagger":           testRequest(t, flaggerXR, allowMonitoring, nil),
+		"Flagger":           testRequest(tb, flaggerXR, allowMonitoring, nil),
 		"Progressive":       progressive,
-		"ProgressiveNoGate": progressiveWith(t, "", nil),
-		"ExpressionGates3":  progressiveWith(t, expressionGates, expressionGateObjects(t)),
+		"ProgressiveNoGate": progressiveWith(tb, "", nil),
+		"ExpressionGates3":  progressiveWith(tb, expressionGates, expressionGateObjects(tb)),
 	}
 	for _, n := range []int{1, 4, 16} {
-		reqs[fmt.Sprintf("Rules%d", n)] = testRequest(t, rulesXR(n), allowMonitoring, nil)
-	}
-	if t.Failed() {
-		tb.Fatal("cannot build the benchmark requests")
+		reqs[fmt.Sprintf("Rules%d", n)] = testRequest(tb, rulesXR(n), allowMonitoring, nil)
 	}
 	// A benchmark of a Fatal would measure the wrong path.
-	f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
+	f := functionAt(testNow)
 	for name, req := range reqs {
 		rsp, err := f.RunFunction(context.Background(), req)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-				tb.Fatalf("the %s request is a Fatal: %s", name, r.GetMessage())
-			}
+		if msg := fatalOf(rsp); msg != "" {
+			tb.Fatalf("the %s request is a Fatal: %s", name, msg)
 		}
 	}
 	return reqs
@@ -113,7 +98,7 @@ const expressionGates = `[
 
 // expressionGateObjects are the objects of expressionGates, as Crossplane
 // fetched them.
-func expressionGateObjects(t *testing.T) map[string]*fnv1.Resources {
+func expressionGateObjects(tb testing.TB) map[string]*fnv1.Resources {
 	objs := []string{
 		`{apiVersion: argoproj.io/v1alpha1, kind: AnalysisRun, metadata: {name: podinfo-v2, namespace: test}, status: {phase: Running}}`,
 		`{apiVersion: batch/v1, kind: Job, metadata: {name: podinfo-load, namespace: test}, status: {active: 1}}`,
@@ -121,7 +106,7 @@ func expressionGateObjects(t *testing.T) map[string]*fnv1.Resources {
 	}
 	out := map[string]*fnv1.Resources{}
 	for i, o := range objs {
-		out[reconcile.Gate(i)] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: toStruct(t, o)}}}
+		out[reconcile.Gate(i)] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: toStruct(tb, o)}}}
 	}
 	return out
 }
@@ -130,7 +115,7 @@ func expressionGateObjects(t *testing.T) map[string]*fnv1.Resources {
 // given gates (a YAML list; "" for none) and their objects, the route and
 // the takeover check's answers fetched, under an Input that allows the
 // gates' kinds.
-func progressiveWith(t *testing.T, gates string, objects map[string]*fnv1.Resources) *fnv1.RunFunctionRequest {
+func progressiveWith(tb testing.TB, gates string, objects map[string]*fnv1.Resources) *fnv1.RunFunctionRequest {
 	xr := strings.Replace(progressiveXR, "\n    gates: [{apiVersion: apps/v1, kind: Deployment, name: podinfo-canary, conditionType: Available}]", "", 1)
 	if gates != "" {
 		xr = strings.Replace(xr, "{weight: 100}]", "{weight: 100}]\n    gates: "+gates, 1)
@@ -141,9 +126,9 @@ allowedGateKinds:
   - {apiVersion: batch/v1, kind: Job}
   - {apiVersion: http.m.crossplane.io/v1alpha2, kind: Request}
 `
-	req := testRequest(t, xr, input, map[string]string{"route-httproute": acceptedRoute(3, 3)})
+	req := testRequest(tb, xr, input, map[string]string{"route-httproute": acceptedRoute(3, 3)})
 	req.RequiredResources = map[string]*fnv1.Resources{
-		"existing-route-httproute": {Items: []*fnv1.Resource{{Resource: toStruct(t, ownRoute("crossplane.io/composite: podinfo", 90, 10))}}},
+		"existing-route-httproute": {Items: []*fnv1.Resource{{Resource: toStruct(tb, ownRoute("crossplane.io/composite: podinfo", 90, 10))}}},
 		"existing-service-primary": {},
 	}
 	for k, v := range objects {

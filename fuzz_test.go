@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -17,11 +15,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -44,8 +40,7 @@ func FuzzRunFunction(f *testing.F) {
 	f.Add(`{"traffic":{"steps":[{"weight":10},{"weight":100}],"gates":[{"apiVersion":"apps/v1","kind":"Deployment","name":"d","conditionType":"Available"}]},"canary":{"revision":"v2","backendRef":{"name":"c"}},"primary":{"backendRef":{"name":"p"}},"port":80,"parentRefs":[{"name":"g"}]}`, emptyInput,
 		`{"phase":"Failed","reason":"ProgressDeadlineExceeded","revision":"v2","step":0,"canaryWeight":0,"primaryWeight":100,"message":"step 0 (10%) held"}`)
 
-	standard := crdschema.GatewayAPI(f, crdschema.Standard)
-	experimental := crdschema.GatewayAPI(f, crdschema.Experimental)
+	crds := gatewayAPICRDs(f)
 	xrds := crdschema.XRDs(f, "example/definitions/canaryroute-namespaced.yaml")
 
 	f.Fuzz(func(t *testing.T, spec, input, status string) {
@@ -79,7 +74,7 @@ func FuzzRunFunction(f *testing.F) {
 			t.Skip()
 		}
 
-		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
+		f := functionAt(testNow)
 		rsp, err := f.RunFunction(context.Background(), req)
 		if err != nil {
 			t.Fatalf("RunFunction returned a gRPC error for %s: %v", spec, err)
@@ -95,7 +90,7 @@ func FuzzRunFunction(f *testing.F) {
 			}
 			return
 		}
-		checkComposed(t, spec, rsp, standard, experimental)
+		crds.checkComposed(t, spec, rsp)
 		checkStatus(t, spec, rsp, xrds)
 
 		// The next run sees what this one wrote: its status, and its objects
@@ -116,41 +111,9 @@ func FuzzRunFunction(f *testing.F) {
 		if isFatal(rsp2) {
 			t.Fatalf("the next run refuses what the run before wrote, for spec %s: %v", spec, rsp2.GetResults())
 		}
-		checkComposed(t, spec, rsp2, standard, experimental)
+		crds.checkComposed(t, spec, rsp2)
 		checkStatus(t, spec, rsp2, xrds)
 	})
-}
-
-func isFatal(rsp *fnv1.RunFunctionResponse) bool {
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			return true
-		}
-	}
-	return false
-}
-
-// checkComposed validates every composed route, grant and BackendTLSPolicy
-// against the Gateway API CRDs of both channels (v1alpha2 routes are
-// experimental only).
-func checkComposed(t *testing.T, spec string, rsp *fnv1.RunFunctionResponse, standard, experimental *crdschema.Set) {
-	t.Helper()
-	for name, r := range rsp.GetDesired().GetResources() {
-		obj := r.GetResource().AsMap()
-		if k := compose.Key(name); !k.IsRoute() && !k.IsGrant() && !k.IsBackendTLSPolicy() {
-			continue
-		}
-		schemas := []*crdschema.Set{standard, experimental}
-		if strings.HasSuffix(obj["apiVersion"].(string), "v1alpha2") {
-			schemas = schemas[1:]
-		}
-		for _, s := range schemas {
-			if errs := s.Validate(obj); len(errs) > 0 {
-				b, _ := yaml.Marshal(obj)
-				t.Fatalf("the function accepted spec %s but the Gateway API CRDs reject %s:\n%v\n%s", spec, name, errs, b)
-			}
-		}
-	}
 }
 
 // statusProbeSpec is a valid spec: the XRD's rules on the spec are not the
@@ -295,7 +258,7 @@ func FuzzAbortRescue(f *testing.F) {
 			},
 		}
 
-		fn := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
+		fn := functionAt(testNow)
 		rsp, err := fn.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
 		if err != nil {
 			t.Fatalf("RunFunction returned a gRPC error: %v", err)
@@ -304,10 +267,8 @@ func FuzzAbortRescue(f *testing.F) {
 		if !proto.Equal(rsp, again) {
 			t.Fatal("RunFunction is not deterministic")
 		}
-		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-				return
-			}
+		if isFatal(rsp) {
+			return
 		}
 		// Rescued: every recorded canary backend is at weight 0.
 		var canary []xr.BackendID

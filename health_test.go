@@ -223,18 +223,6 @@ func argoPhaseIs(phase string) func(map[string]any) bool {
 	return func(r map[string]any) bool { return r["phase"] == phase }
 }
 
-// healthXR is a namespaced CanaryRoute in namespace test with the given
-// steps and extra traffic fields (indented by four spaces).
-func healthXR(steps, extra string) string {
-	return namespacedXR(`
-  parentRefs: [{name: gateway}]
-  port: 9898
-  primary: {backendRef: {name: podinfo}}
-  canary: {backendRef: {name: podinfo-canary}, revision: v2}
-  traffic:
-    steps: ` + steps + "\n" + extra)
-}
-
 func TestArgoCDHealth(t *testing.T) {
 	script := argoHealthScript(t)
 	// fromRollout stands for status.rollout.message as the function wrote it.
@@ -295,7 +283,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"Progressing": {
 			reason: "A progressive rollout holding a step for its pause is Progressing.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
+				s := newSim(t, steppedXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
 				argoUntil(t, s, 6, "a step held by its pause", func(r map[string]any) bool {
 					msg, _ := r["message"].(string)
 					return r["phase"] == "Progressing" && strings.Contains(msg, "pause until")
@@ -308,7 +296,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"Paused": {
 			reason: "A progressive rollout paused with traffic.paused is Suspended, as Argo Rollouts' Paused is.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
+				s := newSim(t, steppedXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
 				argoUntil(t, s, 3, "Progressing", argoPhaseIs("Progressing"))
 				s.setSpec("traffic.paused", true)
 				argoUntil(t, s, 3, "Paused", argoPhaseIs("Paused"))
@@ -321,7 +309,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"Succeeded": {
 			reason: "A rollout past its last step is Succeeded: Healthy.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 50, pause: 1m}, {weight: 100}]`, ""), emptyInput)
+				s := newSim(t, steppedXR(`[{weight: 50, pause: 1m}, {weight: 100}]`, ""), emptyInput)
 				argoUntil(t, s, 12, "Succeeded", argoPhaseIs("Succeeded"))
 				return argoObservedXR(t, s, 1)
 			},
@@ -332,7 +320,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"Aborted": {
 			reason: "traffic.abort sends everything to the primary, phase Aborted: Degraded.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
+				s := newSim(t, steppedXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
 				argoUntil(t, s, 3, "Progressing", argoPhaseIs("Progressing"))
 				s.setSpec("traffic.abort", true)
 				argoUntil(t, s, 3, "Aborted", argoPhaseIs("Aborted"))
@@ -345,7 +333,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"FailedGate": {
 			reason: "A gate False for longer than its failAfter fails the rollout: Degraded.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 10}, {weight: 100}]`,
+				s := newSim(t, steppedXR(`[{weight: 10}, {weight: 100}]`,
 					`    gates: [{apiVersion: apps/v1, kind: Deployment, name: podinfo-v2, conditionType: Available, failAfter: 1m}]`), emptyInput)
 				// The canary Deployment, unavailable since before the rollout.
 				d := map[string]any{
@@ -381,7 +369,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"AwaitingApproval": {
 			reason: "An approval step waiting for traffic.approval (phase Progressing, reason AwaitingApproval) is Suspended: it waits for a person.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 10, approval: true}, {weight: 100}]`, ""), emptyInput)
+				s := newSim(t, steppedXR(`[{weight: 10, approval: true}, {weight: 100}]`, ""), emptyInput)
 				argoUntil(t, s, 6, "awaitingApproval", func(r map[string]any) bool { return r["awaitingApproval"] == true })
 				return argoObservedXR(t, s, 1)
 			},
@@ -392,7 +380,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"Approved": {
 			reason: "Once approved, the rollout moves on: no longer Suspended.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 10, approval: true}, {weight: 50, pause: 1h}, {weight: 100}]`, ""), emptyInput)
+				s := newSim(t, steppedXR(`[{weight: 10, approval: true}, {weight: 50, pause: 1h}, {weight: 100}]`, ""), emptyInput)
 				argoUntil(t, s, 6, "awaitingApproval", func(r map[string]any) bool { return r["awaitingApproval"] == true })
 				s.setSpec("traffic.approval", map[string]any{"revision": "v2", "step": float64(0)})
 				argoUntil(t, s, 6, "step 1", func(r map[string]any) bool { return r["step"] == float64(1) })
@@ -405,7 +393,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"FatalAfterProgressing": {
 			reason: "A Fatal (bad spec) leaves status.rollout as the last good run wrote it (Progressing) and Synced False: Degraded with Crossplane's message.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
+				s := newSim(t, steppedXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
 				argoUntil(t, s, 3, "Progressing", argoPhaseIs("Progressing"))
 				s.setSpec("hostnames", []any{"NOT A HOST"})
 				if r := s.run(0); r.fatal == "" {
@@ -419,7 +407,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"FatalOnFirstRun": {
 			reason: "A CanaryRoute that is a Fatal from its first run has no status.rollout, and Synced False: Degraded, not waiting.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
+				s := newSim(t, steppedXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
 				s.setSpec("hostnames", []any{"NOT A HOST"})
 				if r := s.run(0); r.fatal == "" {
 					t.Fatalf("a host name the Gateway API refuses must be a Fatal:\n%s", s.describe())
@@ -431,7 +419,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"SpecNotYetObserved": {
 			reason: "A Succeeded status from before the latest spec edit (Synced's observedGeneration behind metadata.generation) is Progressing until Crossplane reconciles the edit, never Healthy on stale status.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 50, pause: 1m}, {weight: 100}]`, ""), emptyInput)
+				s := newSim(t, steppedXR(`[{weight: 50, pause: 1m}, {weight: 100}]`, ""), emptyInput)
 				argoUntil(t, s, 12, "Succeeded", argoPhaseIs("Succeeded"))
 				x := argoObservedXR(t, s, 1)
 				x["spec"].(map[string]any)["canary"].(map[string]any)["revision"] = "v3"
@@ -444,7 +432,7 @@ func TestArgoCDHealth(t *testing.T) {
 		"ReconcilePaused": {
 			reason: "Crossplane's pause annotation (Synced False, reason ReconcilePaused) is Suspended, not Degraded.",
 			xr: func(t *testing.T) map[string]any {
-				s := newSim(t, healthXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
+				s := newSim(t, steppedXR(`[{weight: 10, pause: 1h}, {weight: 100}]`, ""), emptyInput)
 				argoUntil(t, s, 3, "Progressing", argoPhaseIs("Progressing"))
 				x := argoObservedXR(t, s, 1)
 				x["metadata"].(map[string]any)["annotations"] = map[string]any{"crossplane.io/paused": "true"}

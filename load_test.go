@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -23,9 +18,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
-	"google.golang.org/protobuf/types/known/structpb"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	fnv1beta1 "github.com/crossplane/function-sdk-go/proto/v1beta1"
@@ -290,155 +282,6 @@ func convert(t *testing.T, name string, from, to proto.Message) {
 	}
 }
 
-// runInProcess runs the function on a copy of req (a run writes the
-// request's desired state, which response.To shares with the response), at
-// cliNow, as the served function does. A panic fails the test: the server
-// would turn it into a Fatal, but it is a bug all the same.
-func runInProcess(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	t.Helper()
-	now, err := time.Parse(time.RFC3339, cliNow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &logRecorder{}
-	fn := withRecover(&Function{log: log, clock: ClockFunc(func() time.Time { return now })}, log, nil)
-	rsp, err := fn.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
-	if err != nil {
-		t.Fatalf("request %s: RunFunction returned a gRPC error: %v", req.GetMeta().GetTag(), err)
-	}
-	for _, e := range log.entries {
-		if e["stack"] != nil {
-			t.Errorf("request %s: the function panicked: %v\n%v", req.GetMeta().GetTag(), e["panic"], e["stack"])
-		}
-	}
-	return rsp
-}
-
-// exampleRequests is, for each example, the request crossplane render
-// sends: the XR, the Composition's Input, the observed composed resources
-// (observed.yaml) and the gate objects the function asks for
-// (required.yaml). Keyed by the example's folder, e.g. "example/flagger".
-func exampleRequests(t *testing.T) map[string]*fnv1.RunFunctionRequest {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join("example", "*", "xr.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no example XRs: %v", err)
-	}
-	reqs := make(map[string]*fnv1.RunFunctionRequest, len(files))
-	for _, file := range files {
-		dir := filepath.Dir(file)
-		xr := yamlDocuments(t, file)
-		comp := yamlDocuments(t, filepath.Join(dir, "composition.yaml"))
-		if len(xr) != 1 || len(comp) != 1 {
-			t.Fatalf("%s: want one XR and one Composition, got %d and %d", dir, len(xr), len(comp))
-		}
-		req := &fnv1.RunFunctionRequest{
-			Meta:     &fnv1.RequestMeta{Tag: dir},
-			Input:    toStructT(t, dir, pipelineInput(t, dir, comp[0])),
-			Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: toStructT(t, dir, xr[0])}},
-		}
-		for _, o := range yamlDocuments(t, filepath.Join(dir, "observed.yaml")) {
-			meta, _ := o["metadata"].(map[string]any)
-			annotations, _ := meta["annotations"].(map[string]any)
-			name, _ := annotations["crossplane.io/composition-resource-name"].(string)
-			if name == "" {
-				t.Fatalf("%s: an observed resource without crossplane.io/composition-resource-name", dir)
-			}
-			if req.Observed.Resources == nil {
-				req.Observed.Resources = map[string]*fnv1.Resource{}
-			}
-			req.Observed.Resources[name] = &fnv1.Resource{Resource: toStructT(t, dir, o)}
-		}
-		if required := yamlDocuments(t, filepath.Join(dir, "required.yaml")); len(required) > 0 {
-			// As Crossplane does: run once, then fetch what the function
-			// asked for. The first call's request is a case of its own.
-			first := proto.Clone(req).(*fnv1.RunFunctionRequest)
-			first.Meta.Tag = dir + "/first-call"
-			reqs[first.Meta.Tag] = first
-			req.RequiredResources = requiredFor(t, dir, runInProcess(t, req), required)
-		}
-		reqs[dir] = req
-	}
-	return reqs
-}
-
-// requiredFor selects the objects that the response's requirements name.
-func requiredFor(t *testing.T, dir string, rsp *fnv1.RunFunctionResponse, objs []map[string]any) map[string]*fnv1.Resources {
-	t.Helper()
-	out := map[string]*fnv1.Resources{}
-	for key, sel := range rsp.GetRequirements().GetResources() {
-		items := []*fnv1.Resource{}
-		for _, o := range objs {
-			meta, _ := o["metadata"].(map[string]any)
-			if o["apiVersion"] == sel.GetApiVersion() && o["kind"] == sel.GetKind() &&
-				meta["name"] == sel.GetMatchName() && meta["namespace"] == sel.GetNamespace() {
-				items = append(items, &fnv1.Resource{Resource: toStructT(t, dir, o)})
-			}
-		}
-		out[key] = &fnv1.Resources{Items: items}
-	}
-	if len(out) == 0 {
-		t.Fatalf("%s has required.yaml but the function requires nothing", dir)
-	}
-	return out
-}
-
-// pipelineInput is the Input of the Composition's only pipeline step.
-func pipelineInput(t *testing.T, dir string, comp map[string]any) map[string]any {
-	t.Helper()
-	spec, _ := comp["spec"].(map[string]any)
-	pipeline, _ := spec["pipeline"].([]any)
-	if len(pipeline) != 1 {
-		t.Fatalf("%s: want a pipeline of one step, got %d", dir, len(pipeline))
-	}
-	step, _ := pipeline[0].(map[string]any)
-	input, ok := step["input"].(map[string]any)
-	if !ok {
-		t.Fatalf("%s: the pipeline step has no input", dir)
-	}
-	return input
-}
-
-// yamlDocuments reads the YAML documents of a file; none when it does not
-// exist.
-func yamlDocuments(t *testing.T, file string) []map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-	var docs []map[string]any
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return docs
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(doc, &m); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		if m != nil {
-			docs = append(docs, m)
-		}
-	}
-}
-
-func toStructT(t *testing.T, what string, m map[string]any) *structpb.Struct {
-	t.Helper()
-	s, err := structpb.NewStruct(m)
-	if err != nil {
-		t.Fatalf("%s: cannot convert to a Struct: %v", what, err)
-	}
-	return s
-}
-
 // invalidRequests are variants of the examples that the function must
 // refuse, or accept with a warning, each in its own way: bad weights,
 // unknown fields, wrong types, both weight and steps, huge selectors,
@@ -459,7 +302,7 @@ func invalidRequests(t *testing.T, examples map[string]*fnv1.RunFunctionRequest)
 		xr := req.GetObserved().GetComposite().GetResource().AsMap()
 		s, _ := xr["spec"].(map[string]any)
 		change(s)
-		req.Observed.Composite.Resource = toStructT(t, "variant", xr)
+		req.Observed.Composite.Resource = mustStruct(t, xr)
 		return req
 	}
 	// input replaces the Input of a copy of base.
@@ -467,7 +310,7 @@ func invalidRequests(t *testing.T, examples map[string]*fnv1.RunFunctionRequest)
 		req := proto.Clone(base).(*fnv1.RunFunctionRequest)
 		req.Input = nil
 		if y != "" {
-			req.Input = yamlStruct(t, y)
+			req.Input = toStruct(t, y)
 		}
 		return req
 	}
@@ -529,7 +372,7 @@ func invalidRequests(t *testing.T, examples map[string]*fnv1.RunFunctionRequest)
 			req := proto.Clone(progressive).(*fnv1.RunFunctionRequest)
 			xr := req.GetObserved().GetComposite().GetResource().AsMap()
 			xr["status"] = map[string]any{"rollout": map[string]any{"phase": 7, "step": "one", "stepStartedAt": "yesterday"}}
-			req.Observed.Composite.Resource = toStructT(t, "variant", xr)
+			req.Observed.Composite.Resource = mustStruct(t, xr)
 			return req
 		}(),
 		"invalid/no-observed-composite": func() *fnv1.RunFunctionRequest {
@@ -542,8 +385,8 @@ func invalidRequests(t *testing.T, examples map[string]*fnv1.RunFunctionRequest)
 		"valid/desired-from-earlier-step": func() *fnv1.RunFunctionRequest {
 			req := proto.Clone(namespaced).(*fnv1.RunFunctionRequest)
 			req.Desired = &fnv1.State{
-				Composite: &fnv1.Resource{Resource: yamlStruct(t, `{apiVersion: platform.example.org/v1alpha1, kind: CanaryRoute, status: {owner: team-a}}`)},
-				Resources: map[string]*fnv1.Resource{"dashboard": {Resource: yamlStruct(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: checkout-dashboard, namespace: shop}}`)}},
+				Composite: &fnv1.Resource{Resource: toStruct(t, `{apiVersion: platform.example.org/v1alpha1, kind: CanaryRoute, status: {owner: team-a}}`)},
+				Resources: map[string]*fnv1.Resource{"dashboard": {Resource: toStruct(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: checkout-dashboard, namespace: shop}}`)}},
 			}
 			return req
 		}(),

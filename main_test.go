@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -34,8 +32,6 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/utils/ptr"
-
-	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
@@ -555,146 +551,5 @@ func TestServeMetrics(t *testing.T) {
 	}
 	if !strings.Contains(string(body), "grpc_server_handled_total") {
 		t.Error("the gRPC server's metrics are not served beside the function's")
-	}
-}
-
-// TestTransitionsCountedOnce: Crossplane calls the function again until
-// its requirements are answered, and applies only the last response, so a
-// transition counts on that run only.
-func TestTransitionsCountedOnce(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRuns(reg, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow }), metrics: m}
-	// A progressive rollout's first run: it starts (RolloutStarted), and
-	// asks for the gate object and the objects it composes.
-	spec, _, _ := strings.Cut(progressiveXR, "\nstatus:")
-	req := testRequest(t, spec, allowMonitoring, nil)
-	first, err := fn.RunFunction(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", "RolloutStarted"); got != 0 {
-		t.Errorf("the first call, whose requirements Crossplane has not answered, counted %v transitions", got)
-	}
-	// Crossplane answers every requirement (nothing exists yet) and calls
-	// again: this response is applied.
-	req.RequiredResources = map[string]*fnv1.Resources{}
-	for name := range first.GetRequirements().GetResources() {
-		req.RequiredResources[name] = &fnv1.Resources{}
-	}
-	req.Context = first.GetContext()
-	if _, err := fn.RunFunction(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-	if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", "RolloutStarted"); got != 1 {
-		t.Errorf("the call whose response Crossplane applies counted %v RolloutStarted, want 1", got)
-	}
-	if got := counterValue(t, reg, "function_canary_route_runs_total", "result", metrics.ResultComposed); got != 2 {
-		t.Errorf("runs_total{result=composed} = %v, want 2: every call is a run", got)
-	}
-}
-
-// counterValue reads the counter of a name with a label's value from a
-// registry, as a scrape would; 0 when there is none.
-func counterValue(t *testing.T, reg prometheus.Gatherer, name, label, value string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
-}
-
-// TestTransitionsCountedWhereApplied: a step's analysis and a gate, through
-// Crossplane's requirements loop. The call that first sees the gate object
-// advances the step and asks for the next step's analysis object, so
-// Crossplane calls once more and applies that call's response: each
-// transition counts once, on the response Crossplane applies, never on the
-// call it discards.
-func TestTransitionsCountedWhereApplied(t *testing.T) {
-	xr := analysisXR(`[{weight: 10, analysis: [smoke]}, {weight: 50, analysis: [smoke]}, {weight: 100}]`,
-		`    gates: [{apiVersion: apps/v1, kind: Deployment, name: podinfo-canary, conditionType: Available}]
-    requireAcceptedRoute: false`)
-	s := newSim(t, xr, emptyInput)
-	s.jobStatus = jobPasses
-	s.objects["apps/v1|Deployment|test|podinfo-canary"] = map[string]any{
-		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "podinfo-canary", "namespace": "test"},
-		"status": map[string]any{"conditions": []any{map[string]any{
-			"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "lastTransitionTime": "2026-12-02T09:00:00Z",
-		}}},
-	}
-	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRuns(reg, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.metrics = m
-	applied := map[string]int{}
-	for range 12 {
-		r := s.run(30 * time.Second)
-		for _, e := range r.events {
-			// "SEVERITY REASON: message"
-			if _, rest, ok := strings.Cut(e, " "); ok {
-				reason, _, _ := strings.Cut(rest, ":")
-				applied[reason]++
-			}
-		}
-		if r.out["phase"] == "Succeeded" {
-			break
-		}
-	}
-	if applied["StepAdvanced"] == 0 || applied["AnalysisPassed"] == 0 || applied["RolloutSucceeded"] != 1 {
-		t.Fatalf("setup: the rollout did not pass its analysis to the end: %v", applied)
-	}
-	for _, reason := range []string{"RolloutStarted", "StepAdvanced", "RolloutSucceeded", "AnalysisPassed"} {
-		if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", reason); got != float64(applied[reason]) {
-			t.Errorf("transitions_total{reason=%q} = %v, but the responses Crossplane applied carry %d", reason, got, applied[reason])
-		}
-	}
-}
-
-// TestFailuresCountedByReason: a step held past its progress deadline (a
-// gate whose object never appears) fails the rollout once: one
-// RolloutFailed transition, and one failure of reason
-// ProgressDeadlineExceeded, which an alert can tell from the others.
-func TestFailuresCountedByReason(t *testing.T) {
-	s := newSim(t, analysisXR(`[{weight: 10, pause: 1m}, {weight: 100}]`, `    gates: [{apiVersion: apps/v1, kind: Deployment, name: nope, conditionType: Available}]
-    progressDeadline: 2m
-`), emptyInput)
-	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRuns(reg, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.metrics = m
-	for range 12 {
-		s.run(30 * time.Second)
-	}
-	if r := s.runs[len(s.runs)-1]; r.out["phase"] != "Failed" || r.out["reason"] != "ProgressDeadlineExceeded" {
-		t.Fatalf("setup: the rollout is %v/%v, want Failed/ProgressDeadlineExceeded", r.out["phase"], r.out["reason"])
-	}
-	for reason, want := range map[string]float64{"ProgressDeadlineExceeded": 1, "GateFailed": 0, "AnalysisFailed": 0, "NotAllowedByPolicy": 0} {
-		if got := counterValue(t, reg, "function_canary_route_rollout_failures_total", "reason", reason); got != want {
-			t.Errorf("rollout_failures_total{reason=%q} = %v, want %v", reason, got, want)
-		}
-	}
-	if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", "RolloutFailed"); got != 1 {
-		t.Errorf("rollout_transitions_total{reason=RolloutFailed} = %v, want 1", got)
 	}
 }

@@ -14,9 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
@@ -88,8 +86,8 @@ func (l *logRecorder) record(msg string, kv []any) {
 func TestRecover(t *testing.T) {
 	req := &fnv1.RunFunctionRequest{
 		Meta:     &fnv1.RequestMeta{Tag: "run-1"},
-		Input:    yamlStruct(t, `{apiVersion: canaryroute.fn.crossplane.io/v1beta1, kind: Input}`),
-		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: yamlStruct(t, recoverXR)}},
+		Input:    toStruct(t, `{apiVersion: canaryroute.fn.crossplane.io/v1beta1, kind: Input}`),
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: toStruct(t, recoverXR)}},
 	}
 	composed := &fnv1.RunFunctionResponse{Meta: &fnv1.ResponseMeta{Tag: "run-1"}}
 	errBoom := errors.New("boom")
@@ -204,18 +202,4 @@ func panicLogged(entries []map[string]any) bool {
 	stack, _ := e["stack"].(string)
 	return e["xr"] == "podinfo" && e["namespace"] == "test" && e["tag"] == "run-1" && e["panic"] != nil &&
 		strings.Contains(stack, "recover_test.go")
-}
-
-// yamlStruct converts YAML to a protobuf Struct.
-func yamlStruct(t *testing.T, y string) *structpb.Struct {
-	t.Helper()
-	var m map[string]any
-	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
-		t.Fatalf("cannot parse YAML: %v\n%s", err, y)
-	}
-	s, err := structpb.NewStruct(m)
-	if err != nil {
-		t.Fatalf("cannot convert to a Struct: %v", err)
-	}
-	return s
 }

@@ -1,0 +1,318 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// rescueRoute is the Flagger scenario's route as the API server returns it
+// after a good run at 80/20: an A/B rule to the canary, and a mirror to it
+// on the weighted rule. No parent has reported on it.
+const rescueRoute = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: podinfo, namespace: test, generation: 2, labels: {crossplane.io/composite: podinfo}}
+spec:
+  parentRefs: [{name: gateway, namespace: istio-ingress}]
+  rules:
+    - matches: [{headers: [{name: X-Beta, value: "yes"}]}]
+      backendRefs: [{name: canary-proxy, namespace: monitoring, port: 3456, weight: 1}]
+    - matches: [{path: {type: PathPrefix, value: /}}]
+      filters:
+        - type: RequestMirror
+          requestMirror: {backendRef: {name: canary-proxy, namespace: monitoring, port: 3456}, percent: 10}
+      backendRefs:
+        - {group: "", kind: Service, name: podinfo-primary, port: 9898, weight: 80}
+        - {name: canary-proxy, namespace: monitoring, port: 3456, weight: 20}
+`
+
+// The Flagger scenario's canary, and its primary's proxy Service, as a
+// status records them.
+var (
+	canaryID  = xr.BackendID{Kind: "Service", Namespace: "monitoring", Name: "canary-proxy", Port: ptr.To[int32](3456)}
+	primaryID = xr.BackendID{Kind: "Service", Namespace: "test", Name: "podinfo-primary", Port: ptr.To[int32](9898)}
+)
+
+// A rescued is what a test reads of a Rescue: the objects by key ("Kind
+// namespace/name" and whether ready), the route's rules ("name=weight" per
+// backend, "mirror" per mirror), the status, what it says.
+type rescued struct {
+	Applied bool
+	Objects map[Key]string
+	Rules   [][]string
+	Status  xr.RolloutStatus
+	Warning *Warning
+	Healthy Condition
+}
+
+func rescuedOf(t *testing.T, r Rescue) rescued {
+	t.Helper()
+	out := rescued{Applied: r.Applied, Status: r.Status, Warning: r.Warning, Healthy: r.Healthy}
+	for _, o := range r.Objects {
+		m, ok := o.Object.(metav1.Object)
+		if !ok {
+			t.Fatalf("the rescued %s is a %T", o.Key, o.Object)
+		}
+		if out.Objects == nil {
+			out.Objects = map[Key]string{}
+		}
+		out.Objects[o.Key] = fmt.Sprintf("%s %s/%s ready=%t", o.Object.GetObjectKind().GroupVersionKind().Kind, m.GetNamespace(), m.GetName(), o.Ready)
+		if route, ok := o.Object.(*gwv1.HTTPRoute); ok {
+			for _, rule := range route.Spec.Rules {
+				var parts []string
+				for _, f := range rule.Filters {
+					if f.Type == gwv1.HTTPRouteFilterRequestMirror {
+						parts = append(parts, "mirror")
+					}
+				}
+				for _, b := range rule.BackendRefs {
+					parts = append(parts, fmt.Sprintf("%s=%d", b.Name, ptr.Deref(b.Weight, 1)))
+				}
+				out.Rules = append(out.Rules, parts)
+			}
+		}
+	}
+	return out
+}
+
+func TestRescueAbort(t *testing.T) {
+	cause := errors.New("invalid CanaryRoute: spec.traffic.weight: Invalid value: 120")
+	abort := set("spec.traffic.abort", "true")
+	recorded := func(ids ...string) patch {
+		return set("status.rollout", `{phase: Stable, reason: Manual, canaryWeight: 20, primaryWeight: 80, canaryDigest: d1, canaryBackends: [`+strings.Join(ids, ", ")+`]}`)
+	}
+	const canary = `{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 3456}`
+	const primary = `{group: "", kind: Service, namespace: test, name: podinfo-primary, port: 9898}`
+	// rescuedStatus is the status of a rescue that zeroed the canary
+	// backends given, from the status recorded(...) wrote.
+	rescuedStatus := func(canary ...xr.BackendID) xr.RolloutStatus {
+		return xr.RolloutStatus{
+			Phase: xr.PhaseAborted, Reason: rollout.ReasonAbortRescued, CanaryWeight: 0, PrimaryWeight: 100,
+			CanaryDigest: "d1", CanaryBackends: canary, Message: MsgRescuedAbort,
+		}
+	}
+	aborted := Condition{ConditionRolloutHealthy, metav1.ConditionFalse, rollout.ReasonAborted, MsgRescuedAbort}
+	warned := &Warning{rollout.EventAborted, "spec.traffic.abort is set: the canary is held at 0% in the last composed route, although the CanaryRoute cannot be composed: " + cause.Error()}
+	notApplied := func(why string) (*Warning, Condition) {
+		msg := "spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names " + why +
+			". Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand"
+		return &Warning{"AbortNotApplied", msg}, Condition{ConditionRolloutHealthy, metav1.ConditionFalse, "AbortNotApplied", msg}
+	}
+	// refused is a rescue that is not applied, saying why.
+	refused := func(why string, warn bool) rescued {
+		w, c := notApplied(why)
+		if !warn {
+			w = nil
+		}
+		return rescued{Warning: w, Healthy: c}
+	}
+	// zeroed are the rules of rescueRoute once the canary is cut: the A/B
+	// rule and the mirror gone, the canary at 0, the primary as it was.
+	zeroed := [][]string{{"podinfo-primary=80", "canary-proxy=0"}}
+	flaggerObjects := map[Key]string{
+		"route-httproute":           "HTTPRoute test/podinfo ready=false",
+		"service-primary":           "Service test/podinfo-primary ready=true",
+		"referencegrant-monitoring": "ReferenceGrant monitoring/httproute.podinfo.test ready=true",
+	}
+	observedAll := map[Key]string{
+		"route-httproute":           rescueRoute,
+		"service-primary":           observedService,
+		"referencegrant-monitoring": observedGrantV1Beta1,
+	}
+	type want struct {
+		ok      bool
+		rescued rescued
+	}
+	cases := map[string]struct {
+		reason   string
+		patches  []patch
+		observed map[Key]string
+		want     want
+	}{
+		"NoAbort": {
+			reason:   "Without spec.traffic.abort there is nothing to rescue: the Fatal stands.",
+			patches:  []patch{recorded(canary)},
+			observed: observedAll,
+			want:     want{},
+		},
+		"NoRecord": {
+			reason:   "Without status.rollout.canaryBackends the canary is never guessed by name.",
+			patches:  []patch{abort},
+			observed: observedAll,
+			want:     want{},
+		},
+		"NoRoute": {
+			reason:   "Without a route observed, no rule bears the record out: nothing is composed (the Fatal stands, and nothing sends traffic to the canary), and the Warning says the abort is not applied.",
+			patches:  []patch{abort, recorded(canary)},
+			observed: map[Key]string{"service-primary": observedService},
+			want:     want{ok: true, rescued: refused("Service monitoring/canary-proxy, which no rule of the route holds beside the primary's backend", true)},
+		},
+		"RouteDoesNotDecode": {
+			reason:   "A route that does not decode cannot be re-emitted: the rescue gives up, and the Fatal stands.",
+			patches:  []patch{abort, recorded(canary)},
+			observed: map[Key]string{"route-httproute": `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test}, spec: {rules: "x"}}`},
+			want:     want{},
+		},
+		"Rescued": {
+			reason:   "The route as last observed with the canary at 0, its A/B rule and mirror removed; the Service and the grant as composed, ready since they exist; the route ready as its parents say; the status Aborted, AbortRescued; a Warning with the cause.",
+			patches:  []patch{abort, recorded(canary)},
+			observed: observedAll,
+			want: want{ok: true, rescued: rescued{
+				Applied: true, Objects: flaggerObjects, Rules: zeroed,
+				Status: rescuedStatus(canaryID), Warning: warned, Healthy: aborted,
+			}},
+		},
+		"AcceptedRouteIsReady": {
+			reason:  "A rescued route that every parent accepted at its generation is ready.",
+			patches: []patch{abort, recorded(canary)},
+			observed: map[Key]string{"route-httproute": rescueRoute + `
+status:
+  parents:
+    - parentRef: {name: gateway, namespace: istio-ingress}
+      controllerName: example.com/gateway
+      conditions:
+        - {type: Accepted, status: "True", reason: Accepted, observedGeneration: 2, lastTransitionTime: "2026-12-02T10:00:00Z", message: ""}
+        - {type: ResolvedRefs, status: "True", reason: ResolvedRefs, observedGeneration: 2, lastTransitionTime: "2026-12-02T10:00:00Z", message: ""}
+`},
+			want: want{ok: true, rescued: rescued{
+				Applied: true, Objects: map[Key]string{"route-httproute": "HTTPRoute test/podinfo ready=true"}, Rules: zeroed,
+				Status: rescuedStatus(canaryID), Warning: warned, Healthy: aborted,
+			}},
+		},
+		"WarnsOnce": {
+			reason:   "A status that says the rescue already happened: the same rescue, without a Warning, which would spend the XR's event budget on every reconcile.",
+			patches:  []patch{abort, set("status.rollout", `{phase: Aborted, reason: AbortRescued, canaryWeight: 0, primaryWeight: 100, canaryDigest: d1, canaryBackends: [`+canary+`]}`)},
+			observed: observedAll,
+			want: want{ok: true, rescued: rescued{
+				Applied: true, Objects: flaggerObjects, Rules: zeroed,
+				Status: rescuedStatus(canaryID), Healthy: aborted,
+			}},
+		},
+		"OtherKeysLeftAlone": {
+			reason:  "Observed objects under keys the function does not compose on every run (another function's, an analysis object) are not re-emitted.",
+			patches: []patch{abort, recorded(canary)},
+			observed: map[Key]string{
+				"route-httproute": rescueRoute,
+				"analysis-smoke":  `{apiVersion: batch/v1, kind: Job, metadata: {name: podinfo-v2-0-smoke, namespace: test}}`,
+				"dashboard":       `{apiVersion: v1, kind: ConfigMap, metadata: {name: dashboard, namespace: test}}`,
+			},
+			want: want{ok: true, rescued: rescued{
+				Applied: true, Objects: map[Key]string{"route-httproute": "HTTPRoute test/podinfo ready=false"}, Rules: zeroed,
+				Status: rescuedStatus(canaryID), Warning: warned, Healthy: aborted,
+			}},
+		},
+		"LenientStatus": {
+			reason:   "A status.rollout that does not decode (a step that is no number) still gives its canaryBackends: the rescue reads what it can, and the rest of the status starts afresh.",
+			patches:  []patch{abort, set("status.rollout", `{step: x, canaryBackends: [`+canary+`]}`)},
+			observed: observedAll,
+			want: want{ok: true, rescued: rescued{
+				Applied: true, Objects: flaggerObjects, Rules: zeroed,
+				Status: xr.RolloutStatus{
+					Phase: xr.PhaseAborted, Reason: rollout.ReasonAbortRescued, PrimaryWeight: 100,
+					CanaryBackends: []xr.BackendID{canaryID}, Message: MsgRescuedAbort,
+				},
+				Warning: warned, Healthy: aborted,
+			}},
+		},
+		"RecordTrimmedToTheCanary": {
+			reason:   "Attack: a record that names the primary's proxy Service beside the canary: only the canary is zeroed and recorded.",
+			patches:  []patch{abort, recorded(primary, canary)},
+			observed: observedAll,
+			want: want{ok: true, rescued: rescued{
+				Applied: true, Objects: flaggerObjects, Rules: zeroed,
+				Status: rescuedStatus(canaryID), Warning: warned, Healthy: aborted,
+			}},
+		},
+		"RecordNamesTheObservedPrimary": {
+			reason:   "Attack: a record that names the primary's proxy Service (service-primary, as observed) is not trusted: nothing is composed, and the Warning says why.",
+			patches:  []patch{abort, recorded(primary)},
+			observed: observedAll,
+			want:     want{ok: true, rescued: refused("Service test/podinfo-primary, which carries the primary's traffic", true)},
+		},
+		"NotAppliedWarnsOnce": {
+			reason:   "The conditions say that an earlier run already warned that the abort is not applied: no Warning again.",
+			patches:  []patch{abort, recorded(primary), set("status.conditions", `[{type: RolloutHealthy, status: "False", reason: AbortNotApplied, message: earlier}]`)},
+			observed: observedAll,
+			want:     want{ok: true, rescued: refused("Service test/podinfo-primary, which carries the primary's traffic", false)},
+		},
+		"RecordNamesTheSpecsPrimary": {
+			reason: "Attack: a record that names the spec's primary backendRef, with Gateway API's defaults applied (core group, kind Service, the route's namespace), is not trusted either.",
+			patches: []patch{abort, del("spec.primary.service"), set("spec.primary.backendRef", `{name: podinfo-stable, port: 9898}`),
+				recorded(`{group: "", kind: Service, namespace: test, name: podinfo-stable}`)},
+			observed: map[Key]string{"route-httproute": rescueRoute},
+			want:     want{ok: true, rescued: refused("Service test/podinfo-stable, which carries the primary's traffic", true)},
+		},
+		"RecordNamesTheSpecsPrimaryProxy": {
+			reason: "Attack: a record that names the proxy Service the spec's service side gets (named after spec.routeName), before it is observed, is not trusted either.",
+			patches: []patch{abort, set("spec.routeName", "web"),
+				recorded(`{group: "", kind: Service, namespace: test, name: web-primary}`)},
+			observed: map[Key]string{"route-httproute": rescueRoute},
+			want:     want{ok: true, rescued: refused("Service test/web-primary, which carries the primary's traffic", true)},
+		},
+		"RecordNotBesideThePrimary": {
+			reason:   "Attack: a record that names a backend no rule weighs against the primary (the canary of the A/B rule only, on another port) is not trusted: zeroing it would change nothing the status claims.",
+			patches:  []patch{abort, recorded(`{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 1}`)},
+			observed: observedAll,
+			want:     want{ok: true, rescued: refused("Service monitoring/canary-proxy, which no rule of the route holds beside the primary's backend", true)},
+		},
+		"SpecRulesNoList": {
+			reason:   "spec.rules that is no list says nothing of which rules are weighted: the record cannot be borne out.",
+			patches:  []patch{abort, set("spec.rules", `"x"`), recorded(canary)},
+			observed: observedAll,
+			want:     want{ok: true, rescued: refused("Service monitoring/canary-proxy, but spec.rules is no list, so the route's weighted rules cannot be told from rules of their own", true)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			composite := object(t, baseXR)
+			for _, p := range tc.patches {
+				p(t, composite)
+			}
+			observed := make(map[Key]map[string]any, len(tc.observed))
+			for k, y := range tc.observed {
+				observed[k] = object(t, y)
+			}
+			r, ok := RescueAbort(composite, observed, cause)
+			got := want{ok: ok}
+			if ok {
+				got.rescued = rescuedOf(t, r)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nRescueAbort(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestDescribeBackends(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		ids    []xr.BackendID
+		want   string
+	}{
+		"None":    {reason: "No backends, no words.", want: ""},
+		"Service": {reason: "A Service reads as Service namespace/name, without its port.", ids: []xr.BackendID{primaryID}, want: "Service test/podinfo-primary"},
+		"OtherGroup": {
+			reason: "A kind of another group names its group.",
+			ids:    []xr.BackendID{primaryID, {Group: "gateway.envoyproxy.io", Kind: "Backend", Namespace: "test", Name: "cdn"}},
+			want:   "Service test/podinfo-primary, Backend.gateway.envoyproxy.io test/cdn",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, DescribeBackends(tc.ids)); diff != "" {
+				t.Errorf("%s\nDescribeBackends(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
