@@ -2,6 +2,7 @@ package compose
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -83,7 +84,8 @@ func RescueAbort(composite map[string]any, observed map[Key]map[string]any, caus
 		return Rescue{}, false
 	}
 	decoded, routeNamespace, ok := decodeOurs(observed)
-	if !ok {
+	// Without a route, nothing sends the canary traffic: the Fatal stands.
+	if !ok || !slices.ContainsFunc(slices.Collect(maps.Keys(decoded)), Key.IsRoute) {
 		return Rescue{}, false
 	}
 	canary, why := trustedCanary(xrp, decoded, prior.CanaryBackends, routeNamespace)

@@ -152,10 +152,10 @@ func TestRescueAbort(t *testing.T) {
 			want:     want{},
 		},
 		"NoRoute": {
-			reason:   "Without a route observed, no rule bears the record out: nothing is composed (the Fatal stands, and nothing sends traffic to the canary), and the Warning says the abort is not applied.",
+			reason:   "Without a route observed, nothing sends traffic to the canary: there is nothing to rescue, and the Fatal stands alone.",
 			patches:  []patch{abort, recorded(canary)},
 			observed: map[Key]string{"service-primary": observedService},
-			want:     want{ok: true, rescued: refused("Service monitoring/canary-proxy, which no rule of the route holds beside the primary's backend", true)},
+			want:     want{},
 		},
 		"RouteDoesNotDecode": {
 			reason:   "A route that does not decode cannot be re-emitted: the rescue gives up, and the Fatal stands.",
