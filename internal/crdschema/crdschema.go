@@ -305,7 +305,7 @@ func (v *version) validate(u, old map[string]any) field.ErrorList {
 
 	errs := validateMetadata(&unstructured.Unstructured{Object: u}, v.namespaced)
 	errs = append(errs, apiextensionsvalidation.ValidateCustomResource(nil, u, v.schema)...)
-	errs = append(errs, schemaobjectmeta.Validate(nil, u, v.structural, false)...)
+	errs = append(errs, schemaobjectmeta.Validate(context.Background(), nil, u, v.structural, false)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, v.structural, u)...)
 	celValidator := v.celValidator()
 	if celValidator == nil {

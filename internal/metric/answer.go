@@ -1,0 +1,145 @@
+package metric
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+)
+
+const (
+	whyNoSeries      = "no series"
+	whyFmtSeries     = "%d series: the query must give one number (aggregate it, e.g. sum(...))"
+	whyFmtNotNumber  = "the value is %s, not a number"
+	whyMatrix        = "a range vector (matrix): the query must give one number"
+	whyString        = "a string: the query must give one number"
+	whyFmtResultType = "an unknown result type %s"
+	whyFmtInvalid    = "an invalid answer (%s)"
+	whyFmtError      = "an error: %s: %s"
+	whyFmtStatus     = "an unknown status %s"
+	whyNotSample     = "a sample is not [time, \"value\"]"
+	whyHistogram     = "a native histogram sample: the query must give one number (such as histogram_quantile(...))"
+)
+
+// answerJSON is Prometheus's answer to an instant query. The result is
+// read later, by its type; warnings and infos are not read.
+type answerJSON struct {
+	Status    string `json:"status"`
+	ErrorType string `json:"errorType"`
+	Error     string `json:"error"`
+	Data      struct {
+		ResultType string          `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
+	} `json:"data"`
+}
+
+// sampleJSON is one series of an instant vector. Its labels are skipped.
+type sampleJSON struct {
+	Value     []json.RawMessage `json:"value"`
+	Histogram json.RawMessage   `json:"histogram"`
+}
+
+// answer reads Prometheus's answer to an instant query: its one finite
+// number, or why there is none (which does not name the provider) and the
+// outcome. The body is at most MaxAnswer bytes; decoding keeps at most one
+// series, so that what it allocates stays a small multiple of the body.
+func answer(body []byte) (float64, string, string) {
+	var a answerJSON
+	if err := json.Unmarshal(body, &a); err != nil {
+		return 0, fmt.Sprintf(whyFmtInvalid, invalid(err, body)), OutcomeError
+	}
+	switch a.Status {
+	case "success":
+	case "error":
+		return 0, fmt.Sprintf(whyFmtError, fielderr.Quote(a.ErrorType), fielderr.Quote(a.Error)), OutcomeError
+	default:
+		return 0, fmt.Sprintf(whyFmtStatus, fielderr.Quote(a.Status)), OutcomeError
+	}
+	switch a.Data.ResultType {
+	case "scalar":
+		var pair []json.RawMessage
+		if err := json.Unmarshal(a.Data.Result, &pair); err != nil {
+			return 0, fmt.Sprintf(whyFmtInvalid, whyNotSample), OutcomeError
+		}
+		return sample(pair)
+	case "vector":
+		return vector(a.Data.Result)
+	case "matrix":
+		return 0, whyMatrix, OutcomeNoData
+	case "string":
+		return 0, whyString, OutcomeNoData
+	default:
+		return 0, fmt.Sprintf(whyFmtResultType, fielderr.Quote(a.Data.ResultType)), OutcomeError
+	}
+}
+
+// vector reads an instant vector of one series. It counts the others
+// without keeping them.
+func vector(result json.RawMessage) (float64, string, string) {
+	d := json.NewDecoder(bytes.NewReader(result))
+	if t, err := d.Token(); err != nil || t != json.Delim('[') {
+		return 0, fmt.Sprintf(whyFmtInvalid, "the vector is not a list"), OutcomeError
+	}
+	var first sampleJSON
+	n := 0
+	for d.More() {
+		var err error
+		if n == 0 {
+			err = d.Decode(&first)
+		} else {
+			err = d.Decode(&struct{}{})
+		}
+		if err != nil {
+			return 0, fmt.Sprintf(whyFmtInvalid, invalid(err, nil)), OutcomeError
+		}
+		n++
+	}
+	switch {
+	case n == 0:
+		return 0, whyNoSeries, OutcomeNoData
+	case n > 1:
+		return 0, fmt.Sprintf(whyFmtSeries, n), OutcomeNoData
+	case first.Value == nil && first.Histogram != nil:
+		return 0, whyHistogram, OutcomeNoData
+	}
+	return sample(first.Value)
+}
+
+// sample reads a sample, [<unix time>, "<number>"]: its number when finite.
+func sample(pair []json.RawMessage) (float64, string, string) {
+	if len(pair) != 2 {
+		return 0, fmt.Sprintf(whyFmtInvalid, whyNotSample), OutcomeError
+	}
+	var text string
+	if err := json.Unmarshal(pair[1], &text); err != nil {
+		return 0, fmt.Sprintf(whyFmtInvalid, "a sample's value is not a string"), OutcomeError
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Sprintf(whyFmtInvalid, "a sample's value "+fielderr.Quote(text)+" is not a number"), OutcomeError
+	}
+	switch {
+	case math.IsNaN(v):
+		return 0, fmt.Sprintf(whyFmtNotNumber, "NaN"), OutcomeNoData
+	case math.IsInf(v, 1):
+		return 0, fmt.Sprintf(whyFmtNotNumber, "+Inf"), OutcomeNoData
+	case math.IsInf(v, -1):
+		return 0, fmt.Sprintf(whyFmtNotNumber, "-Inf"), OutcomeNoData
+	}
+	return v, "", OutcomeOK
+}
+
+// invalid says why an answer is not Prometheus's JSON, quoting the start of
+// the body when there is one (an HTML page of a proxy says most).
+func invalid(err error, body []byte) string {
+	msg := "not Prometheus's JSON: " + fielderr.Cut(err.Error(), fielderr.MaxValue)
+	if len(body) > 0 {
+		msg += "; it begins " + fielderr.Quote(string(body))
+	}
+	return msg
+}

@@ -1,0 +1,144 @@
+package metric
+
+import (
+	"crypto/x509"
+	"slices"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+)
+
+// Keys of the credentials a provider's queries authenticate with: the keys
+// of the Secret that the pipeline step hands the function.
+const (
+	KeyToken    = "token"
+	KeyUsername = "username"
+	KeyPassword = "password"
+	KeyCA       = "ca.crt"
+)
+
+const (
+	errEmptyCredentials = "credentials hold none of the keys token, username and password, ca.crt"
+	errFmtUnknownKeys   = "credentials hold unknown keys %s; known: token (a bearer token), username and password (basic auth), ca.crt (PEM)"
+	errMixed            = "credentials hold both a token and a username or password: give a token (bearer) or a username and password (basic), not both"
+	errFmtEmptyKey      = "credentials' %s is empty"
+	errFmtMissingKey    = "credentials hold %s without %s: basic auth needs both"
+	errColonUsername    = "credentials' username holds a colon, which basic auth cannot carry"
+	errFmtNotHeaderSafe = "credentials' %s holds a control character, which an HTTP header cannot carry"
+	errNoCertificate    = "credentials' ca.crt holds no PEM certificate"
+)
+
+// Auth is how queries authenticate: a bearer token, or basic auth; an
+// optional CA bundle for https.
+type Auth struct {
+	// BearerToken, when not empty, is sent as "Authorization: Bearer".
+	BearerToken string
+	// Username and Password, when Username is not empty, are sent as basic
+	// auth.
+	Username string
+	Password string
+	// CA, when not empty, holds the PEM certificates that an https
+	// provider's certificate must chain to, instead of the system's roots.
+	CA []byte
+}
+
+// AuthFrom reads credentials as Crossplane hands them to a function (the
+// Data of function-sdk-go's resource.Credentials, the keys of a Secret):
+// "token" (bearer), or "username" and "password" (basic), and "ca.crt"
+// (PEM), alone or with either. Any other key, a token with a username or
+// password, a username without a password (or the reverse), an empty value
+// or a ca.crt without a certificate is an error, which names keys, never
+// values. One line end that ends a value is dropped: files written by echo
+// end with one, and a header would refuse it.
+func AuthFrom(data map[string][]byte) (Auth, error) {
+	if err := checkKeys(data); err != nil {
+		return Auth{}, err
+	}
+	a, err := identity(data)
+	if err != nil {
+		return Auth{}, err
+	}
+	if ca, ok := data[KeyCA]; ok {
+		if !x509.NewCertPool().AppendCertsFromPEM(ca) {
+			return Auth{}, errors.New(errNoCertificate)
+		}
+		a.CA = slices.Clone(ca)
+	}
+	return a, nil
+}
+
+// checkKeys checks that credentials hold known keys only, at least one, and
+// none empty.
+func checkKeys(data map[string][]byte) error {
+	var unknown []string
+	for k := range data {
+		if k != KeyToken && k != KeyUsername && k != KeyPassword && k != KeyCA {
+			unknown = append(unknown, fielderr.Quote(k))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return errors.Errorf(errFmtUnknownKeys, fielderr.List(unknown, ", "))
+	}
+	if len(data) == 0 {
+		return errors.New(errEmptyCredentials)
+	}
+	for _, k := range []string{KeyToken, KeyUsername, KeyPassword, KeyCA} {
+		if v, ok := data[k]; ok && chomp(v) == "" {
+			return errors.Errorf(errFmtEmptyKey, k)
+		}
+	}
+	return nil
+}
+
+// identity reads who the queries authenticate as: a bearer token, basic
+// auth, or nobody.
+func identity(data map[string][]byte) (Auth, error) {
+	token, hasToken := data[KeyToken]
+	username, hasUsername := data[KeyUsername]
+	password, hasPassword := data[KeyPassword]
+	switch {
+	case hasToken && (hasUsername || hasPassword):
+		return Auth{}, errors.New(errMixed)
+	case hasToken:
+		a := Auth{BearerToken: chomp(token)}
+		if err := headerSafe(KeyToken, a.BearerToken); err != nil {
+			return Auth{}, err
+		}
+		return a, nil
+	case hasUsername && !hasPassword:
+		return Auth{}, errors.Errorf(errFmtMissingKey, KeyUsername, KeyPassword)
+	case hasPassword && !hasUsername:
+		return Auth{}, errors.Errorf(errFmtMissingKey, KeyPassword, KeyUsername)
+	case hasUsername:
+		a := Auth{Username: chomp(username), Password: chomp(password)}
+		if strings.Contains(a.Username, ":") {
+			return Auth{}, errors.New(errColonUsername)
+		}
+		return a, nil
+	default:
+		return Auth{}, nil
+	}
+}
+
+// chomp drops one line end ("\n" or "\r\n") that ends b.
+func chomp(b []byte) string {
+	s := string(b)
+	if t, ok := strings.CutSuffix(s, "\n"); ok {
+		s = strings.TrimSuffix(t, "\r")
+	}
+	return s
+}
+
+// headerSafe checks that a bearer token can stand in a header. Basic auth
+// is base64 encoded, so any byte goes there.
+func headerSafe(key, v string) error {
+	for _, c := range []byte(v) {
+		if c < ' ' || c == 0x7f {
+			return errors.Errorf(errFmtNotHeaderSafe, key)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package metric
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// apiExample is the query of API.md's example.
+const apiExample = `sum(rate(requests_total{namespace="{{namespace}}", service="{{service}}", code=~"5.."}[{{interval}}]))
+/ sum(rate(requests_total{namespace="{{namespace}}", service="{{service}}"}[{{interval}}]))`
+
+func BenchmarkCheck(b *testing.B) {
+	for b.Loop() {
+		if err := Check(apiExample); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCheckLongest(b *testing.B) {
+	// A query of MaxQueryLength bytes: 100 selectors summed.
+	var q strings.Builder
+	q.WriteString(`sum(x{rev="{{revision}}"}[{{interval}}])`)
+	for q.Len() < MaxQueryLength-60 {
+		fmt.Fprintf(&q, ` + sum(rate(x%d{rev="{{revision}}"}[{{interval}}]))`, q.Len())
+	}
+	query := strings.Replace(q.String(), `sum(x{rev="{{revision}}"}[{{interval}}])`, `sum(rate(x{rev="{{revision}}"}[{{interval}}]))`, 1)
+	if err := Check(query); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(query)))
+	for b.Loop() {
+		_ = Check(query)
+	}
+}
+
+func BenchmarkExpand(b *testing.B) {
+	v := Values{Namespace: "shop", Route: "web", Service: "web-canary", Revision: `v2"x`, Interval: time.Minute}
+	for b.Loop() {
+		_ = Expand(apiExample, v)
+	}
+}
+
+func BenchmarkAnswer(b *testing.B) {
+	body := []byte(answerOne)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, why, _ := answer(body); why != "" {
+			b.Fatal(why)
+		}
+	}
+}
+
+func BenchmarkAnswerManySeries(b *testing.B) {
+	// An answer of nearly MaxAnswer bytes of series: what the decoder keeps
+	// stays one series.
+	var s strings.Builder
+	s.WriteString(`{"status":"success","data":{"resultType":"vector","result":[`)
+	series := `{"metric":{"pod":"web-%06d"},"value":[1700000000.123,"1"]}`
+	for i := 0; s.Len() < MaxAnswer-100; i++ {
+		if i > 0 {
+			s.WriteByte(',')
+		}
+		fmt.Fprintf(&s, series, i)
+	}
+	s.WriteString(`]}}`)
+	body := []byte(s.String())
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, _, outcome := answer(body); outcome != OutcomeNoData {
+			b.Fatal(outcome)
+		}
+	}
+}
+
+func BenchmarkCheckHostile(b *testing.B) {
+	// Queries of at most MaxQueryLength bytes chosen to cost the parser
+	// most: regular expressions it compiles, deep nesting, long chains.
+	queries := map[string]string{
+		"RegexStars":   `x{a=~"` + strings.Repeat(".*a", 1300) + `"}`,
+		"RegexAlts":    `x{a=~"` + strings.Repeat("(a|b|c)*", 500) + `"}`,
+		"RegexOptions": `x{a=~"` + strings.Repeat("a?", 1000) + strings.Repeat("a", 1000) + `"}`,
+		"Nesting":      strings.Repeat("(", 2047) + "x" + strings.Repeat(")", 2047),
+		"NegNesting":   strings.Repeat("-(", 1365) + "x" + strings.Repeat(")", 1365),
+		"Subqueries":   strings.Repeat("sum_over_time((", 186) + "x" + strings.Repeat(")[1m:])", 186),
+		"Unary":        strings.Repeat("-", 4095) + "1",
+		"Binary":       strings.Repeat("x + ", 1023) + "x",
+	}
+	for name, q := range queries {
+		if len(q) > MaxQueryLength {
+			b.Fatalf("%s is %d bytes", name, len(q))
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				_ = Check(q)
+			}
+		})
+	}
+}

@@ -1,0 +1,271 @@
+package metric
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+)
+
+const (
+	whyFmtAddress        = "an invalid address: %s"
+	whyFmtUnreachable    = "cannot be reached: %s"
+	whyFmtTimedOut       = "timed out after %s"
+	whyRunDeadline       = "the run's deadline passed before it answered"
+	whyRunCanceled       = "the run was canceled before it answered"
+	whyFmtRedirect       = "redirected (HTTP %d to %s); redirects are never followed, so that credentials go nowhere else: set the address the redirect names"
+	whyFmtHTTP           = "HTTP %d: %s"
+	whyFmtHTTPError      = "HTTP %d: %s: %s"
+	whyTooLarge          = "an answer of more than 1 MiB"
+	whyFmtCA             = "an unusable CA: %s"
+	errAddressScheme     = "the scheme is not http or https"
+	errAddressHost       = "no host"
+	errAddressUserinfo   = "it holds credentials: give them as the provider's credentials"
+	errAddressQuery      = "it holds a query or a fragment"
+	errCANoCertificate   = "no PEM certificate"
+	queryPath            = "/api/v1/query"
+	maxErrorBody         = 64 << 10
+	maxTransports        = 8
+	maxResponseHeader    = 64 << 10
+	idleConnTimeout      = 90 * time.Second
+	maxIdleConnsPerHost  = 4
+	maxIdleConns         = 32
+	keepAlive            = 30 * time.Second
+	headerAuthorization  = "Authorization"
+	prometheusErrorState = "error"
+)
+
+// A Querier answers queries; Client is Prometheus's, tests bring their own.
+type Querier interface {
+	// Query asks p for the number query gives at the instant at, within
+	// p's timeout and ctx.
+	Query(ctx context.Context, p Provider, query string, at time.Time) Result
+}
+
+// Client queries Prometheus's HTTP API: GET <address>/api/v1/query with the
+// query and the time (an instant query), with the provider's auth, never
+// following a redirect (credentials must not leave the platform's
+// endpoint), reading at most MaxAnswer bytes, within the provider's timeout
+// and the context's deadline. Its zero value is ready; it keeps connections
+// alive across runs, one pool per CA bundle. It must not be copied once
+// used.
+type Client struct {
+	// HTTP, when not nil, makes the requests instead of the Client's own:
+	// its redirects are never followed either, and a provider's CA is then
+	// its transport's business.
+	HTTP *http.Client
+	// Now reads a stopwatch for Result.Took: main.go's wiring gives
+	// time.Now. Nil leaves Took zero.
+	Now func() time.Time
+
+	mu         sync.Mutex
+	transports map[[sha256.Size]byte]*http.Client
+}
+
+var _ Querier = &Client{}
+
+// Query asks p for the number query gives at the instant at. It returns
+// within p's timeout (DefaultTimeout when zero, at most MaxTimeout) and
+// ctx's deadline, whatever p does.
+func (c *Client) Query(ctx context.Context, p Provider, query string, at time.Time) Result {
+	var start time.Time
+	if c.Now != nil {
+		start = c.Now()
+	}
+	value, why, outcome := c.query(ctx, p, query, at)
+	r := Result{Value: value, Outcome: outcome}
+	if why != "" {
+		r = Result{NoData: "provider " + fielderr.Quote(p.Name) + ": " + why, Outcome: outcome}
+	}
+	if c.Now != nil {
+		r.Took = c.Now().Sub(start)
+	}
+	return r
+}
+
+// query asks p for the number: the number, or why there is none, and the
+// outcome.
+func (c *Client) query(ctx context.Context, p Provider, query string, at time.Time) (float64, string, string) {
+	u, err := endpoint(p.Address, query, at)
+	if err != nil {
+		return 0, fmt.Sprintf(whyFmtAddress, err), OutcomeError
+	}
+	hc, err := c.client(p.Auth.CA)
+	if err != nil {
+		return 0, fmt.Sprintf(whyFmtCA, err), OutcomeError
+	}
+	timeout := p.timeout()
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(qctx, http.MethodGet, u, http.NoBody)
+	if err != nil {
+		return 0, fmt.Sprintf(whyFmtAddress, fielderr.Cut(err.Error(), fielderr.MaxValue)), OutcomeError
+	}
+	req.Header.Set("Accept", "application/json")
+	switch {
+	case p.Auth.BearerToken != "":
+		req.Header.Set(headerAuthorization, "Bearer "+p.Auth.BearerToken)
+	case p.Auth.Username != "":
+		req.SetBasicAuth(p.Auth.Username, p.Auth.Password)
+	}
+
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, failure(ctx, qctx, timeout, err), OutcomeError
+	}
+	defer resp.Body.Close() //nolint:errcheck // Nothing was written; the body was read as far as it matters.
+	switch {
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return 0, fmt.Sprintf(whyFmtRedirect, resp.StatusCode, fielderr.Quote(resp.Header.Get("Location"))), OutcomeError
+	case resp.StatusCode != http.StatusOK:
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if err != nil && len(body) == 0 {
+			return 0, failure(ctx, qctx, timeout, err), OutcomeError
+		}
+		return 0, httpError(resp.StatusCode, body), OutcomeError
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
+	if err != nil {
+		return 0, failure(ctx, qctx, timeout, err), OutcomeError
+	}
+	if len(body) > MaxAnswer {
+		return 0, whyTooLarge, OutcomeError
+	}
+	return answer(body)
+}
+
+// endpoint is the URL of an instant query of p at the instant at: at in
+// seconds with milliseconds, Prometheus's precision, so that previews and
+// tests are reproducible; none when at is zero (Prometheus's now).
+func endpoint(address, query string, at time.Time) (string, error) {
+	u, err := url.Parse(address)
+	switch {
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", errors.New(fielderr.Cut(err.Error(), fielderr.MaxValue))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", errors.New(errAddressScheme)
+	case u.Host == "":
+		return "", errors.New(errAddressHost)
+	case u.User != nil:
+		return "", errors.New(errAddressUserinfo)
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return "", errors.New(errAddressQuery)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + queryPath
+	u.RawPath = ""
+	v := url.Values{"query": {query}}
+	if !at.IsZero() {
+		v.Set("time", strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64))
+	}
+	u.RawQuery = v.Encode()
+	return u.String(), nil
+}
+
+// failure says why a request ended without an answer: the run's end, the
+// provider's timeout, or the error.
+func failure(run, query context.Context, timeout time.Duration, err error) string {
+	switch {
+	case errors.Is(run.Err(), context.DeadlineExceeded):
+		return whyRunDeadline
+	case run.Err() != nil:
+		return whyRunCanceled
+	case query.Err() != nil:
+		return fmt.Sprintf(whyFmtTimedOut, timeout)
+	}
+	// The URL holds the query: say only what went wrong.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Sprintf(whyFmtUnreachable, fielderr.Cut(err.Error(), fielderr.MaxValue))
+}
+
+// httpError says what an answer other than 200 OK holds: Prometheus's error
+// when it is one, else the start of the body.
+func httpError(status int, body []byte) string {
+	var a answerJSON
+	if err := json.Unmarshal(body, &a); err == nil && a.Status == prometheusErrorState {
+		return fmt.Sprintf(whyFmtHTTPError, status, fielderr.Quote(a.ErrorType), fielderr.Quote(a.Error))
+	}
+	return fmt.Sprintf(whyFmtHTTP, status, fielderr.Quote(string(body)))
+}
+
+// client is the HTTP client for providers whose CA bundle is ca: the
+// Client's HTTP with redirects refused, or one of its own, kept per bundle.
+func (c *Client) client(ca []byte) (*http.Client, error) {
+	if c.HTTP != nil {
+		hc := *c.HTTP
+		hc.CheckRedirect = refuseRedirect
+		return &hc, nil
+	}
+	key := sha256.Sum256(ca)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if hc, ok := c.transports[key]; ok {
+		return hc, nil
+	}
+	var roots *x509.CertPool // nil: the system's roots
+	if len(ca) > 0 {
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(ca) {
+			return nil, errors.New(errCANoCertificate)
+		}
+	}
+	if c.transports == nil {
+		c.transports = make(map[[sha256.Size]byte]*http.Client, 1)
+	}
+	if len(c.transports) >= maxTransports {
+		// Providers are few, and their bundles fewer: this many bundles
+		// come from rotations. Drop one; requests under way keep theirs.
+		for k, old := range c.transports {
+			old.CloseIdleConnections()
+			delete(c.transports, k)
+			break
+		}
+	}
+	hc := &http.Client{Transport: transport(roots), CheckRedirect: refuseRedirect}
+	c.transports[key] = hc
+	return hc, nil
+}
+
+// transport makes requests for a provider: no proxy from the environment
+// (the address is the platform's, reached directly), dials and handshakes
+// bounded by the request's context, headers bounded, keep-alives kept.
+func transport(roots *x509.CertPool) *http.Transport {
+	d := &net.Dialer{Timeout: MaxTimeout, KeepAlive: keepAlive}
+	return &http.Transport{
+		Proxy:                  nil,
+		DialContext:            d.DialContext,
+		TLSClientConfig:        &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    MaxTimeout,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           maxIdleConns,
+		MaxIdleConnsPerHost:    maxIdleConnsPerHost,
+		IdleConnTimeout:        idleConnTimeout,
+		MaxResponseHeaderBytes: maxResponseHeader,
+	}
+}
+
+// refuseRedirect leaves a redirect as the answer: credentials go to the
+// provider's address only.
+func refuseRedirect(*http.Request, []*http.Request) error {
+	return http.ErrUseLastResponse
+}

@@ -1,0 +1,328 @@
+package metric
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+)
+
+const (
+	errFmtTooLong          = "query is %d bytes, more than %d"
+	errFmtUnclosed         = "%q at byte %d opens a placeholder that no %q closes"
+	errFmtUnknown          = "unknown placeholder %s at byte %d; known: {{namespace}}, {{route}}, {{service}}, {{revision}}, {{interval}}"
+	errFmtAfterBackslash   = "placeholder %s at byte %d follows a backslash, which would escape its value's first character"
+	errFmtOutsideString    = "placeholder %s at byte %d is outside a string literal: its value is text, write it inside double quotes (such as revision=\"%s\")"
+	errFmtInRawString      = "placeholder %s at byte %d is inside a backtick string, where no escape applies: write the string in double quotes"
+	errFmtNotOneNumber     = "query gives a %s; it must give one number (an instant vector or a scalar)"
+	errDoesNotParse        = "query is not PromQL"
+	placeholderOpen        = "{{"
+	placeholderClose       = "}}"
+	maxPlaceholderNameScan = 64
+)
+
+// Placeholders a query may use, each replaced by its value for the side
+// measured.
+const (
+	PlaceholderNamespace = "namespace"
+	PlaceholderRoute     = "route"
+	PlaceholderService   = "service"
+	PlaceholderRevision  = "revision"
+	PlaceholderInterval  = "interval"
+)
+
+// Values are what the placeholders stand for, for the side measured.
+type Values struct {
+	// Namespace is the CanaryRoute's namespace.
+	Namespace string
+	// Route is the route's name.
+	Route string
+	// Service is the side's proxy Service or backend name.
+	Service string
+	// Revision is the side's revision.
+	Revision string
+	// Interval is the metric's interval.
+	Interval time.Duration
+}
+
+// samples are values of each placeholder's kind that Check parses the query
+// with. Each is exactly as long as its placeholder, so that the positions in
+// the parser's errors are those of the query as written.
+var samples = map[string]string{
+	PlaceholderNamespace: "namespace-abc", // {{namespace}}
+	PlaceholderRoute:     "route-abc",     // {{route}}
+	PlaceholderService:   "service-abc",   // {{service}}
+	PlaceholderRevision:  "revision-abc",  // {{revision}}
+	PlaceholderInterval:  "1h20m30s40ms",  // {{interval}}
+}
+
+// spot is where a placeholder stands in a query.
+type spot int
+
+const (
+	inCode spot = iota
+	inQuoted
+	inRaw
+	inComment
+)
+
+// Check checks a query as a CanaryRoute writes it: at most MaxQueryLength
+// bytes, only known placeholders, each where its value cannot change the
+// query's structure, and PromQL that parses, once each placeholder is
+// replaced by a value of its kind, into an expression that can give one
+// number (an instant vector or a scalar). The error says what is wrong,
+// quoting at most fielderr.MaxValue characters.
+//
+// Every "{{" opens a placeholder, even inside a string or a comment.
+// {{interval}} may stand anywhere (usually a range: [{{interval}}]); the
+// others only inside a "..." or '...' string, or a comment: their values are
+// text, escaped for a string literal, and only a string literal keeps them
+// text. A backtick string takes no escapes, so a value there could end it:
+// no placeholder may stand in one.
+func Check(query string) error {
+	if len(query) > MaxQueryLength {
+		return errors.Errorf(errFmtTooLong, len(query), MaxQueryLength)
+	}
+	if err := scan(query); err != nil {
+		return err
+	}
+	expr, err := parser.NewParser(parser.Options{}).ParseExpr(expand(query, func(name string) string { return samples[name] }))
+	if err != nil {
+		return errors.Wrap(errors.New(fielderr.Cut(err.Error(), fielderr.MaxValue)), errDoesNotParse)
+	}
+	switch t := expr.Type(); t {
+	case parser.ValueTypeVector, parser.ValueTypeScalar:
+		return nil
+	case parser.ValueTypeMatrix:
+		return errors.Errorf(errFmtNotOneNumber, "range vector")
+	default:
+		return errors.Errorf(errFmtNotOneNumber, string(t))
+	}
+}
+
+// scan finds the placeholders of a query and checks each stands where its
+// value cannot change the query's structure. It follows PromQL's lexer as
+// far as strings and comments go: "..." and '...' take backslash escapes,
+// `...` none, and # comments end at a line's end (\n or \r).
+func scan(query string) error {
+	ctx := inCode
+	var quote byte
+	escaped := false
+	for i := 0; i < len(query); {
+		if strings.HasPrefix(query[i:], placeholderOpen) {
+			name, end, err := placeholder(query, i)
+			if err != nil {
+				return err
+			}
+			if err := placed(name, i, ctx, escaped); err != nil {
+				return err
+			}
+			escaped = false
+			i = end
+			continue
+		}
+		c := query[i]
+		i++
+		switch ctx {
+		case inCode:
+			switch c {
+			case '"', '\'':
+				ctx, quote = inQuoted, c
+			case '`':
+				ctx = inRaw
+			case '#':
+				ctx = inComment
+			}
+		case inQuoted:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == quote:
+				ctx = inCode
+			}
+		case inRaw:
+			if c == '`' {
+				ctx = inCode
+			}
+		case inComment:
+			if c == '\n' || c == '\r' {
+				ctx = inCode
+			}
+		}
+	}
+	return nil
+}
+
+// placeholder reads the placeholder that opens at byte i: its name and the
+// byte after it.
+func placeholder(query string, i int) (string, int, error) {
+	rest := query[i+len(placeholderOpen):]
+	n := strings.Index(rest, placeholderClose)
+	if n < 0 {
+		return "", 0, errors.Errorf(errFmtUnclosed, placeholderOpen, i, placeholderClose)
+	}
+	name := rest[:n]
+	end := i + len(placeholderOpen) + n + len(placeholderClose)
+	if _, ok := samples[name]; !ok {
+		// A "}}" far away is a typo's; quote what reads as the name.
+		return "", 0, errors.Errorf(errFmtUnknown, fielderr.Quote(query[i:min(end, i+maxPlaceholderNameScan)]), i)
+	}
+	return name, end, nil
+}
+
+// placed checks that a placeholder may stand where it is.
+func placed(name string, at int, ctx spot, escaped bool) error {
+	p := placeholderOpen + name + placeholderClose
+	switch {
+	case escaped:
+		return errors.Errorf(errFmtAfterBackslash, p, at)
+	case ctx == inRaw:
+		return errors.Errorf(errFmtInRawString, p, at)
+	case name == PlaceholderInterval, ctx == inQuoted, ctx == inComment:
+		// The interval's value is letters and digits: harmless anywhere.
+		// A comment ends at a line's end, which escaping leaves out of
+		// any value.
+		return nil
+	default:
+		return errors.Errorf(errFmtOutsideString, p, at, p)
+	}
+}
+
+// Expand replaces the placeholders of a query by their values: the interval
+// as a PromQL duration (such as "1m" or "90s"), the others escaped for a
+// PromQL string literal (backslash, both quotes, control and other
+// non-printing characters, invalid UTF-8). Nothing else of the query
+// changes; a value is never expanded again, whatever it holds.
+func Expand(query string, v Values) string {
+	return expand(query, func(name string) string {
+		switch name {
+		case PlaceholderNamespace:
+			return Escape(v.Namespace)
+		case PlaceholderRoute:
+			return Escape(v.Route)
+		case PlaceholderService:
+			return Escape(v.Service)
+		case PlaceholderRevision:
+			return Escape(v.Revision)
+		default: // PlaceholderInterval
+			return Duration(v.Interval)
+		}
+	})
+}
+
+// expand replaces each known placeholder by value(name), in one pass.
+func expand(query string, value func(name string) string) string {
+	var b strings.Builder
+	b.Grow(len(query))
+	for {
+		i := strings.Index(query, placeholderOpen)
+		if i < 0 {
+			b.WriteString(query)
+			return b.String()
+		}
+		rest := query[i+len(placeholderOpen):]
+		n := strings.Index(rest, placeholderClose)
+		if n < 0 {
+			b.WriteString(query)
+			return b.String()
+		}
+		if _, ok := samples[rest[:n]]; !ok {
+			// Not a placeholder (Check refuses it): keep it, and look
+			// for the next from its second brace.
+			b.WriteString(query[:i+1])
+			query = query[i+1:]
+			continue
+		}
+		b.WriteString(query[:i])
+		b.WriteString(value(rest[:n]))
+		query = rest[n+len(placeholderClose):]
+	}
+}
+
+// Escape escapes s for a PromQL string literal in double or single quotes:
+// the text between the quotes that PromQL reads back as s. PromQL takes a
+// backslash escape only of the quote that opened the string, so both quotes
+// become hex escapes (\x22, \x27), valid in either; a backslash becomes \\;
+// newline, carriage return and tab their usual escapes; other control and
+// non-printing characters \x, \u or \U escapes; and a byte that is not
+// UTF-8 a \x escape, which PromQL reads back as that byte.
+func Escape(s string) string {
+	if !needsEscape(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		} else {
+			escapeRune(&b, r, s[i:i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// needsEscape reports whether s holds anything Escape changes.
+func needsEscape(s string) bool {
+	for _, c := range []byte(s) {
+		if c < ' ' || c == 0x7f || c == '"' || c == '\'' || c == '\\' || c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeRune writes r, whose UTF-8 is text, escaped for a PromQL string.
+func escapeRune(b *strings.Builder, r rune, text string) {
+	switch {
+	case r == '\\':
+		b.WriteString(`\\`)
+	case r == '"', r == '\'':
+		fmt.Fprintf(b, `\x%02x`, r)
+	case r == '\n':
+		b.WriteString(`\n`)
+	case r == '\r':
+		b.WriteString(`\r`)
+	case r == '\t':
+		b.WriteString(`\t`)
+	case r < ' ' || r == 0x7f:
+		fmt.Fprintf(b, `\x%02x`, r)
+	case r == ' ' || unicode.IsPrint(r):
+		b.WriteString(text)
+	case r <= 0xffff:
+		fmt.Fprintf(b, `\u%04x`, r)
+	default:
+		fmt.Fprintf(b, `\U%08x`, r)
+	}
+}
+
+// Duration writes d as a PromQL duration in its largest whole unit: "1m",
+// "90s", "1500ms", "1d". PromQL durations count milliseconds: less is
+// dropped. Zero (or less) is "0s".
+func Duration(d time.Duration) string {
+	ms := d.Milliseconds()
+	if ms <= 0 {
+		return "0s"
+	}
+	for _, u := range []struct {
+		ms   int64
+		unit string
+	}{{24 * 3600 * 1000, "d"}, {3600 * 1000, "h"}, {60 * 1000, "m"}, {1000, "s"}} {
+		if ms%u.ms == 0 {
+			return strconv.FormatInt(ms/u.ms, 10) + u.unit
+		}
+	}
+	return strconv.FormatInt(ms, 10) + "ms"
+}

@@ -1,0 +1,401 @@
+package metric
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+// errText is an error's text, "" for none.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestCheck(t *testing.T) {
+	padded := "vector(1) #"
+	padded += strings.Repeat("x", MaxQueryLength-len(padded))
+
+	cases := map[string]struct {
+		reason string
+		query  string
+		// want is the error's text, or its start when prefix.
+		want   string
+		prefix bool
+	}{
+		"APIExample": {
+			reason: "The query of API.md's example, over several lines, with placeholders in strings and a range.",
+			query: `sum(rate(requests_total{namespace="{{namespace}}", service="{{service}}", code=~"5.."}[{{interval}}]))
+/ sum(rate(requests_total{namespace="{{namespace}}", service="{{service}}"}[{{interval}}]))`,
+		},
+		"EveryPlaceholderSingleQuoted": {
+			reason: "Single-quoted strings take escapes as double-quoted ones do: every text placeholder may stand in one.",
+			query:  `sum(x{ns='{{namespace}}', route='{{route}}', svc='{{service}}', rev='{{revision}}'} offset {{interval}})`,
+		},
+		"Scalar": {
+			reason: "A scalar is one number.",
+			query:  `scalar(sum(x{rev="{{revision}}"}))`,
+		},
+		"Subquery": {
+			reason: "The interval stands in a subquery's range and step too.",
+			query:  `max_over_time(sum(rate(x[1m]))[{{interval}}:{{interval}}])`,
+		},
+		"IntervalInString": {
+			reason: "The interval's value is letters and digits: harmless in a string.",
+			query:  `label_replace(sum(x), "window", "{{interval}}", "", "")`,
+		},
+		"PlaceholderInComment": {
+			reason: "A comment ends at a line's end, which no escaped value holds: a placeholder there is inert.",
+			query:  "sum(x) # revision {{revision}}\n",
+		},
+		"QuoteInComment": {
+			reason: "A quote in a comment opens no string: the placeholder after the comment is in a real string.",
+			query:  "sum(x) # don't\n + sum(y{rev=\"{{revision}}\"})",
+		},
+		"EscapedQuoteInString": {
+			reason: "An escaped quote does not end a string: the placeholder after it is still inside.",
+			query:  `sum(x{a="say \"{{revision}}\""})`,
+		},
+		"AtTheLimit": {
+			reason: "A query of exactly MaxQueryLength bytes is allowed.",
+			query:  padded,
+		},
+		"TooLong": {
+			reason: "A query over MaxQueryLength bytes is refused before anything else reads it.",
+			query:  padded + "x",
+			want:   "query is 4097 bytes, more than 4096",
+		},
+		"UnknownPlaceholder": {
+			reason: "Only the five placeholders exist; the error lists them.",
+			query:  `sum(x{pod="{{pod}}"})`,
+			want:   `unknown placeholder "{{pod}}" at byte 11; known: {{namespace}}, {{route}}, {{service}}, {{revision}}, {{interval}}`,
+		},
+		"SpacedPlaceholder": {
+			reason: "A placeholder is written without spaces.",
+			query:  `sum(x{ns="{{ namespace }}"})`,
+			want:   `unknown placeholder "{{ namespace }}" at byte 10`,
+			prefix: true,
+		},
+		"UnknownPlaceholderQuotedBounded": {
+			reason: "A far-away }} must not make the error quote the whole query.",
+			query:  `sum(x{ns="{{` + strings.Repeat("a", 1000) + `}}"})`,
+			want:   `unknown placeholder "{{` + strings.Repeat("a", maxPlaceholderNameScan-2) + `" at byte 10`,
+			prefix: true,
+		},
+		"Unclosed": {
+			reason: "Every {{ opens a placeholder, which }} must close.",
+			query:  `sum(x{ns="{{namespace"})`,
+			want:   `"{{" at byte 10 opens a placeholder that no "}}" closes`,
+		},
+		"BracesInString": {
+			reason: "Every {{ opens a placeholder, even in a string: Expand could not tell otherwise.",
+			query:  `label_replace(sum(x), "a", "{{x}}", "", "")`,
+			want:   `unknown placeholder "{{x}}" at byte 28`,
+			prefix: true,
+		},
+		"OutsideString": {
+			reason: "A text value outside a string literal could change the query's structure: escaping protects strings only.",
+			query:  `sum(x) by ({{revision}})`,
+			want:   `placeholder {{revision}} at byte 11 is outside a string literal: its value is text, write it inside double quotes (such as revision="{{revision}}")`,
+		},
+		"OutsideStringAfterComment": {
+			reason: "PromQL ends a comment at \\r as well as \\n: what follows is code.",
+			query:  "sum(x) # c\r+ sum(y{ns={{namespace}}})",
+			want:   `placeholder {{namespace}} at byte 22 is outside a string literal`,
+			prefix: true,
+		},
+		"InBacktickString": {
+			reason: "A backtick string takes no escapes: a value holding a backtick would end it.",
+			query:  "sum(x{rev=`{{revision}}`})",
+			want:   "placeholder {{revision}} at byte 11 is inside a backtick string, where no escape applies: write the string in double quotes",
+		},
+		"IntervalInBacktickString": {
+			reason: "No placeholder stands in a backtick string, to keep the rule simple.",
+			query:  "label_replace(sum(x), \"w\", `{{interval}}`, \"\", \"\")",
+			want:   "placeholder {{interval}} at byte 28 is inside a backtick string",
+			prefix: true,
+		},
+		"AfterBackslash": {
+			reason: "A backslash before a placeholder would escape its value's first character, changing the value.",
+			query:  `sum(x{rev="\{{revision}}"})`,
+			want:   "placeholder {{revision}} at byte 12 follows a backslash, which would escape its value's first character",
+		},
+		"NotPromQL": {
+			reason: "A query that does not parse is refused with the parser's error, at the position of the query as written.",
+			query:  `sum(x{ns="{{namespace}}"}) foo`,
+			want:   `query is not PromQL: 1:28: parse error: unexpected identifier "foo"`,
+		},
+		"UnknownFunction": {
+			reason: "The parser knows Prometheus's functions.",
+			query:  `summ(x)`,
+			want:   `query is not PromQL: 1:1: parse error: unknown function with name "summ"`,
+		},
+		"Empty": {
+			reason: "An empty query is no PromQL.",
+			query:  ``,
+			want:   `query is not PromQL: `,
+			prefix: true,
+		},
+		"ParseErrorBounded": {
+			reason: "The parser's error quotes the input: it is cut to 256 characters.",
+			query:  `sum(x) ` + strings.Repeat("a", 2000),
+			want:   `query is not PromQL: 1:8: parse error: unexpected identifier "` + strings.Repeat("a", 256-len(`1:8: parse error: unexpected identifier "`)) + `...(`,
+			prefix: true,
+		},
+		"RangeVector": {
+			reason: "A range vector is no number: refused before any query runs.",
+			query:  `x{rev="{{revision}}"}[{{interval}}]`,
+			want:   "query gives a range vector; it must give one number (an instant vector or a scalar)",
+		},
+		"String": {
+			reason: "A string is no number.",
+			query:  `"{{revision}}"`,
+			want:   "query gives a string; it must give one number (an instant vector or a scalar)",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := errText(Check(tc.query))
+			if tc.prefix && strings.HasPrefix(got, tc.want) && tc.want != "" {
+				return
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nCheck(...): -want error, +got error:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestSamplesKeepPositions(t *testing.T) {
+	// Check parses the query with samples in place of placeholders; errors
+	// point at the query as written only if each is as long as its
+	// placeholder.
+	for name, v := range samples {
+		if p := placeholderOpen + name + placeholderClose; len(v) != len(p) {
+			t.Errorf("sample %q of %s is %d bytes, want %d", v, p, len(v), len(p))
+		}
+	}
+}
+
+func TestExpand(t *testing.T) {
+	values := Values{Namespace: "shop", Route: "web", Service: "web-canary", Revision: "v2", Interval: time.Minute}
+	cases := map[string]struct {
+		reason string
+		query  string
+		values Values
+		want   string
+	}{
+		"EveryPlaceholder": {
+			reason: "Each placeholder is replaced by its value; nothing else changes.",
+			query:  `sum(rate(x{ns="{{namespace}}", route="{{route}}", svc="{{service}}", rev='{{revision}}'}[{{interval}}]))`,
+			values: values,
+			want:   `sum(rate(x{ns="shop", route="web", svc="web-canary", rev='v2'}[1m]))`,
+		},
+		"Escaped": {
+			reason: "Backslash becomes \\\\, both quotes hex escapes valid in either kind of string.",
+			query:  `x{rev="{{revision}}"}`,
+			values: Values{Revision: `a"b\c'd`},
+			want:   `x{rev="a\x22b\\c\x27d"}`,
+		},
+		"ControlCharacters": {
+			reason: "Control characters become escapes: a newline would end a comment or a string.",
+			query:  `x{rev="{{revision}}"}`,
+			values: Values{Revision: "a\nb\rc\td\x00e\x7f"},
+			want:   `x{rev="a\nb\rc\td\x00e\x7f"}`,
+		},
+		"NonPrinting": {
+			reason: "Non-printing characters become \\u escapes, so that no reader is fooled; printing ones stay.",
+			query:  `x{rev="{{revision}}"}`,
+			values: Values{Revision: "é\u2028\u0085\u202e😀\U000e0001"},
+			want:   `x{rev="é\u2028\u0085\u202e😀\U000e0001"}`,
+		},
+		"InvalidUTF8": {
+			reason: "A byte that is not UTF-8 becomes a \\x escape.",
+			query:  `x{rev="{{revision}}"}`,
+			values: Values{Revision: "a\xffb"},
+			want:   `x{rev="a\xffb"}`,
+		},
+		"NoRecursion": {
+			reason: "A value that reads as a placeholder is never expanded again.",
+			query:  `x{rev="{{revision}}", ns="{{namespace}}"}`,
+			values: Values{Revision: "{{namespace}}", Namespace: "shop"},
+			want:   `x{rev="{{namespace}}", ns="shop"}`,
+		},
+		"UnknownKept": {
+			reason: "What is not a known placeholder is kept as written (Check refuses it).",
+			query:  `x{a="{{pod}}", b="{{{revision}}"}`,
+			values: values,
+			want:   `x{a="{{pod}}", b="{v2"}`,
+		},
+		"Unclosed": {
+			reason: "An unclosed placeholder is kept as written (Check refuses it).",
+			query:  `x{a="{{revision"}`,
+			values: values,
+			want:   `x{a="{{revision"}`,
+		},
+		"NoPlaceholder": {
+			reason: "A query without placeholders is returned as written.",
+			query:  `sum(up)`,
+			values: values,
+			want:   `sum(up)`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Expand(tc.query, tc.values)); diff != "" {
+				t.Errorf("%s\nExpand(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// matcherValue parses query and returns the value of its label matcher
+// named label.
+func matcherValue(t *testing.T, query, label string) string {
+	t.Helper()
+	expr, err := parser.NewParser(parser.Options{}).ParseExpr(query)
+	if err != nil {
+		t.Fatalf("ParseExpr(%q): %v", query, err)
+	}
+	var got []string
+	parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
+		if vs, ok := n.(*parser.VectorSelector); ok {
+			for _, m := range vs.LabelMatchers {
+				if m.Name == label {
+					got = append(got, m.Value)
+				}
+			}
+		}
+		return nil
+	})
+	if len(got) != 1 {
+		t.Fatalf("ParseExpr(%q): %d matchers of %q, want 1: %q", query, len(got), label, got)
+	}
+	return got[0]
+}
+
+func TestExpandStaysInsideItsString(t *testing.T) {
+	// Expanded into a checked query, whatever a value holds, PromQL reads
+	// back exactly that value from the string it stands in, and the query
+	// keeps its structure (one selector, its other matcher intact).
+	revisions := map[string]string{
+		"QuoteAndBackslash": `a"b\c`,
+		"SingleQuote":       `it's`,
+		"Backtick":          "a`b",
+		"BreakOut":          `"} or vector(1) or x{a="`,
+		"BreakOutSingle":    `'} or vector(1) or x{a='`,
+		"TrailingBackslash": `a\`,
+		"Newline":           "a\nb",
+		"CarriageReturn":    "a\r# b",
+		"Controls":          "\x00\x01\x1b[31m\x7f",
+		"Unicode":           "é\u2028\u0085\u202e😀",
+		"Braces":            "{{revision}}}}",
+		"Hash":              "# not a comment",
+		"Empty":             "",
+		"InvalidUTF8":       "a\xffb\xc3",
+	}
+	queries := map[string]string{
+		"DoubleQuoted": `sum(x{rev="{{revision}}", keep="yes"})`,
+		"SingleQuoted": `sum(x{rev='{{revision}}', keep='yes'})`,
+	}
+	for qname, query := range queries {
+		if err := Check(query); err != nil {
+			t.Fatalf("Check(%q): %v", query, err)
+		}
+		for rname, rev := range revisions {
+			t.Run(qname+"/"+rname, func(t *testing.T) {
+				expanded := Expand(query, Values{Revision: rev})
+				if got := matcherValue(t, expanded, "rev"); got != rev {
+					t.Errorf("Expand(%q) = %q: PromQL reads the revision back as %q, want %q", query, expanded, got, rev)
+				}
+				if got := matcherValue(t, expanded, "keep"); got != "yes" {
+					t.Errorf("Expand(%q) = %q: the other matcher reads %q, want %q", query, expanded, got, "yes")
+				}
+			})
+		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		d      time.Duration
+		want   string
+	}{
+		"Minute":       {reason: "Whole minutes are minutes.", d: time.Minute, want: "1m"},
+		"NinetySec":    {reason: "A duration is written in its largest whole unit.", d: 90 * time.Second, want: "90s"},
+		"Milliseconds": {reason: "Milliseconds are PromQL's smallest unit.", d: 1500 * time.Millisecond, want: "1500ms"},
+		"Hours":        {reason: "Whole hours are hours.", d: 36 * time.Hour, want: "36h"},
+		"Day":          {reason: "Whole days are days.", d: 48 * time.Hour, want: "2d"},
+		"SubMs":        {reason: "Less than a millisecond is dropped.", d: time.Second + time.Microsecond, want: "1s"},
+		"Zero":         {reason: "Zero is 0s.", d: 0, want: "0s"},
+		"Negative":     {reason: "Less than zero is 0s.", d: -time.Minute, want: "0s"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Duration(tc.d)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nDuration(%s): -want, +got:\n%s", tc.reason, tc.d, diff)
+			}
+			// Prometheus reads it back as the same duration.
+			if tc.d >= time.Millisecond {
+				if _, err := parser.NewParser(parser.Options{}).ParseExpr("x[" + got + "]"); err != nil {
+					t.Errorf("Duration(%s) = %q does not parse as a range: %v", tc.d, got, err)
+				}
+			}
+		})
+	}
+}
+
+func FuzzExpand(f *testing.F) {
+	for _, seed := range []string{`a"b\c`, `'`, "\n", "`", "\xff", "{{namespace}}", `"} or vector(1) or x{a="`, "\u2028"} {
+		f.Add(seed)
+	}
+	const query = `sum(x{rev="{{revision}}", keep='yes'})`
+	f.Fuzz(func(t *testing.T, rev string) {
+		// Whatever a value holds, PromQL reads it back from its string,
+		// and the query keeps its structure.
+		expanded := Expand(query, Values{Revision: rev})
+		if got := matcherValue(t, expanded, "rev"); got != rev {
+			t.Errorf("Expand(%q) = %q: PromQL reads the revision back as %q, want %q", query, expanded, got, rev)
+		}
+		if got := matcherValue(t, expanded, "keep"); got != "yes" {
+			t.Errorf("Expand(%q) = %q: the other matcher reads %q", query, expanded, got)
+		}
+	})
+}
+
+func FuzzCheckedQueryExpands(f *testing.F) {
+	for _, seed := range []string{
+		`sum(rate(x{ns="{{namespace}}", svc='{{service}}'}[{{interval}}]))`,
+		"sum(x) # {{revision}}\n + sum(y{r=\"{{route}}\"})",
+		`sum(x{a="say \"{{revision}}\""})`,
+		"label_replace(sum(x), \"w\", \"{{interval}}\", \"\", \"\")",
+	} {
+		f.Add(seed, `a"b\c`+"\n`'")
+	}
+	f.Fuzz(func(t *testing.T, query, value string) {
+		// A query Check accepts parses once expanded, whatever the values:
+		// a value cannot end its string and break the query's syntax. Only
+		// what PromQL asks of the values themselves may fail: a matcher's
+		// regular expression, a metric or label name that must not be
+		// empty (the kinds of values are never empty) or must be UTF-8.
+		if Check(query) != nil {
+			return
+		}
+		value = strings.ToValidUTF8(value, "?") + "v"
+		v := Values{Namespace: value, Route: value, Service: value, Revision: value, Interval: 90 * time.Second}
+		expanded := Expand(query, v)
+		if _, err := parser.NewParser(parser.Options{}).ParseExpr(expanded); err != nil && !strings.Contains(err.Error(), "error parsing regexp") {
+			t.Errorf("Check(%q) passed, but expanded with %q it does not parse: %q: %v", query, value, expanded, err)
+		}
+		if sample := expand(query, func(name string) string { return samples[name] }); len(sample) != len(query) {
+			t.Errorf("Check(%q): its samples moved positions", query)
+		}
+	})
+}
