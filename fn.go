@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
@@ -57,6 +58,9 @@ type Function struct {
 	exprs *expr.Compiler
 	// metrics counts the runs; nil counts nothing.
 	metrics *metrics.Runs
+	// querier queries the providers of traffic.metrics; nil queries
+	// nothing, as previews (--now, crossplane render) do.
+	querier metric.Querier
 }
 
 // sharedCompiler is the expression compiler of Functions without one.
@@ -126,6 +130,13 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 		Owner:      r.owner,
 		Conditions: compose.ObservedConditions(oxr.Resource.Object),
 		Now:        f.clock.Now(),
+		Querier:    f.querier,
+		Credentials: func(name string) (map[string][]byte, error) {
+			c, err := request.GetCredentials(req, name)
+			return c.Data, err
+		},
+		Taken:        reconcile.Measurements(req),
+		ObserveQuery: f.metrics.Query,
 	})
 	if err != nil {
 		return nil, metrics.Outcome{}, err
@@ -142,6 +153,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err := setStatus(rsp, req, out.Rollout, &out.Route); err != nil {
 		return nil, metrics.Outcome{}, errors.Wrap(err, errSetStatus)
 	}
+	reconcile.RecordMeasurements(rsp, out.Measured)
 	for _, w := range out.Warnings {
 		event(rsp, true, w.Reason, w.Message)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 )
 
@@ -37,7 +38,7 @@ type CLI struct {
 	Insecure           bool      `help:"Run without mTLS credentials. If you supply this flag --tls-certs-dir will be ignored."`
 	MaxRecvMessageSize int       `default:"4"     help:"Maximum size of received messages in MB."`
 	MetricsAddress     string    `default:":8080" help:"Address at which to serve Prometheus metrics; empty turns the metrics server off." placeholder:"127.0.0.1:8080"`
-	Now                time.Time `help:"Evaluate rollouts at this instant (RFC 3339) instead of the current time, e.g. to preview a rollout with crossplane render." placeholder:"2026-12-02T10:00:00Z"`
+	Now                time.Time `help:"Evaluate rollouts at this instant (RFC 3339) instead of the current time, and query no metric, e.g. to preview a rollout with crossplane render." placeholder:"2026-12-02T10:00:00Z"`
 }
 
 // Run this Function.
@@ -47,14 +48,15 @@ func (c *CLI) Run() error {
 		return err
 	}
 
-	var clock Clock = ClockFunc(time.Now)
+	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &metric.Client{Now: time.Now}}
 	if !c.Now.IsZero() {
+		// A preview: every rollout at one instant, and no metric queried
+		// (the recorded measurements stand, and say when one is due).
 		fixed := c.Now
-		clock = ClockFunc(func() time.Time { return fixed })
-		log.Info("Evaluating rollouts at a fixed instant", "now", fixed.Format(time.RFC3339))
+		fn.clock, fn.querier = ClockFunc(func() time.Time { return fixed }), nil
+		log.Info("Evaluating rollouts at a fixed instant, querying no metric", "now", fixed.Format(time.RFC3339))
 	}
-
-	return c.serve(&Function{log: log, clock: clock}, log)
+	return c.serve(fn, log)
 }
 
 // serve serves fn as the flags say, and blocks. A panic in fn becomes a

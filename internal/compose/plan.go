@@ -56,8 +56,9 @@ type Resolved struct {
 	Need served.Need
 
 	// programs are the compiled expressions of the gates and the analysis
-	// templates, by text.
-	programs map[string]*expr.Program
+	// templates, by text; metricPrograms those of the metrics, which are
+	// compiled over other variables.
+	programs, metricPrograms map[string]*expr.Program
 }
 
 // A Plan is what a CanaryRoute composes at the versions chosen for it,
@@ -92,6 +93,9 @@ func Resolve(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (*
 	r := &Resolved{CR: cr, Policy: pol}
 	var errs field.ErrorList
 	if r.programs, errs = compile(cr, compiler); len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
+	}
+	if r.metricPrograms, errs = compileMetrics(cr, pol, compiler); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
 	}
 	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)

@@ -222,22 +222,14 @@ func primaryBackends(xrp *fieldpath.Paved, decoded map[Key]runtime.Object, route
 
 // primaryProxy is the name of the primary's proxy Service as the spec
 // resolves it, read leniently from a spec that may not parse: that of a
-// service or externalName side, named after the route as xr.Parse names
-// it; "" otherwise.
+// service or externalName side; "" otherwise.
 func primaryProxy(xrp *fieldpath.Paved) string {
 	_, noService := xrp.GetValue("spec.primary.service")
 	_, noExternal := xrp.GetValue("spec.primary.externalName")
 	if noService != nil && noExternal != nil {
 		return ""
 	}
-	name, _ := xrp.GetString("spec.routeName")
-	if name == "" {
-		name, _ = xrp.GetString("spec.claimRef.name")
-	}
-	if name == "" {
-		name, _ = xrp.GetString("metadata.name")
-	}
-	return xr.ProxyServiceName(name, xr.RolePrimary)
+	return xr.ProxyServiceName(xr.RouteNameOf(xrp.UnstructuredContent()), xr.RolePrimary)
 }
 
 // specRules is what the spec tells of its rules (see route.SpecRule), read

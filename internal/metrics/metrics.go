@@ -43,6 +43,10 @@ type Runs struct {
 	transitions *prometheus.CounterVec
 	failures    *prometheus.CounterVec
 	duration    prometheus.Histogram
+	// queries and queryDuration count and time the queries of
+	// traffic.metrics.
+	queries       *prometheus.CounterVec
+	queryDuration *prometheus.HistogramVec
 	// now reads the clock for durations: main.go's wiring gives it
 	// time.Now, tests a clock of their own. Never the function's own
 	// clock, which --now may fix.
@@ -69,9 +73,18 @@ func NewRuns(reg prometheus.Registerer, now func() time.Time) (*Runs, error) {
 			Help:    "How long a run takes in the function, from request to response.",
 			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1},
 		}),
+		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "function_canary_route_metric_queries_total",
+			Help: "Queries of the CanaryRoutes' metrics, by provider and result: ok (one number), no_data (a valid answer without one number), error (no valid answer: unreachable, timed out, an error, too large).",
+		}, []string{"provider", "result"}),
+		queryDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "function_canary_route_metric_query_duration_seconds",
+			Help:    "How long a query of a CanaryRoute's metric takes, by provider.",
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
+		}, []string{"provider"}),
 		now: now,
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.failures, m.duration} {
+	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.failures, m.duration, m.queries, m.queryDuration} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -117,4 +130,14 @@ func (m *Runs) Record(o Outcome, start time.Time) {
 			m.failures.WithLabelValues(o.FailureReason).Inc()
 		}
 	}
+}
+
+// Query counts a query of a metric's provider, which took took and ended
+// with result (ok, no_data or error).
+func (m *Runs) Query(provider, result string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.queries.WithLabelValues(provider, result).Inc()
+	m.queryDuration.WithLabelValues(provider).Observe(took.Seconds())
 }

@@ -11,6 +11,7 @@ package reconcile
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -160,3 +161,51 @@ func Resources(cr *xr.CanaryRoute, self ownership.Ref, targets []compose.Target)
 	}
 	return out
 }
+
+// MeasurementsKey is the pipeline context key under which a response
+// records the measurements of traffic.metrics its reconcile took: the next
+// call of the same reconcile takes them as its own rather than query again,
+// so a metric is queried once an interval however often Crossplane calls.
+const MeasurementsKey = "canaryroute.fn.crossplane.io/measurements"
+
+// RecordMeasurements records the measurements of the reconcile in the
+// response's context, which it copies first; none records nothing. The
+// record is their JSON, whose map keys come out sorted.
+func RecordMeasurements(rsp *fnv1.RunFunctionResponse, m map[string]xr.Measurement) {
+	if len(m) == 0 {
+		return
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	c := &structpb.Struct{}
+	if rsp.GetContext() != nil {
+		c = proto.Clone(rsp.GetContext()).(*structpb.Struct) //nolint:forcetypeassert // A clone has the type of its original.
+	}
+	if c.Fields == nil {
+		c.Fields = map[string]*structpb.Value{}
+	}
+	c.Fields[MeasurementsKey] = structpb.NewStringValue(string(b))
+	rsp.Context = c
+}
+
+// Measurements are the measurements an earlier call of this reconcile
+// recorded; nil on the first call, or for a record that does not decode
+// (another pipeline step writing the key, a misconfiguration: the run then
+// measures again).
+func Measurements(req *fnv1.RunFunctionRequest) map[string]xr.Measurement {
+	v, ok := request.GetContextKey(req, MeasurementsKey)
+	if !ok || len(v.GetStringValue()) > maxMeasurementsRecord {
+		return nil
+	}
+	var m map[string]xr.Measurement
+	if json.Unmarshal([]byte(v.GetStringValue()), &m) != nil || len(m) > xr.MaxMetrics {
+		return nil
+	}
+	return m
+}
+
+// maxMeasurementsRecord bounds the record read back: ten measurements of a
+// few hundred bytes each.
+const maxMeasurementsRecord = 64 << 10

@@ -9,6 +9,7 @@ package run
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -17,10 +18,13 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/gate"
+	"github.com/crossplane-contrib/function-canary-route/internal/measure"
+	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
@@ -49,6 +53,18 @@ type In struct {
 	// Conditions are the XR's conditions, as observed.
 	Conditions map[xpv2.ConditionType]xpv2.Condition
 	Now        time.Time
+
+	// Querier sends the metrics' queries; nil queries nothing (a
+	// preview, which says a measurement is due instead).
+	Querier metric.Querier
+	// Credentials are the pipeline step's credentials of a name.
+	Credentials func(name string) (map[string][]byte, error)
+	// Taken are the measurements that an earlier call of this reconcile
+	// took: Crossplane calls the function several times a reconcile, and a
+	// metric is measured once an interval.
+	Taken map[string]xr.Measurement
+	// ObserveQuery counts each query; nil counts nothing.
+	ObserveQuery func(provider, outcome string, took time.Duration)
 }
 
 // Out is what a run composes and says.
@@ -72,6 +88,9 @@ type Out struct {
 	Requeue time.Duration
 	// Decision is the rollout engine's.
 	Decision rollout.Decision
+	// Measured are the measurements of this reconcile, the earlier calls'
+	// included, for the calls after this one.
+	Measured map[string]xr.Measurement
 }
 
 // Compose reads what the cluster holds, decides the weights and composes.
@@ -90,7 +109,7 @@ func Compose(ctx context.Context, in In) (Out, error) {
 	}
 	// One budget bounds every expression this run evaluates.
 	budget := &expr.Budget{}
-	d := rollout.Decide(rollout.Input{
+	ri := rollout.Input{
 		Traffic:             cr.Spec.Traffic,
 		Revision:            cr.Spec.Canary.Revision,
 		CanaryDigest:        plan.CanaryDigest(),
@@ -102,7 +121,9 @@ func Compose(ctx context.Context, in In) (Out, error) {
 		CanaryRefused:       plan.Grants.CanaryRefused(),
 		CanaryRefusedReason: plan.CanaryRefusal(),
 		Now:                 in.Now,
-	})
+	}
+	ri.Measured = measured(ctx, in, ri, budget)
+	d := rollout.Decide(ri)
 
 	// The route is built and checked even when the previous composition is
 	// held: a spec that cannot be composed is a Fatal either way.
@@ -135,9 +156,42 @@ func Compose(ctx context.Context, in In) (Out, error) {
 		Events:   d.Events,
 		Requeue:  d.Requeue,
 		Decision: d,
+		Measured: ri.Measured,
 	}
 	out.Rollout.CanaryBackends = canaryBackends
 	out.Route.Versions = plan.ServedVersions(in.Now)
 	out.Conditions, out.Warnings = compose.Conditions(in.Conditions, cr, obs, plan.Grants, d)
 	return out, nil
+}
+
+// measured are the measurements of this run: those an earlier call of the
+// reconcile took, and those due now, taken all at once.
+func measured(ctx context.Context, in In, ri rollout.Input, budget *expr.Budget) map[string]xr.Measurement {
+	due := rollout.Due(ri, in.Taken)
+	if len(due) == 0 {
+		return in.Taken
+	}
+	plan, cr := in.Plan, in.Plan.CR
+	side := func(b backend.Backend, revision string) metric.Values {
+		return metric.Values{Namespace: b.Namespace, Route: cr.RouteName, Service: string(b.Ref.Name), Revision: revision}
+	}
+	taken := measure.Take(ctx, measure.In{
+		Metrics:     due,
+		Providers:   plan.Policy.MetricProviders,
+		Credentials: in.Credentials,
+		Querier:     in.Querier,
+		Program:     plan.MetricProgram,
+		Budget:      budget,
+		Canary:      side(plan.Canary, cr.Spec.Canary.Revision),
+		Primary:     side(plan.Primary, ""),
+		Step:        *cr.Status.Rollout.Step,
+		Now:         in.Now,
+		Observe:     in.ObserveQuery,
+	})
+	out := maps.Clone(in.Taken)
+	if out == nil {
+		out = map[string]xr.Measurement{}
+	}
+	maps.Copy(out, taken)
+	return out
 }

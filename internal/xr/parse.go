@@ -149,6 +149,15 @@ func claimRef(spec map[string]any) *ClaimRef {
 	return &ClaimRef{APIVersion: str("apiVersion"), Kind: str("kind"), Name: str("name"), Namespace: str("namespace")}
 }
 
+// RouteNameOf is the route's name as Parse names it, read leniently from
+// an XR that may not parse: for an emergency abort of one that cannot be
+// composed.
+func RouteNameOf(obj map[string]any) string {
+	spec, _ := obj["spec"].(map[string]any)
+	name, _ := spec["routeName"].(string)
+	return routeName(unstructured.Unstructured{Object: obj}, spec, name)
+}
+
 // routeName is spec.routeName, else the claim's name, else the XR's name.
 func routeName(u unstructured.Unstructured, spec map[string]any, specRouteName string) string {
 	if specRouteName != "" {

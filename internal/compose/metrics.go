@@ -1,0 +1,46 @@
+package compose
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/expr"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/metric"
+	"github.com/crossplane-contrib/function-canary-route/internal/policy"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// compileMetrics checks the metrics against the policy and compiles their
+// successWhen: each names a provider the Input lists, its query is PromQL
+// with known placeholders, its successWhen a bool over result (and
+// baseline, which only a metric that compares to the primary measures). The
+// errors name the fields.
+func compileMetrics(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (map[string]*expr.Program, field.ErrorList) {
+	out := map[string]*expr.Program{}
+	var errs field.ErrorList
+	for i, m := range cr.Spec.Traffic.Metrics {
+		p := field.NewPath("spec", "traffic", "metrics").Index(i)
+		if _, ok := pol.MetricProviders[m.Provider]; !ok {
+			errs = append(errs, field.NotFound(p.Child("provider"), fielderr.Cut(m.Provider, fielderr.MaxValue)))
+		}
+		if err := metric.Check(m.Query); err != nil {
+			errs = append(errs, field.Invalid(p.Child("query"), fielderr.Cut(m.Query, fielderr.MaxValue), err.Error()))
+		}
+		prg, err := compiler.CompileMetric(m.SuccessWhen)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(p.Child("successWhen"), m.SuccessWhen, "must be a CEL expression over result (and baseline) that returns a bool: "+err.Error()))
+		case prg.UsesBaseline() && !m.CompareToPrimary:
+			errs = append(errs, field.Invalid(p.Child("successWhen"), m.SuccessWhen, "baseline is the primary's number, which only compareTo: primary measures"))
+		case !prg.UsesBaseline() && m.CompareToPrimary:
+			errs = append(errs, field.Invalid(p.Child("compareTo"), "primary", "measures the primary as baseline, which successWhen never reads: use baseline in it, or leave compareTo out"))
+		default:
+			out[m.SuccessWhen] = prg
+		}
+	}
+	return out, errs
+}
+
+// MetricProgram is the compiled successWhen of a metric's text; nil for
+// one the spec does not hold.
+func (r *Resolved) MetricProgram(text string) *expr.Program { return r.metricPrograms[text] }
