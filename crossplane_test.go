@@ -23,6 +23,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 )
 
@@ -74,6 +75,9 @@ type xpSim struct {
 	// metrics, when set, counts the runs: the function is served as
 	// main.go serves it, with the metrics around the panic recovery.
 	metrics *metrics.Runs
+	// querier, when set, answers the metrics' queries; unset, the function
+	// queries nothing, as a preview.
+	querier metric.Querier
 	// log of each run.
 	runs []simRun
 	seen map[string]int
@@ -229,7 +233,7 @@ func (s *xpSim) reconcile() reconciled {
 	now := s.now
 	for call := 1; call <= maxRequirementsCalls; call++ {
 		at := now
-		f := withRecover(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return at }), metrics: s.metrics}, logging.NewNopLogger(), s.metrics)
+		f := withRecover(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return at }), metrics: s.metrics, querier: s.querier}, logging.NewNopLogger(), s.metrics)
 		rsp, err := f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
 		if err != nil {
 			return reconciled{calls: call, err: err}

@@ -218,7 +218,13 @@ func NewCompiler(size int) (*Compiler, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create the CEL environment")
 	}
-	metricOpts := append([]cel.EnvOption{cel.Variable(ResultVariable, cel.DoubleType), cel.Variable(BaselineVariable, cel.DoubleType)}, opts[1:]...)
+	// A metric's numbers are doubles, and its thresholds are often written
+	// as integers (result > 0): comparisons across numeric types read as
+	// people mean them.
+	metricOpts := append([]cel.EnvOption{
+		cel.Variable(ResultVariable, cel.DoubleType), cel.Variable(BaselineVariable, cel.DoubleType),
+		cel.CrossTypeNumericComparisons(true),
+	}, opts[1:]...)
 	metricEnv, err := cel.NewCustomEnv(append(metricOpts, matchesOptions()...)...)
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create the CEL environment of metrics")

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/metric"
+)
+
+// A fakeProvider answers the metrics' queries as a Prometheus would: by the
+// backend the expanded query names, and records every query it gets.
+type fakeProvider struct {
+	mu sync.Mutex
+	// answer is the number (or the reason there is none) for the side a
+	// query names, by its {{service}}.
+	answer func(service string, at time.Time) metric.Result
+	got    []providerCall
+}
+
+// A providerCall is one query a provider got.
+type providerCall struct {
+	provider, query string
+	at              time.Time
+}
+
+func (f *fakeProvider) Query(_ context.Context, p metric.Provider, query string, at time.Time) metric.Result {
+	f.mu.Lock()
+	f.got = append(f.got, providerCall{provider: p.Name, query: query, at: at})
+	f.mu.Unlock()
+	for _, service := range []string{"podinfo-canary", "podinfo"} {
+		if strings.Contains(query, `service="`+service+`"`) {
+			return f.answer(service, at)
+		}
+	}
+	return metric.Result{NoData: "no series", Outcome: metric.OutcomeNoData}
+}
+
+// calls are the queries made, by the side they name.
+func (f *fakeProvider) calls(side string) []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []time.Time
+	for _, c := range f.got {
+		if strings.Contains(c.query, `service="`+side+`"`) {
+			out = append(out, c.at)
+		}
+	}
+	return out
+}
+
+// value is a provider that answers a number for each side.
+func value(canary, primary float64) func(string, time.Time) metric.Result {
+	return func(service string, _ time.Time) metric.Result {
+		if service == "podinfo-canary" {
+			return metric.Result{Value: canary, Outcome: metric.OutcomeOK}
+		}
+		return metric.Result{Value: primary, Outcome: metric.OutcomeOK}
+	}
+}
+
+// metricsInput lists the provider the metrics name.
+const metricsInput = emptyInput + `metricProviders: [{name: prometheus, prometheus: {address: "http://prometheus.monitoring.svc:9090"}}]
+`
+
+// metricsXR rolls out through 10% and 50% for a minute each, then 100%,
+// judged by an error rate measured every 30s against the primary's; extra
+// is added to the metric.
+func metricsXR(extra, traffic string) string {
+	return steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, `    metrics:
+      - name: error-rate
+        provider: prometheus
+        query: 'sum(rate(requests_total{namespace="{{namespace}}", service="{{service}}", revision="{{revision}}", code=~"5.."}[{{interval}}]))'
+        interval: 30s
+        successWhen: "result <= 0.01 || result <= baseline * 1.5"
+        compareTo: primary
+`+extra+traffic)
+}
+
+func TestMetricAnalysis(t *testing.T) {
+	type want struct {
+		phase, reason string
+		weight        float64
+		// events are the reasons of the events the rollout said, in
+		// order, each once.
+		events []string
+	}
+	cases := map[string]struct {
+		reason string
+		xr     string
+		answer func(string, time.Time) metric.Result
+		runs   int
+		want   want
+	}{
+		"HealthyCanaryPromoted": {
+			reason: "A canary whose errors stay at the primary's passes a measurement in each step and reaches 100%.",
+			xr:     metricsXR("", ""),
+			answer: value(0.002, 0.002),
+			runs:   20,
+			want: want{phase: "Succeeded", reason: "RolloutSucceeded", weight: 100,
+				events: []string{"RolloutStarted", "MetricPassed", "StepAdvanced", "RolloutSucceeded"}},
+		},
+		"FailingCanaryFails": {
+			reason: "A canary answering errors fails failureLimit measurements in a row and then gets nothing: phase Failed, reason MetricFailed.",
+			xr:     metricsXR("        failureLimit: 2\n", ""),
+			answer: value(0.5, 0.001),
+			runs:   20,
+			want: want{phase: "Failed", reason: "MetricFailed", weight: 0,
+				events: []string{"RolloutStarted", "MetricFailing", "RolloutFailed"}},
+		},
+		"DryRunOnlyRecords": {
+			reason: "A dry-run metric that fails is recorded and announced once, and the rollout carries on to 100%.",
+			xr:     metricsXR("        dryRun: true\n", ""),
+			answer: value(0.5, 0.001),
+			runs:   20,
+			want: want{phase: "Succeeded", reason: "RolloutSucceeded", weight: 100,
+				events: []string{"RolloutStarted", "MetricFailing", "StepAdvanced", "RolloutSucceeded"}},
+		},
+		"ProviderDownHolds": {
+			reason: "A provider that cannot be reached holds the step: no failure, no progress; the deadline is what fails a rollout that cannot be judged.",
+			xr:     metricsXR("", "    progressDeadline: 2m\n"),
+			answer: func(string, time.Time) metric.Result {
+				return metric.Result{NoData: "prometheus: connection refused", Outcome: metric.OutcomeError}
+			},
+			runs: 20,
+			want: want{phase: "Failed", reason: "ProgressDeadlineExceeded", weight: 0,
+				events: []string{"RolloutStarted", "MetricNoData", "RolloutFailed"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := &fakeProvider{answer: tc.answer}
+			s := newSim(t, tc.xr, metricsInput)
+			s.querier = p
+			var events []string
+			var last simRun
+			for range tc.runs {
+				last = s.run(0)
+				if last.fatal != "" {
+					t.Fatalf("%s\na run is a Fatal: %s", tc.reason, last.fatal)
+				}
+				for _, e := range last.events {
+					_, rest, _ := strings.Cut(e, " ")
+					reason, _, _ := strings.Cut(rest, ":")
+					if !slices.Contains(events, reason) {
+						events = append(events, reason)
+					}
+				}
+			}
+			got := want{phase: str(last.out["phase"]), reason: str(last.out["reason"]), events: events}
+			got.weight, _ = last.out["canaryWeight"].(float64)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s\n%s", tc.reason, diff, s.describe())
+			}
+			// At most one query per side and interval, whatever the
+			// reconcile rate and the calls of each reconcile.
+			for _, side := range []string{"podinfo-canary", "podinfo"} {
+				at := p.calls(side)
+				for i := 1; i < len(at); i++ {
+					if at[i].Sub(at[i-1]) < 30*time.Second {
+						t.Errorf("%s\n%s was queried at %s and again at %s, less than an interval apart", tc.reason, side, at[i-1], at[i])
+					}
+				}
+				if len(at) == 0 {
+					t.Errorf("%s\n%s was never queried", tc.reason, side)
+				}
+			}
+		})
+	}
+}
+
+// str is a value as a string, "" for none.
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// TestMetricQueriesAsWritten: the query goes out as written but for its
+// placeholders, each replaced by the side's value; nothing else changes.
+func TestMetricQueriesAsWritten(t *testing.T) {
+	p := &fakeProvider{answer: value(0, 0)}
+	s := newSim(t, metricsXR("", ""), metricsInput)
+	s.querier = p
+	for range 4 {
+		s.run(0)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	want := []string{
+		`sum(rate(requests_total{namespace="test", service="podinfo-canary", revision="v2", code=~"5.."}[30s]))`,
+		`sum(rate(requests_total{namespace="test", service="podinfo", revision="", code=~"5.."}[30s]))`,
+	}
+	if len(p.got) < 2 {
+		t.Fatalf("want the canary and the primary queried, got %d queries", len(p.got))
+	}
+	var got []string
+	for _, c := range p.got[:2] {
+		got = append(got, c.query)
+		if c.provider != "prometheus" {
+			t.Errorf("queried provider %q, want prometheus", c.provider)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the queries of one measurement: -want, +got:\n%s", diff)
+	}
+}
+
+// TestPreviewNeverQueries: a function started with --now (a preview, or
+// crossplane render) queries nothing: the step holds, and says when a
+// measurement is due.
+func TestPreviewNeverQueries(t *testing.T) {
+	s := newSim(t, metricsXR("", ""), metricsInput)
+	var last simRun
+	for range 6 {
+		last = s.run(30 * time.Second)
+	}
+	msg := str(last.out["message"])
+	if !strings.Contains(msg, "metric error-rate: no measurement yet, the first is due at") {
+		t.Errorf("a preview's rollout says a measurement is due, got %q", msg)
+	}
+}
