@@ -283,7 +283,14 @@ func (c *Compiler) Len() int {
 }
 
 func (c *Compiler) compile(env *cel.Env, text string) (*Program, error) {
-	ast, iss := env.Compile(text)
+	ast, iss := env.Parse(text)
+	if iss.Err() != nil {
+		return nil, errors.New(compileError(iss.Err().Error()))
+	}
+	if env == c.metricEnv {
+		doubles(ast)
+	}
+	ast, iss = env.Check(ast)
 	if iss.Err() != nil {
 		return nil, errors.New(compileError(iss.Err().Error()))
 	}

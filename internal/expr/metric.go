@@ -3,6 +3,8 @@ package expr
 import (
 	"context"
 
+	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -49,4 +51,24 @@ func (p *Program) EvalMetric(ctx context.Context, budget *Budget, result, baseli
 		return false, errors.Errorf("the expression returned %s, not a bool", out.Type().TypeName())
 	}
 	return bool(b), nil
+}
+
+// doubles makes every integer literal of a parsed metric expression a
+// double: a metric's numbers are doubles, and CEL has no arithmetic across
+// numeric types, so baseline * 2 would not compile where baseline * 2.0
+// does. In an expression over two doubles, an integer literal is always
+// meant as a number.
+func doubles(parsed *cel.Ast) {
+	fac := celast.NewExprFactory()
+	celast.PostOrderVisit(parsed.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.LiteralKind {
+			return
+		}
+		switch v := e.AsLiteral().(type) {
+		case types.Int:
+			e.SetKindCase(fac.NewLiteral(e.ID(), types.Double(v)))
+		case types.Uint:
+			e.SetKindCase(fac.NewLiteral(e.ID(), types.Double(v)))
+		}
+	}))
 }

@@ -31,6 +31,11 @@ func TestMetricExpressions(t *testing.T) {
 			text:   "result > 0", result: 0.5,
 			want: want{result: true},
 		},
+		"IntegerArithmetic": {
+			reason: "Integer literals are doubles in a metric's expression: baseline * 2 and result * 100 read as written.",
+			text:   "result * 100 < baseline * 2", result: 0.01, baseline: 1,
+			want: want{usesBaseline: true, result: true},
+		},
 		"Baseline": {
 			reason: "baseline is the primary's number; the program says it reads it.",
 			text:   "result <= 0.01 || result <= baseline * 1.5", result: 0.03, baseline: 0.02,
