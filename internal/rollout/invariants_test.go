@@ -117,8 +117,12 @@ func violations(in Input, d Decision) []string {
 	last := steps[len(steps)-1].Weight
 	switch s.Phase {
 	case xr.PhaseProgressing:
-		if s.NextStepAt == nil || !s.NextStepAt.Equal(&metav1.Time{Time: s.StepStartedAt.Add(step.Pause)}) {
-			bad("nextStepAt %v, want stepStartedAt %v + %s", s.NextStepAt, s.StepStartedAt, step.Pause)
+		next := s.StepStartedAt.Add(step.Pause)
+		if s.Reason == ReasonBaking && s.BakeStartedAt != nil {
+			next = s.BakeStartedAt.Add(in.Traffic.Bake) // A bake ends at its end.
+		}
+		if s.NextStepAt == nil || !s.NextStepAt.Equal(&metav1.Time{Time: next}) {
+			bad("nextStepAt %v, want %v (stepStartedAt %v + %s, or the bake's end)", s.NextStepAt, next, s.StepStartedAt, step.Pause)
 		}
 		if !strings.HasPrefix(s.Message, fmt.Sprintf("holding step %d (%d%%): ", *s.Step, step.Weight)) ||
 			strings.HasSuffix(s.Message, ": ") {

@@ -288,7 +288,7 @@ func baking(in Input, cur xr.RolloutStatus) (xr.RolloutStatus, hold, bool) {
 		return cur, hold{}, false
 	}
 	requeue := min(clamp(end.Sub(in.Now)), metricRequeue(in, cur))
-	return cur, hold{why: "baking until " + end.UTC().Format(time.RFC3339) + " while " + strings.Join(bakingMetrics(in, cur), ", ") + " keep being measured", requeue: requeue}, true
+	return cur, hold{why: "baking until " + end.UTC().Format(time.RFC3339) + "; measuring meanwhile: " + strings.Join(bakingMetrics(in, cur), ", "), requeue: requeue}, true
 }
 
 // bakingMetrics names the metrics measured while the last step bakes.

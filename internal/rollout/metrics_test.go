@@ -253,7 +253,7 @@ func TestDecideMetrics(t *testing.T) {
 			}, errorRate()),
 			want: want{
 				phase: xr.PhaseProgressing, reason: ReasonBaking, step: 2, weight: 100,
-				message: "holding step 2 (100%): baking until 2026-12-02T10:12:00Z while error-rate keep being measured",
+				message: "holding step 2 (100%): baking until 2026-12-02T10:12:00Z; measuring meanwhile: error-rate",
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(2, 2*time.Minute, xr.VerdictPassed, "0")}}},
 				events:  []string{EventMetricPassed, ReasonBaking},
 				bake:    mt(2 * time.Minute),

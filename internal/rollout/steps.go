@@ -72,7 +72,10 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 			if started {
 				ev = Event{Reason: ReasonBaking, Message: fmt.Sprintf("rollout of revision %s passed its last step (%d%%): its metrics are measured for %s before it succeeds", in.Revision, weight, in.Traffic.Bake)}
 			}
-			return withPassed(holding(in, cur, h, ev), in, passed)
+			d := holding(in, cur, h, ev)
+			// The next move is the bake's end.
+			d.Status.NextStepAt = &metav1.Time{Time: cur.BakeStartedAt.Add(in.Traffic.Bake)}
+			return withPassed(d, in, passed)
 		}
 		return withPassed(succeeded(in, cur, weight, Event{
 			Reason:  ReasonSucceeded,
