@@ -33,6 +33,7 @@ import (
 // +kubebuilder:printcolumn:name="STEP",type=integer,JSONPath=".status.rollout.step",description="Current step of a progressive rollout."
 // +kubebuilder:printcolumn:name="CANARY",type=integer,JSONPath=".status.rollout.canaryWeight",description="Percent of the traffic the canary gets."
 // +kubebuilder:printcolumn:name="REVISION",type=string,JSONPath=".status.rollout.revision",description="The canary's revision the rollout is about."
+// +kubebuilder:printcolumn:name="STABLE",type=string,JSONPath=".status.release.stable.revision",description="The revision a release's primary serves."
 // +kubebuilder:printcolumn:name="ROUTE",type=string,JSONPath=".status.route.name",description="The composed route.",priority=1
 type object struct { //nolint:unused // The XRDs' root, read by hack/xrdgen; the function decodes spec and status on their own.
 	// CanaryRoute composes a Gateway API route whose weights move traffic
@@ -60,6 +61,10 @@ type object struct { //nolint:unused // The XRDs' root, read by hack/xrdgen; the
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind in ['HTTPRoute', 'GRPCRoute'] || !has(self.rules) || self.rules.all(r, !has(r.matches) && !has(r.filters) && !has(r.timeouts) && !has(r.backendRefs) && !has(r.retry))",message="TLSRoute, TCPRoute and UDPRoute rules carry no matches, filters, timeouts, retries or backendRefs of their own"
 // +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind != 'TLSRoute' || (has(self.hostnames) && size(self.hostnames) > 0)",message="a TLSRoute routes by SNI: set 1 to 16 hostnames"
 // +kubebuilder:validation:XValidation:rule="has(self.__namespace__) == has(oldSelf.__namespace__) && (!has(self.__namespace__) || self.__namespace__ == oldSelf.__namespace__)",message="namespace is immutable: a new namespace would leave the old route's traffic behind"
+// +kubebuilder:validation:XValidation:rule="has(self.release) != has(self.primary)",message="set either release (the sides are revisions of one workload) or primary, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.release) == ![has(self.canary.service), has(self.canary.externalName), has(self.canary.backendRef)].exists(x, x)",message="canary: set exactly one of service, externalName or backendRef; with release, none: the canary is a revision of the release's workload"
+// +kubebuilder:validation:XValidation:rule="!has(self.release) || (has(self.traffic) && has(self.traffic.steps) && has(self.port))",message="a release rolls each revision out through traffic.steps, to proxy Services on spec.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.traffic.rollbackWindow) || has(self.release)",message="rollbackWindow rolls back to the release's earlier revisions: it needs release"
 type rawSpec struct {
 	// Namespace of the route, for a cluster-scoped CanaryRoute without a
 	// claim. A claimed CanaryRoute always routes in its claim's namespace.
@@ -110,15 +115,25 @@ type rawSpec struct {
 
 	// Primary is the stable side: where its traffic goes. Set exactly one
 	// of service, externalName or backendRef. Only the canary has a
-	// revision.
-	// +required
+	// revision. Without release only: with release, the primary is the
+	// release's stable revision.
 	// +kubebuilder:validation:XValidation:rule="!has(self.revision)",message="only the canary has a revision"
+	// +kubebuilder:validation:XValidation:rule="[has(self.service), has(self.externalName), has(self.backendRef)].filter(x, x).size() == 1",message="set exactly one of service, externalName or backendRef"
 	Primary *rawSide `json:"primary,omitempty"`
 
-	// Canary is the new version's side, with its revision. Set exactly one
-	// of service, externalName or backendRef.
+	// Canary is the new version's side, with its revision. Without
+	// release, set exactly one of service, externalName or backendRef; with
+	// release, the canary is the release's revision canary.revision, and
+	// changing it is the one edit of a release.
 	// +required
 	Canary *rawSide `json:"canary,omitempty"`
+
+	// Release makes the sides revisions of one workload: the function
+	// composes both proxy Services from the release's selector and
+	// revision label, promotes a revision that completed its steps on its
+	// own, and tells the pipeline's next step how many replicas each
+	// revision needs. Exclusive with primary.
+	Release *rawRelease `json:"release,omitempty"`
 
 	// Traffic is the traffic policy: a manual weight, or progressive steps.
 	// Default: weight 0, all traffic to the primary.
@@ -208,7 +223,7 @@ type rawRetry struct {
 
 // rawSide is the primary or the canary as written.
 //
-// +kubebuilder:validation:XValidation:rule="[has(self.service), has(self.externalName), has(self.backendRef)].filter(x, x).size() == 1",message="set exactly one of service, externalName or backendRef"
+// +kubebuilder:validation:XValidation:rule="[has(self.service), has(self.externalName), has(self.backendRef)].filter(x, x).size() <= 1",message="set exactly one of service, externalName or backendRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.backendRef)",message="tls goes with a service or externalName side, whose proxy Service the function composes"
 type rawSide struct {
 	// Service composes a ClusterIP proxy Service <routeName>-<side> that
@@ -257,6 +272,70 @@ type rawService struct {
 
 	// AppProtocol of the Service port, such as kubernetes.io/h2c.
 	AppProtocol *string `json:"appProtocol,omitempty"`
+}
+
+// rawRelease is spec.release as written.
+type rawRelease struct {
+	// Selector holds the labels that every revision's pods share: 1 to 63.
+	// +required
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=63
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 253 && size(self[k]) <= 63)",message="selector keys and values are label keys and values"
+	Selector map[string]string `json:"selector,omitempty"`
+
+	// RevisionLabel is the label whose value is a pod's revision: each
+	// side's proxy Service selects the selector and this label at its
+	// revision. It must not be one of selector's keys.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	RevisionLabel string `json:"revisionLabel,omitempty"`
+
+	// Replicas is how many replicas a revision runs at full traffic: the
+	// pipeline's next step composes each revision's workload with the
+	// count the function gives it. 1 to 1000. Default: 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Workload, when set, is the object that runs each revision, read in
+	// the route's namespace: a move to a weight waits until the canary's
+	// status.readyReplicas can carry it, and the promotion until the new
+	// revision's reach replicas.
+	Workload *rawWorkload `json:"workload,omitempty"`
+
+	// ScaleDownDelay is how long a retired revision keeps its replicas
+	// after its promotion, for connections to drain and a fast rollback.
+	// 0s to 24h. Default: 30s.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="scaleDownDelay must be at most 24h"
+	ScaleDownDelay *string `json:"scaleDownDelay,omitempty"`
+
+	// TargetPort is the pods' port, a number or a name. Default:
+	// spec.port.
+	TargetPort *intstr.IntOrString `json:"targetPort,omitempty"`
+
+	// AppProtocol of the proxy Services' port, such as kubernetes.io/h2c.
+	// +kubebuilder:validation:MaxLength=253
+	AppProtocol *string `json:"appProtocol,omitempty"`
+}
+
+// rawWorkload names the object that runs each revision.
+type rawWorkload struct {
+	// APIVersion of the workload. Default: apps/v1.
+	// +kubebuilder:validation:MaxLength=253
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Kind of the workload (one the function Input's allowedWorkloadKinds
+	// lists). Default: Deployment.
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind,omitempty"`
+	// Name of a revision's workload, where {{revision}} stands for the
+	// revision, such as podinfo-{{revision}}.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
 }
 
 // rawBackendRef is gwv1.BackendObjectReference without its defaults and
@@ -392,6 +471,14 @@ type rawTraffic struct {
 	// +listType=map
 	// +listMapKey=name
 	Metrics []rawMetric `json:"metrics,omitempty"`
+
+	// RollbackWindow is how many of the release's last stable revisions
+	// roll back without steps: setting canary.revision to one of them
+	// (unchanged since) goes straight to its promotion. 0 to 10. Default:
+	// 0, every revision rolls out through the steps.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	RollbackWindow *int32 `json:"rollbackWindow,omitempty"`
 
 	// Bake keeps measuring the metrics this long after the last step has
 	// passed, before the rollout Succeeds (phase Progressing, reason
@@ -711,10 +798,60 @@ type Status struct {
 	Rollout *RolloutStatus `json:"rollout,omitempty"`
 	// Route is the composed route and what its parents say about it.
 	Route *RouteStatus `json:"route,omitempty"`
+	// Release is the release loop's memory: the stable revision, the ones
+	// before it, and the one being retired.
+	Release *ReleaseStatus `json:"release,omitempty"`
+}
+
+// ReleaseStatus is status.release.
+type ReleaseStatus struct {
+	// Stable is the revision the primary serves.
+	Stable *StableRevision `json:"stable,omitempty"`
+	// History are the revisions that were stable before, newest first. At
+	// most 10.
+	// +kubebuilder:validation:MaxItems=10
+	History []ReleasedRevision `json:"history,omitempty"`
+	// Retiring is the revision the last promotion retired: it keeps its
+	// replicas until at, then gets none.
+	Retiring *RetiringRevision `json:"retiring,omitempty"`
+}
+
+// StableRevision is the revision the primary serves.
+type StableRevision struct {
+	// Revision of the stable pods.
+	// +kubebuilder:validation:MaxLength=63
+	Revision string `json:"revision"`
+	// Digest of the revision's side as it was promoted: a rollback to it
+	// skips the steps only while it is unchanged.
+	// +kubebuilder:validation:MaxLength=64
+	Digest string `json:"digest,omitempty"`
+	// Since is when the revision became stable.
+	Since metav1.Time `json:"since"`
+}
+
+// ReleasedRevision is a revision that was stable.
+type ReleasedRevision struct {
+	// Revision that was stable.
+	// +kubebuilder:validation:MaxLength=63
+	Revision string `json:"revision"`
+	// Digest of its side as it was promoted.
+	// +kubebuilder:validation:MaxLength=64
+	Digest string `json:"digest,omitempty"`
+	// SucceededAt is when it was promoted.
+	SucceededAt metav1.Time `json:"succeededAt"`
+}
+
+// RetiringRevision is a revision that a promotion retired.
+type RetiringRevision struct {
+	// Revision retired.
+	// +kubebuilder:validation:MaxLength=63
+	Revision string `json:"revision"`
+	// At is when it gets no replicas.
+	At metav1.Time `json:"at"`
 }
 
 // Phase of a rollout.
-// +kubebuilder:validation:Enum=Stable;Progressing;Paused;Succeeded;Aborted;Failed
+// +kubebuilder:validation:Enum=Stable;Progressing;Paused;Promoting;Succeeded;Aborted;Failed
 type Phase string
 
 // Rollout phases.
@@ -722,6 +859,9 @@ const (
 	PhaseStable      Phase = "Stable"
 	PhaseProgressing Phase = "Progressing"
 	PhasePaused      Phase = "Paused"
+	// PhasePromoting: a release moves its primary to the revision that
+	// completed its steps, while the canary carries every request.
+	PhasePromoting Phase = "Promoting"
 	PhaseSucceeded   Phase = "Succeeded"
 	PhaseAborted     Phase = "Aborted"
 	PhaseFailed      Phase = "Failed"

@@ -92,6 +92,9 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 	status, statusErrs := parseStatus(obj)
 	cr.Status = status
 	errs = append(errs, statusErrs...)
+	if cr.Spec.Release != nil {
+		releaseSides(&cr.Spec, cr.Status.Release)
+	}
 
 	if len(errs) > 0 {
 		return nil, fielderr.Summarize(errs)
@@ -213,10 +216,19 @@ func parseSpec(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.ParentRe
 	errs = append(errs, ruleErrs...)
 
 	var sideErrs field.ErrorList
-	s.Primary, sideErrs = parseSide(path.Child("primary"), s.Kind, RolePrimary, raw.Primary)
-	errs = append(errs, sideErrs...)
-	s.Canary, sideErrs = parseSide(path.Child("canary"), s.Kind, RoleCanary, raw.Canary)
-	errs = append(errs, sideErrs...)
+	if raw.Release != nil {
+		errs = append(errs, releaseSideErrs(path, raw)...)
+		s.Canary, sideErrs = parseSide(path.Child("canary"), s.Kind, RoleCanary, withReleaseSource(raw.Canary))
+		errs = append(errs, sideErrs...)
+		var relErrs field.ErrorList
+		s.Release, relErrs = parseRelease(path.Child("release"), raw.Release, s.Canary.Revision)
+		errs = append(errs, relErrs...)
+	} else {
+		s.Primary, sideErrs = parseSide(path.Child("primary"), s.Kind, RolePrimary, raw.Primary)
+		errs = append(errs, sideErrs...)
+		s.Canary, sideErrs = parseSide(path.Child("canary"), s.Kind, RoleCanary, raw.Canary)
+		errs = append(errs, sideErrs...)
+	}
 
 	var trafficErrs field.ErrorList
 	s.Traffic, trafficErrs = parseTraffic(path.Child("traffic"), s.Kind, raw.Traffic)
@@ -226,7 +238,43 @@ func parseSpec(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.ParentRe
 		errs = append(errs, field.Required(path.Child("canary", "revision"),
 			"traffic.steps needs a canary revision, so that a new version restarts the rollout"))
 	}
+	if raw.Traffic != nil {
+		var windowErrs field.ErrorList
+		s.Traffic.RollbackWindow, windowErrs = rollbackWindow(path.Child("traffic", "rollbackWindow"), raw.Traffic.RollbackWindow, raw.Release != nil)
+		errs = append(errs, windowErrs...)
+	}
 	return s, errs
+}
+
+// releaseSideErrs refuses what a release's sides cannot hold: a primary
+// (the release's stable revision is the primary), a canary naming a
+// backend (the canary is the release's revision), no steps, no port.
+func releaseSideErrs(path *field.Path, raw *rawSpec) field.ErrorList {
+	var errs field.ErrorList
+	if raw.Primary != nil {
+		errs = append(errs, field.Forbidden(path.Child("primary"), "with release, the primary is the release's stable revision: set either release or primary"))
+	}
+	if c := raw.Canary; c != nil && (c.Service != nil || c.ExternalName != nil || c.BackendRef != nil) {
+		errs = append(errs, field.Forbidden(path.Child("canary"), "with release, the canary is the release's revision canary.revision: it names no service, externalName or backendRef"))
+	}
+	if raw.Traffic == nil || len(raw.Traffic.Steps) == 0 {
+		errs = append(errs, field.Required(path.Child("traffic", "steps"), "a release rolls each revision out through steps"))
+	}
+	if raw.Port == nil {
+		errs = append(errs, field.Required(path.Child("port"), "a release's proxy Services serve spec.port"))
+	}
+	return errs
+}
+
+// withReleaseSource is a release's canary as written, with a source of its
+// own so that it parses as a side: the release composes its Service.
+func withReleaseSource(raw *rawSide) *rawSide {
+	if raw == nil {
+		return &rawSide{Service: &rawService{Selector: map[string]string{"release": "release"}}}
+	}
+	c := *raw
+	c.Service, c.ExternalName, c.BackendRef = &rawService{Selector: map[string]string{"release": "release"}}, nil, nil
+	return &c
 }
 
 func parseParentRefs(path *field.Path, s *Spec, defaults []gwv1.ParentReference) field.ErrorList {

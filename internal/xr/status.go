@@ -40,10 +40,49 @@ func parseStatus(obj map[string]any) (Status, field.ErrorList) {
 	if v, ok := raw["route"]; ok && v != nil {
 		errs = append(errs, decodeLenient(path.Child("route"), normalizeRouteTimes(v), &s.Route)...)
 	}
+	if v, ok := raw["release"]; ok && v != nil {
+		errs = append(errs, decodeLenient(path.Child("release"), normalizeReleaseTimes(v), &s.Release)...)
+	}
 	if len(errs) > 0 {
 		return Status{}, errs
 	}
 	return s, nil
+}
+
+// normalizeReleaseTimes writes the times of status.release as Go parses
+// them (see normalizeTimes), in a copy.
+func normalizeReleaseTimes(v any) any {
+	release, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := maps.Clone(release)
+	upper := func(m any, key string) any {
+		obj, ok := m.(map[string]any)
+		if !ok {
+			return m
+		}
+		if t, ok := obj[key].(string); ok {
+			obj = maps.Clone(obj)
+			obj[key] = strings.ToUpper(t)
+		}
+		return obj
+	}
+	out["stable"] = upper(out["stable"], "since")
+	out["retiring"] = upper(out["retiring"], "at")
+	if list, ok := out["history"].([]any); ok {
+		history := make([]any, 0, len(list))
+		for _, item := range list {
+			history = append(history, upper(item, "succeededAt"))
+		}
+		out["history"] = history
+	}
+	for _, k := range []string{"stable", "retiring"} {
+		if out[k] == nil {
+			delete(out, k)
+		}
+	}
+	return out
 }
 
 // normalizeRouteTimes writes status.route.versions.checkedAt as Go parses

@@ -133,6 +133,10 @@ type Spec struct {
 	Canary          Side
 	Traffic         Traffic
 	ReferenceGrants GrantMode
+	// Release, when set, makes the sides revisions of one workload: they
+	// are proxy Services of the release's selector, at the stable and the
+	// canary's revisions.
+	Release *Release
 }
 
 // Rule is one routing rule. Only the fields of the route's kind are set.
@@ -223,6 +227,9 @@ type Traffic struct {
 	// Bake keeps measuring the metrics this long after the last step has
 	// passed, before the rollout Succeeds; 0 for none.
 	Bake time.Duration
+	// RollbackWindow is how many of a release's last stable revisions roll
+	// back without steps.
+	RollbackWindow int32
 }
 
 // NoData is what a measurement without a number counts as.
