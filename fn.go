@@ -137,6 +137,13 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 		},
 		Taken:        reconcile.Measurements(req),
 		ObserveQuery: f.metrics.Query,
+		Workload: func(string) map[string]any {
+			objects, _ := required(r.required, reconcile.Workload)
+			if len(objects) == 0 {
+				return nil
+			}
+			return objects[0].Object
+		},
 	})
 	if err != nil {
 		return nil, metrics.Outcome{}, err
@@ -150,8 +157,13 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	if err := setDesired(rsp, out.Objects); err != nil {
 		return nil, metrics.Outcome{}, errors.Wrap(err, errSetDesired)
 	}
-	if err := setStatus(rsp, req, out.Rollout, &out.Route); err != nil {
+	if err := setStatus(rsp, req, xr.Status{Rollout: &out.Rollout, Route: &out.Route, Release: out.Release}); err != nil {
 		return nil, metrics.Outcome{}, errors.Wrap(err, errSetStatus)
+	}
+	if out.Record != nil {
+		if err := setRecord(rsp, out.Record); err != nil {
+			return nil, metrics.Outcome{}, errors.Wrap(err, errSetStatus)
+		}
 	}
 	reconcile.RecordMeasurements(rsp, out.Measured)
 	for _, w := range out.Warnings {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,23 +68,60 @@ func asComposed(obj runtime.Object) (*composed.Unstructured, error) {
 
 // setStatus writes the status fields that the function owns onto the
 // desired XR, leaving whatever earlier functions in the pipeline set.
-func setStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, rs xr.RolloutStatus, rts *xr.RouteStatus) error {
+func setStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, st xr.Status) error {
 	dxr, err := request.GetDesiredCompositeResource(req)
 	if err != nil {
 		return err
 	}
 	// Bounded: a status the API server refuses would never be written.
-	rs = rs.Bounded()
-	if err := setTyped(dxr.Resource.Object, &rs, "status", "rollout"); err != nil {
-		return err
+	if st.Rollout != nil {
+		rs := st.Rollout.Bounded()
+		if err := setTyped(dxr.Resource.Object, &rs, "status", "rollout"); err != nil {
+			return err
+		}
 	}
-	if rts != nil {
-		bounded := rts.Bounded()
+	if st.Route != nil {
+		bounded := st.Route.Bounded()
 		if err := setTyped(dxr.Resource.Object, &bounded, "status", "route"); err != nil {
 			return err
 		}
 	}
+	if st.Release != nil {
+		bounded := st.Release.Bounded()
+		if err := setTyped(dxr.Resource.Object, &bounded, "status", "release"); err != nil {
+			return err
+		}
+	}
 	return response.SetDesiredCompositeResource(rsp, dxr)
+}
+
+// contextRelease is the pipeline context key under which every run of a
+// release tells the pipeline's next step what to run: see release.Record.
+const contextRelease = "canaryroute.fn.crossplane.io/release"
+
+// setRecord writes a release's record into the response's context, which
+// it copies first (response.To shares the request's, and the function never
+// writes into the request it was given), as an object the next step's
+// templates index.
+func setRecord(rsp *fnv1.RunFunctionResponse, rec any) error {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(rec)
+	if err != nil {
+		return err
+	}
+	v, err := structpb.NewValue(m)
+	if err != nil {
+		return err
+	}
+	c := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	if rsp.GetContext() != nil {
+		c = proto.Clone(rsp.GetContext()).(*structpb.Struct) //nolint:forcetypeassert // A clone has the type of its original.
+	}
+	if c.Fields == nil {
+		c.Fields = map[string]*structpb.Value{}
+	}
+	c.Fields[contextRelease] = v
+	rsp.Context = c
+	return nil
 }
 
 // setTyped writes a typed value into an object at a path, converted by the
@@ -174,7 +213,7 @@ func rescued(req *fnv1.RunFunctionRequest, oxr *resource.Composite, r compose.Re
 		// none after a call that made some would send it back for a call
 		// that composes again, and so on until it gives up the reconcile.
 		rsp.Requirements = reconcile.Own(reconcile.Previous(req))
-		if setDesired(rsp, r.Objects) != nil || setStatus(rsp, req, r.Status, nil) != nil {
+		if setDesired(rsp, r.Objects) != nil || setStatus(rsp, req, xr.Status{Rollout: &r.Status}) != nil {
 			return nil, metrics.Outcome{}, false
 		}
 	}

@@ -118,6 +118,17 @@ type Input struct {
 	// +kubebuilder:validation:MaxItems=16
 	AllowedAnalysisKinds []GateKind `json:"allowedAnalysisKinds,omitempty"`
 
+	// AllowedWorkloadKinds are the kinds of objects that a release's
+	// workload (spec.release.workload) may name: the function reads them,
+	// in the route's namespace only, for their ready replicas. Crossplane
+	// reads them with its own, wide, rights.
+	//
+	// Default (the field absent): apps/v1 Deployment. An empty list allows
+	// none: no release may name a workload.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	AllowedWorkloadKinds []GateKind `json:"allowedWorkloadKinds,omitempty"`
+
 	// AllowExternalNames allows `externalName` sides, which compose an
 	// ExternalName Service. Many gateways refuse ExternalName Services
 	// (CVE-2021-25740), and a cluster-local name (*.svc, *.cluster.local or

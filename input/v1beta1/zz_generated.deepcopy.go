@@ -69,6 +69,11 @@ func (in *Input) DeepCopyInto(out *Input) {
 		*out = make([]GateKind, len(*in))
 		copy(*out, *in)
 	}
+	if in.AllowedWorkloadKinds != nil {
+		in, out := &in.AllowedWorkloadKinds, &out.AllowedWorkloadKinds
+		*out = make([]GateKind, len(*in))
+		copy(*out, *in)
+	}
 	if in.DeniedExternalNames != nil {
 		in, out := &in.DeniedExternalNames, &out.DeniedExternalNames
 		*out = make([]string, len(*in))

@@ -308,6 +308,13 @@ func CheckPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 		gv, err := schema.ParseGroupVersion(apiVersion)
 		return err == nil && pol.AllowsAnalysis(gv.WithKind(kind))
 	})...)
+	if r := cr.Spec.Release; r != nil && r.Workload != nil {
+		gv, err := schema.ParseGroupVersion(r.Workload.APIVersion)
+		if err != nil || !pol.AllowsWorkload(gv.WithKind(r.Workload.Kind)) {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "release", "workload", "kind"),
+				"workloads of kind "+fielderr.Quote(r.Workload.Kind)+" ("+fielderr.Quote(r.Workload.APIVersion)+") are not in the function Input's allowedWorkloadKinds"))
+		}
+	}
 	for i, g := range cr.Spec.Traffic.Gates {
 		if !pol.AllowsGate(g.GroupVersionKind()) {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "traffic", "gates").Index(i).Child("kind"),

@@ -43,6 +43,7 @@ type Policy struct {
 	kinds              map[schema.GroupKind]bool // nil: every kind
 	gateKinds          map[schema.GroupVersionKind]bool
 	analysisKinds      map[schema.GroupVersionKind]bool
+	workloadKinds      map[schema.GroupVersionKind]bool
 	deniedNames        []string
 	AllowExternalNames bool
 	DefaultParentRefs  []gwv1.ParentReference
@@ -73,13 +74,17 @@ const (
 // DefaultGateKind is the gate kind allowed when the Input names none.
 var DefaultGateKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 
+// DefaultWorkloadKind is the workload kind allowed when the Input names
+// none.
+var DefaultWorkloadKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+
 // DefaultAnalysisKind is the analysis kind allowed when the Input names
 // none.
 var DefaultAnalysisKind = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
 
 // inputLimits are the Input's sizes where they are not package bounds'
 // defaults (64 items, 4096 characters).
-var inputLimits = bounds.Limits{"defaultParentRefs": 32, "allowedAnalysisKinds": 16, "metricProviders": 8, "metricProviders[*].prometheus.address": 2048, "metricProviders[*].prometheus.timeout": 32, "metricProviders[*].prometheus.credentials": 253, "metricProviders[*].name": 63}
+var inputLimits = bounds.Limits{"defaultParentRefs": 32, "allowedAnalysisKinds": 16, "allowedWorkloadKinds": 16, "metricProviders": 8, "metricProviders[*].prometheus.address": 2048, "metricProviders[*].prometheus.timeout": 32, "metricProviders[*].prometheus.credentials": 253, "metricProviders[*].name": 63}
 
 // Parse decodes the Input from the function request, strictly (an unknown
 // field is an error naming it, so a typo never silently keeps a default),
@@ -166,6 +171,8 @@ func New(in *v1beta1.Input) (*Policy, error) {
 	p.gateKinds, kindErrs = objectKinds(field.NewPath("allowedGateKinds"), in.AllowedGateKinds, DefaultGateKind)
 	errs = append(errs, kindErrs...)
 	p.analysisKinds, kindErrs = objectKinds(field.NewPath("allowedAnalysisKinds"), in.AllowedAnalysisKinds, DefaultAnalysisKind)
+	errs = append(errs, kindErrs...)
+	p.workloadKinds, kindErrs = objectKinds(field.NewPath("allowedWorkloadKinds"), in.AllowedWorkloadKinds, DefaultWorkloadKind)
 	errs = append(errs, kindErrs...)
 
 	for i, n := range in.DeniedExternalNames {
@@ -373,4 +380,9 @@ func (p *Policy) DeniedExternalName(host string) string {
 // AllowsGate reports whether a rollout gate may read objects of the kind.
 func (p *Policy) AllowsGate(gvk schema.GroupVersionKind) bool {
 	return p.gateKinds[gvk]
+}
+
+// AllowsWorkload reports whether a release's workload may be of a kind.
+func (p *Policy) AllowsWorkload(gvk schema.GroupVersionKind) bool {
+	return p.workloadKinds[gvk]
 }

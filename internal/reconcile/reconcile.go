@@ -32,6 +32,9 @@ const (
 	// Claim asks for the claim that a cluster-scoped XR says it is bound
 	// to.
 	Claim = "claim"
+	// Workload asks for the object that runs the canary's revision of a
+	// release.
+	Workload = "workload-canary"
 	// prefixExisting starts the name of the requirement of an object the
 	// run is about to compose; prefixGate that of a gate's object.
 	prefixExisting = "existing-"
@@ -107,7 +110,7 @@ func Own(r *fnv1.Requirements) *fnv1.Requirements {
 	}
 	out := &fnv1.Requirements{}
 	for name, sel := range r.GetResources() {
-		own := strings.HasPrefix(name, prefixExisting) || strings.HasPrefix(name, prefixGate) || name == Claim
+		own := strings.HasPrefix(name, prefixExisting) || strings.HasPrefix(name, prefixGate) || name == Claim || name == Workload
 		if own && sel.GetMatchName() != "" {
 			if out.Resources == nil {
 				out.Resources = map[string]*fnv1.ResourceSelector{}
@@ -141,8 +144,9 @@ func Settled(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) bool {
 // Resources are the objects a run asks Crossplane for, by requirement
 // name, each by name in its namespace: each gate's object, in the route
 // namespace only; the claim that a cluster-scoped XR says it is bound to,
-// where it may be asked for (see ownership.ClaimAskable); and each object
-// the run is about to compose (targets). Crossplane calls the function
+// where it may be asked for (see ownership.ClaimAskable); each object the
+// run is about to compose (targets); and the workload of a release's
+// canary revision, in the route namespace only. Crossplane calls the function
 // again until the requirements stop changing, so they depend on the spec
 // alone.
 func Resources(cr *xr.CanaryRoute, self ownership.Ref, targets []compose.Target) map[string]*fnv1.ResourceSelector {
@@ -158,6 +162,9 @@ func Resources(cr *xr.CanaryRoute, self ownership.Ref, targets []compose.Target)
 	}
 	for _, t := range targets {
 		out[Existing(string(t.Key))] = byName(t.APIVersion, t.Kind, t.Namespace, t.Name)
+	}
+	if r := cr.Spec.Release; r != nil && r.Workload != nil {
+		out[Workload] = byName(r.Workload.APIVersion, r.Workload.Kind, cr.RouteNamespace, r.Workload.NameOf(cr.Spec.Canary.Revision))
 	}
 	return out
 }

@@ -125,6 +125,10 @@ type Input struct {
 	RouteMissing bool
 	// Analysis are the analysis objects observed, of any step.
 	Analysis []AnalysisObservation
+	// Capacity, when set, says whether the canary can carry a weight (a
+	// release's workload has the ready replicas it needs), and if not,
+	// why: a move to a weight waits for it. Nil: any weight.
+	Capacity func(weight int32) (ok bool, why string)
 	// Measured are the measurements of traffic.metrics that this run (or an
 	// earlier call of the same reconcile) took, by metric: at most one each,
 	// at the step of the previous status (see Due).
@@ -410,7 +414,24 @@ func progressive(in Input) Decision {
 		}
 	case why != noRestart:
 		cur.Reason = restartReason[why]
+		if d, waiting := awaitingEntry(in, cur, restartEvent(in, why)); waiting {
+			return d
+		}
 		return advance(in, cur, restartEvent(in, why), true)
+	}
+
+	// A rollout waiting to enter its first step enters it once the canary
+	// can carry its weight.
+	if entering(prev, steps) {
+		if d, waiting := awaitingEntry(in, cur, Event{}); waiting {
+			return d
+		}
+		cur.StepStartedAt = &metav1.Time{Time: in.Now}
+		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonAdvanced
+		return advance(in, cur, Event{
+			Reason:  ReasonAdvanced,
+			Message: fmt.Sprintf("the canary of revision %s can carry step 0: the rollout entered it (%d%%)", in.Revision, steps[0].Weight),
+		}, true)
 	}
 
 	// A Succeeded rollout stays Succeeded while the last step has its

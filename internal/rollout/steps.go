@@ -83,6 +83,17 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 		}), in, passed)
 	}
 
+	// The canary scales ahead of its traffic: the move waits until it can
+	// carry the next step's weight.
+	if ch, waiting := capacityHold(in, i+1); waiting {
+		if late, msg := pastDeadline(in, cur, ch.why); late {
+			return withEvent(terminal(cur, xr.PhaseFailed, ReasonProgressDeadlineExceeded, msg), ev)
+		}
+		cur.Reason = ReasonAwaitingCapacity
+		ch.requeue = untilDeadline(in, cur.StepStartedAt.Add(steps[i].Pause), HoldRequeue)
+		return withPassed(holding(in, cur, ch, ev), in, passed)
+	}
+
 	next := Event{Reason: ReasonAdvanced, Message: fmt.Sprintf("rollout of revision %s advanced to step %d (%d%%)", in.Revision, i+1, steps[i+1].Weight)}
 	if steps[i].Approval {
 		next = Event{Reason: ReasonApproved, Message: fmt.Sprintf("step %d of revision %s approved: the rollout advanced to step %d (%d%%)", i, in.Revision, i+1, steps[i+1].Weight)}

@@ -26,6 +26,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/measure"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
+	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -65,6 +66,9 @@ type In struct {
 	Taken map[string]xr.Measurement
 	// ObserveQuery counts each query; nil counts nothing.
 	ObserveQuery func(provider, outcome string, took time.Duration)
+	// Workload is the object Crossplane fetched for a release's revision
+	// (see reconcile.Workload); nil for none.
+	Workload func(revision string) map[string]any
 }
 
 // Out is what a run composes and says.
@@ -91,6 +95,10 @@ type Out struct {
 	// Measured are the measurements of this reconcile, the earlier calls'
 	// included, for the calls after this one.
 	Measured map[string]xr.Measurement
+	// Release is status.release, and Record what the pipeline's next step
+	// reads of the release: nil without a release.
+	Release *xr.ReleaseStatus
+	Record  *release.Record
 }
 
 // Compose reads what the cluster holds, decides the weights and composes.
@@ -123,7 +131,20 @@ func Compose(ctx context.Context, in In) (Out, error) {
 		Now:                 in.Now,
 	}
 	ri.Measured = measured(ctx, in, ri, budget)
-	d := rollout.Decide(ri)
+	var d rollout.Decision
+	var rel *release.Decision
+	if r := cr.Spec.Release; r != nil {
+		rd := release.Decide(release.Input{
+			Rollout: ri, Release: r, Status: cr.Status.Release,
+			ObservedPrimary: observedRevision(in.Observed[compose.KeyServicePrimary], r.RevisionLabel),
+			Ready:           readiness(r, in.Workload),
+		})
+		d, rel = rd.Rollout, &rd
+		// A promotion moves the primary Service before the route.
+		cr.Spec = cr.Spec.WithPrimaryRevision(rd.PrimaryRevision)
+	} else {
+		d = rollout.Decide(ri)
+	}
 
 	// The route is built and checked even when the previous composition is
 	// held: a spec that cannot be composed is a Fatal either way.
@@ -160,6 +181,9 @@ func Compose(ctx context.Context, in In) (Out, error) {
 	}
 	out.Rollout.CanaryBackends = canaryBackends
 	out.Route.Versions = plan.ServedVersions(in.Now)
+	if rel != nil {
+		out.Release, out.Record = &rel.Status, &rel.Record
+	}
 	out.Conditions, out.Warnings = compose.Conditions(in.Conditions, cr, obs, plan.Grants, d)
 	return out, nil
 }
@@ -194,4 +218,35 @@ func measured(ctx context.Context, in In, ri rollout.Input, budget *expr.Budget)
 	}
 	maps.Copy(out, taken)
 	return out
+}
+
+// observedRevision is the revision an observed proxy Service selects; ""
+// for none.
+func observedRevision(svc map[string]any, label string) string {
+	selector, _, _ := unstructured.NestedStringMap(svc, "spec", "selector")
+	return selector[label]
+}
+
+// readiness reads a release's workloads for their ready replicas; nil
+// when the release names no workload.
+func readiness(r *xr.Release, workload func(revision string) map[string]any) func(string) (int32, bool) {
+	if r.Workload == nil || workload == nil {
+		return nil
+	}
+	return func(revision string) (int32, bool) {
+		obj := workload(revision)
+		if name, _, _ := unstructured.NestedString(obj, "metadata", "name"); obj == nil || name != r.Workload.NameOf(revision) {
+			return 0, false
+		}
+		// Numbers come as float64 from the request, int64 from elsewhere.
+		v, _, _ := unstructured.NestedFieldNoCopy(obj, "status", "readyReplicas")
+		var ready float64
+		switch n := v.(type) {
+		case float64:
+			ready = n
+		case int64:
+			ready = float64(n)
+		}
+		return int32(min(max(ready, 0), 1<<30)), true
+	}
 }

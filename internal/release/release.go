@@ -1,0 +1,443 @@
+// Package release is the release loop: on top of the rollout engine, it
+// decides which revision of a release is stable, promotes a revision that
+// completed its steps (the primary Service moves to it while the canary
+// carries every request, then the route moves back to the primary), rolls
+// back to an earlier revision without steps, and says how many replicas
+// each revision needs, for the pipeline step that runs the pods.
+//
+// Like the engine it is a pure function of the spec, the status the last
+// run wrote, what was observed and the clock; status.release is its memory.
+package release
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// Reasons of the release's phases and events.
+const (
+	// ReasonReleased: the first revision of a release is stable at once.
+	ReasonReleased = "Released"
+	// ReasonPromotionStarted: a revision completed its steps (or is rolled
+	// back to): the route sends every request to it while the primary
+	// Service moves to it.
+	ReasonPromotionStarted = "PromotionStarted"
+	// ReasonPromoted: the primary serves the new stable revision.
+	ReasonPromoted = "Promoted"
+	// ReasonRolledBack: the primary serves an earlier stable revision
+	// again, which skipped the steps.
+	ReasonRolledBack = "RolledBack"
+)
+
+// EventReasons are the release's transitions, as the metrics count them.
+var EventReasons = []string{ReasonReleased, ReasonPromotionStarted, ReasonPromoted, ReasonRolledBack}
+
+const percentTotal = 100
+
+// Input is what the release loop decides from.
+type Input struct {
+	// Rollout is the engine's input: the spec's traffic, the canary's
+	// revision and digest, status.rollout as the last run left it, the
+	// observed route, gates, analysis, measurements and the clock.
+	Rollout rollout.Input
+	Release *xr.Release
+	// Status is status.release as the last run left it; nil for none.
+	Status *xr.ReleaseStatus
+	// ObservedPrimary is the revision that the observed primary Service
+	// selects; "" when none is observed. It is the cluster's evidence of
+	// which revision is stable: status can be written by hand.
+	ObservedPrimary string
+	// Ready is the ready replicas of a revision's workload, and whether it
+	// was found; nil when the release names no workload.
+	Ready func(revision string) (int32, bool)
+}
+
+// A Decision is the release's verdict on a run.
+type Decision struct {
+	// Rollout is the engine's decision as the release makes it: a promotion
+	// and a stable release decide the weights themselves.
+	Rollout rollout.Decision
+	// Status is the new status.release.
+	Status xr.ReleaseStatus
+	// PrimaryRevision is the revision the primary Service selects.
+	PrimaryRevision string
+	// Record is what the pipeline's next step reads: the replicas of each
+	// revision.
+	Record Record
+}
+
+// Record is the pipeline context record of a release: the stable and the
+// canary revisions, the rollout's phase, step and weight, and how many
+// replicas each revision's workload runs.
+type Record struct {
+	Stable       string           `json:"stable"`
+	Canary       string           `json:"canary"`
+	Phase        xr.Phase         `json:"phase"`
+	Step         *int32           `json:"step,omitempty"`
+	CanaryWeight int32            `json:"canaryWeight"`
+	Replicas     map[string]int32 `json:"replicas"`
+}
+
+// Decide runs the release loop for one pipeline run.
+func Decide(in Input) Decision {
+	in.Rollout.Now = in.Rollout.Now.Truncate(time.Second)
+	ri := in.Rollout
+	st := status(in)
+	prev := ri.Previous
+	revision, digest := ri.Revision, ri.CanaryDigest
+	var d Decision
+	switch {
+	case st.Stable == nil:
+		d = released(in, st)
+	case prev != nil && prev.Phase == xr.PhasePromoting && prev.Revision == revision && prev.CanaryDigest == digest:
+		d = promoting(in, st)
+	case revision == st.Stable.Revision && digest == st.Stable.Digest:
+		d = stable(in, st)
+	case rollbackOf(in, st):
+		d = startPromotion(in, st, true)
+	default:
+		d = rollingOut(in, st)
+	}
+	d.Status = d.Status.Bounded()
+	d.Rollout.Status = d.Rollout.Status.Bounded()
+	d.Record = record(in, d)
+	return d
+}
+
+// status is status.release as this run trusts it: the stable revision is
+// the one the observed primary Service selects, whatever status says, when
+// one is observed and no promotion is under way (which moves it).
+func status(in Input) xr.ReleaseStatus {
+	var st xr.ReleaseStatus
+	if in.Status != nil {
+		st = *in.Status
+	}
+	prev := in.Rollout.Previous
+	if in.ObservedPrimary == "" || (prev != nil && prev.Phase == xr.PhasePromoting) {
+		return st
+	}
+	if st.Stable == nil || st.Stable.Revision != in.ObservedPrimary {
+		// The record does not match the cluster: the primary serves what
+		// it selects, and a digest nobody can vouch for rolls nothing
+		// back.
+		since := metav1.Time{Time: in.Rollout.Now}
+		if st.Stable != nil {
+			since = st.Stable.Since
+		}
+		st.Stable = &xr.StableRevision{Revision: in.ObservedPrimary, Since: since}
+	}
+	return st
+}
+
+// released is the first run of a release: its revision is stable at once,
+// with nothing to compare it to.
+func released(in Input, st xr.ReleaseStatus) Decision {
+	ri := in.Rollout
+	st.Stable = &xr.StableRevision{Revision: ri.Revision, Digest: ri.CanaryDigest, Since: metav1.Time{Time: ri.Now}}
+	d := settled(in, st, fmt.Sprintf("revision %s is stable: the first release needs no rollout", ri.Revision))
+	d.Rollout.Status.Reason = ReasonReleased
+	d.Rollout.Events = []rollout.Event{{Reason: ReasonReleased, Message: fmt.Sprintf("revision %s released: the first revision is stable at once", ri.Revision)}}
+	return d
+}
+
+// stable is a release whose canary is its stable revision: nothing to roll
+// out, the primary serves every request.
+func stable(in Input, st xr.ReleaseStatus) Decision {
+	d := settled(in, st, fmt.Sprintf("revision %s is stable: the primary serves every request", st.Stable.Revision))
+	if prev := in.Rollout.Previous; prev != nil {
+		// Said once, on the run that made it so: a stable release's status
+		// does not change from one run to the next.
+		d.Rollout.Status.Reason = prev.Reason
+		if prev.Phase == xr.PhaseSucceeded && prev.Revision == st.Stable.Revision {
+			d.Rollout.Status.Message = prev.Message
+		}
+	}
+	if in.Rollout.Traffic.Abort {
+		d.Rollout.Status.Phase, d.Rollout.Status.Reason = xr.PhaseAborted, rollout.ReasonAborted
+		d.Rollout.Status.Message = "aborted: all traffic goes to the primary, which serves the stable revision " + st.Stable.Revision
+		d.Rollout.Healthy, d.Rollout.Reason = false, rollout.ReasonAborted
+	}
+	return d
+}
+
+// settled is a release that sends every request to its stable revision.
+func settled(in Input, st xr.ReleaseStatus, msg string) Decision {
+	ri := in.Rollout
+	last := int32(len(ri.Traffic.Steps) - 1) //nolint:gosec // At most 32 steps.
+	s := xr.RolloutStatus{
+		Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: st.Stable.Revision, Step: ptr.To(last),
+		CanaryDigest: st.Stable.Digest, CanaryWeight: 0, PrimaryWeight: percentTotal, Message: msg,
+	}
+	if p := ri.Previous; p != nil {
+		s.StepStartedAt, s.Retry, s.Promoted, s.Attempt = p.StepStartedAt, p.Retry, p.Promoted, p.Attempt
+	}
+	if s.StepStartedAt == nil {
+		s.StepStartedAt = &metav1.Time{Time: ri.Now}
+	}
+	return Decision{
+		Rollout:         rollout.Decision{CanaryWeight: 0, Status: s, Requeue: rollout.MaxRequeue, Healthy: true},
+		Status:          st,
+		PrimaryRevision: st.Stable.Revision,
+	}
+}
+
+// rollbackOf reports whether the canary's revision is one of the last
+// rollbackWindow stable revisions, unchanged since (its digest), which
+// rolls back without steps: on the run that sets it, not once a rollout of
+// it is under way, failed or aborted.
+func rollbackOf(in Input, st xr.ReleaseStatus) bool {
+	ri := in.Rollout
+	window := int(ri.Traffic.RollbackWindow)
+	if window == 0 || (ri.Previous != nil && ri.Previous.Revision == ri.Revision) {
+		return false
+	}
+	return slices.ContainsFunc(st.History[:min(window, len(st.History))], func(h xr.ReleasedRevision) bool {
+		return h.Revision == ri.Revision && h.Digest == ri.CanaryDigest && h.Digest != ""
+	})
+}
+
+// rollingOut is a revision rolling out through its steps, the canary
+// scaled ahead of its traffic; once it completed them (and its bake), its
+// promotion starts.
+func rollingOut(in Input, st xr.ReleaseStatus) Decision {
+	ri := in.Rollout
+	if in.Ready != nil {
+		ri.Capacity = func(weight int32) (bool, string) { return carries(in, ri.Revision, need(in.Release.Replicas, weight)) }
+	}
+	rd := rollout.Decide(ri)
+	d := Decision{Rollout: rd, Status: st, PrimaryRevision: st.Stable.Revision}
+	if rd.Status.Phase != xr.PhaseSucceeded {
+		return d
+	}
+	// The revision completed its steps: its promotion starts on this run,
+	// said instead of the rollout's success, which the promotion's end
+	// says.
+	in.Rollout.Previous = &rd.Status
+	p := startPromotion(in, st, false)
+	p.Rollout.Events = append(slices.DeleteFunc(slices.Clone(rd.Events), func(e rollout.Event) bool { return e.Reason == rollout.ReasonSucceeded }), p.Rollout.Events...)
+	return p
+}
+
+// startPromotion starts promoting the canary's revision: the route sends
+// it every request, once it can carry them, and then the primary Service
+// moves to it. A rollback starts here, without steps.
+func startPromotion(in Input, st xr.ReleaseStatus, rollback bool) Decision {
+	ri := in.Rollout
+	what := "completed its steps"
+	if rollback {
+		what = "is rolled back to, without steps"
+	}
+	s := xr.RolloutStatus{
+		Phase: xr.PhasePromoting, Reason: ReasonPromotionStarted, Revision: ri.Revision, CanaryDigest: ri.CanaryDigest,
+		Step: ptr.To(int32(len(ri.Traffic.Steps) - 1)), StepStartedAt: &metav1.Time{Time: ri.Now}, //nolint:gosec // At most 32 steps.
+	}
+	if p := ri.Previous; p != nil {
+		s.Retry, s.Attempt, s.Promoted, s.Metrics, s.Analysis, s.BakeStartedAt = p.Retry, p.Attempt, p.Promoted, p.Metrics, p.Analysis, p.BakeStartedAt
+		if p.Revision == ri.Revision && !rollback {
+			s.CanaryWeight = p.CanaryWeight
+		}
+	}
+	ri.Previous = &s
+	in.Rollout = ri
+	d := promoting(in, st)
+	d.Rollout.Events = append([]rollout.Event{{
+		Reason:  ReasonPromotionStarted,
+		Message: fmt.Sprintf("revision %s %s: its promotion started; the stable revision %s keeps its replicas until it ends", ri.Revision, what, st.Stable.Revision),
+	}}, d.Rollout.Events...)
+	return d
+}
+
+// promoting moves the release to the canary's revision, in an order that
+// never routes a request to a Service whose selector is changing: first
+// every request to the canary (once it can carry them), then the primary
+// Service to the new revision, then, once the primary is observed
+// selecting it (and its workload can carry every request), the route
+// back to the primary, and the revision is stable.
+func promoting(in Input, st xr.ReleaseStatus) Decision {
+	ri := in.Rollout
+	s := *ri.Previous
+	s.NextStepAt, s.AwaitingApproval = nil, false
+	revision, replicas := ri.Revision, in.Release.Replicas
+	d := Decision{Status: st, PrimaryRevision: st.Stable.Revision}
+	switch {
+	case ri.Traffic.Abort:
+		// The stable revision takes every request back; a primary that
+		// moved already moves back.
+		rd := rollout.Decision{
+			Status: withWeights(s, 0), Requeue: rollout.MaxRequeue, Healthy: false, Reason: rollout.ReasonAborted,
+			Events: []rollout.Event{{Reason: rollout.EventAborted, Warning: true, Message: fmt.Sprintf("promotion of revision %s aborted: all traffic goes back to the stable revision %s", revision, st.Stable.Revision)}},
+		}
+		rd.Status.Phase, rd.Status.Reason = xr.PhaseAborted, rollout.ReasonAborted
+		rd.Status.Message = "aborted during the promotion: all traffic goes to the primary, which serves the stable revision " + st.Stable.Revision
+		d.Rollout = rd
+		return d
+	case ri.Traffic.Paused:
+		// Nothing moves: the weight and the primary stay as they were.
+		if s.CanaryWeight == percentTotal && in.ObservedPrimary == revision {
+			d.PrimaryRevision = revision
+		}
+		s.Message = fmt.Sprintf("paused while promoting revision %s at %d%%", revision, s.CanaryWeight)
+		d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Status: s, Requeue: rollout.MaxRequeue, Healthy: true}
+		return d
+	}
+
+	// The canary carries every request first.
+	if s.CanaryWeight < percentTotal {
+		if ok, why := carries(in, revision, replicas); !ok {
+			s.Reason = rollout.ReasonAwaitingCapacity
+			s.Message = fmt.Sprintf("promoting revision %s: the canary cannot carry every request yet: %s", revision, why)
+			d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Active: s.CanaryWeight > 0, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
+			return d
+		}
+		s = withWeights(s, percentTotal)
+		s.Reason = ReasonPromotionStarted
+		s.Message = fmt.Sprintf("promoting revision %s: every request goes to the canary while the primary Service moves to it", revision)
+		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
+		return d
+	}
+	// The route carries it, accepted: the primary Service moves.
+	if ok, why := routeAtFull(ri); !ok {
+		s.Message = fmt.Sprintf("promoting revision %s: waiting for the route to send every request to the canary: %s", revision, why)
+		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
+		return d
+	}
+	d.PrimaryRevision = revision
+	if in.ObservedPrimary != revision {
+		s.Message = fmt.Sprintf("promoting revision %s: the primary Service moves to it", revision)
+		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
+		return d
+	}
+	if ok, why := carries(in, revision, replicas); !ok {
+		s.Reason = rollout.ReasonAwaitingCapacity
+		s.Message = fmt.Sprintf("promoting revision %s: the primary selects it, waiting for it to carry every request: %s", revision, why)
+		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
+		return d
+	}
+	return promoted(in, st)
+}
+
+// promoted ends a promotion: the revision is stable, the one before it
+// goes to history and retires after scaleDownDelay, and the route sends
+// every request to the primary.
+func promoted(in Input, st xr.ReleaseStatus) Decision {
+	ri := in.Rollout
+	old := *st.Stable
+	rollback := slices.ContainsFunc(st.History, func(h xr.ReleasedRevision) bool { return h.Revision == ri.Revision })
+	st.History = slices.DeleteFunc(slices.Clone(st.History), func(h xr.ReleasedRevision) bool {
+		return h.Revision == ri.Revision || h.Revision == old.Revision
+	})
+	st.History = append([]xr.ReleasedRevision{{Revision: old.Revision, Digest: old.Digest, SucceededAt: old.Since}}, st.History...)
+	st.Stable = &xr.StableRevision{Revision: ri.Revision, Digest: ri.CanaryDigest, Since: metav1.Time{Time: ri.Now}}
+	retires := ""
+	if old.Revision != ri.Revision {
+		st.Retiring = &xr.RetiringRevision{Revision: old.Revision, At: metav1.Time{Time: ri.Now.Add(in.Release.ScaleDownDelay)}}
+		retires = fmt.Sprintf("; revision %s retires at %s", old.Revision, st.Retiring.At.UTC().Format(time.RFC3339))
+	}
+	reason, msg := ReasonPromoted, fmt.Sprintf("revision %s promoted: the primary serves every request%s", ri.Revision, retires)
+	if rollback {
+		reason, msg = ReasonRolledBack, fmt.Sprintf("rolled back to revision %s: the primary serves every request%s", ri.Revision, retires)
+	}
+	d := settled(in, st, msg)
+	d.Rollout.Status.Reason = reason
+	d.Rollout.Status.Metrics, d.Rollout.Status.Analysis, d.Rollout.Status.BakeStartedAt = ri.Previous.Metrics, ri.Previous.Analysis, ri.Previous.BakeStartedAt
+	d.Rollout.Events = []rollout.Event{{Reason: reason, Message: msg}}
+	return d
+}
+
+// routeAtFull reports whether the observed route sends every request to
+// the canary, accepted by its parents (unless the CanaryRoute does not wait
+// for the gateway).
+func routeAtFull(ri rollout.Input) (bool, string) {
+	if !ri.Traffic.RequireAcceptedRoute {
+		return true, ""
+	}
+	last := int32(len(ri.Traffic.Steps) - 1) //nolint:gosec // At most 32 steps.
+	switch {
+	case ri.RouteAtStep != nil:
+		return ri.RouteAtStep(last, percentTotal)
+	case ri.RouteAtWeight != nil:
+		return ri.RouteAtWeight(percentTotal)
+	default:
+		return false, "the route has not been observed yet"
+	}
+}
+
+// need is how many replicas carry a weight: the release's replicas, in
+// proportion, rounded up.
+func need(replicas, weight int32) int32 {
+	return (replicas*weight + percentTotal - 1) / percentTotal
+}
+
+// carries reports whether a revision's workload has the ready replicas it
+// needs; true without a workload to read.
+func carries(in Input, revision string, n int32) (bool, string) {
+	if in.Ready == nil || n == 0 {
+		return true, ""
+	}
+	ready, found := in.Ready(revision)
+	switch {
+	case !found:
+		return false, fmt.Sprintf("%s %s not found", in.Release.Workload.Kind, in.Release.Workload.NameOf(revision))
+	case ready < n:
+		return false, fmt.Sprintf("%s %s has %d ready replicas of the %d needed", in.Release.Workload.Kind, in.Release.Workload.NameOf(revision), ready, n)
+	}
+	return true, ""
+}
+
+func withWeights(s xr.RolloutStatus, canary int32) xr.RolloutStatus {
+	s.CanaryWeight, s.PrimaryWeight = canary, percentTotal-canary
+	return s
+}
+
+// record is the pipeline context record of a decision. The canary is
+// scaled ahead of its traffic: to the larger of its weight and the next
+// step's, at least one replica while it rolls out, all of them from its
+// last step on and through its promotion; the stable revision keeps its
+// replicas until the promotion ends; a retired one keeps them until its
+// scaleDownDelay passed. A failed or aborted canary gets none.
+func record(in Input, d Decision) Record {
+	ri, s := in.Rollout, d.Rollout.Status
+	replicas := in.Release.Replicas
+	r := Record{
+		Stable: d.Status.Stable.Revision, Canary: ri.Revision, Phase: s.Phase, Step: s.Step,
+		CanaryWeight: d.Rollout.CanaryWeight, Replicas: map[string]int32{},
+	}
+	if rt := d.Status.Retiring; rt != nil && rt.Revision != r.Stable && rt.Revision != r.Canary {
+		r.Replicas[rt.Revision] = 0
+		if ri.Now.Before(rt.At.Time) {
+			r.Replicas[rt.Revision] = replicas
+		}
+	}
+	r.Replicas[r.Stable] = replicas
+	if r.Canary == r.Stable {
+		return r
+	}
+	switch s.Phase {
+	case xr.PhaseFailed, xr.PhaseAborted:
+		r.Replicas[r.Canary] = 0
+	case xr.PhasePromoting:
+		r.Replicas[r.Canary] = replicas
+	default:
+		w := d.Rollout.CanaryWeight
+		steps := ri.Traffic.Steps
+		if s.Step != nil && int(*s.Step) < len(steps) {
+			i := *s.Step
+			w = max(w, steps[i].Weight)
+			if int(i)+1 < len(steps) {
+				w = max(w, steps[i+1].Weight)
+			}
+			if int(i) == len(steps)-1 {
+				w = percentTotal
+			}
+		}
+		r.Replicas[r.Canary] = max(need(replicas, w), 1)
+	}
+	return r
+}

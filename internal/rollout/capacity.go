@@ -1,0 +1,65 @@
+package rollout
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// ReasonAwaitingCapacity: a move to a weight waits until the canary can
+// carry it (a release's workload has the ready replicas it needs).
+const ReasonAwaitingCapacity = "AwaitingCapacity"
+
+// entering reports whether the previous run left the rollout waiting to
+// enter its first step: at step 0, at 0%, awaiting capacity for the step's
+// weight.
+func entering(prev *xr.RolloutStatus, steps []xr.Step) bool {
+	return prev.Reason == ReasonAwaitingCapacity && prev.Step != nil && *prev.Step == 0 &&
+		prev.CanaryWeight == 0 && steps[0].Weight > 0
+}
+
+// awaitingEntry keeps a rollout at 0%, at step 0, while the canary cannot
+// carry the step's weight: the step's pause starts once it can. It reports
+// false when it can, or nothing gates the weight. The wait counts toward
+// the progress deadline, from when it started.
+func awaitingEntry(in Input, cur xr.RolloutStatus, ev Event) (Decision, bool) {
+	steps := in.Traffic.Steps
+	if in.Capacity == nil || steps[0].Weight == 0 {
+		return Decision{}, false
+	}
+	ok, why := in.Capacity(steps[0].Weight)
+	if ok {
+		return Decision{}, false
+	}
+	msg := fmt.Sprintf("waiting at 0%% to enter step 0: the canary cannot carry its weight yet: %s", why)
+	if deadline := in.Traffic.ProgressDeadline; deadline > 0 && in.Now.Sub(cur.StepStartedAt.Time) > deadline {
+		return withEvent(terminal(cur, xr.PhaseFailed, ReasonProgressDeadlineExceeded,
+			fmt.Sprintf("the canary could not carry step 0 for longer than the progress deadline %s: %s", deadline, why)), ev), true
+	}
+	cur.Phase, cur.Reason, cur.Message = xr.PhaseProgressing, ReasonAwaitingCapacity, msg
+	cur.NextStepAt = &metav1.Time{Time: cur.StepStartedAt.Time}
+	cur.AwaitingApproval = false
+	return withEvent(Decision{
+		CanaryWeight: 0,
+		Status:       withWeights(cur, 0),
+		Requeue:      untilDeadline(in, cur.StepStartedAt.Time, HoldRequeue),
+		Analysis:     steps[0].Analysis,
+		Healthy:      true,
+	}, ev), true
+}
+
+// capacityHold is what holds a move to the next step that the canary
+// cannot carry yet; none when it can.
+func capacityHold(in Input, next int32) (hold, bool) {
+	if in.Capacity == nil {
+		return hold{}, false
+	}
+	w := in.Traffic.Steps[next].Weight
+	ok, why := in.Capacity(w)
+	if ok {
+		return hold{}, false
+	}
+	return hold{why: fmt.Sprintf("awaiting capacity for step %d (%d%%): %s", next, w, why), requeue: HoldRequeue, beyondPause: true}, true
+}
