@@ -862,9 +862,9 @@ const (
 	// PhasePromoting: a release moves its primary to the revision that
 	// completed its steps, while the canary carries every request.
 	PhasePromoting Phase = "Promoting"
-	PhaseSucceeded   Phase = "Succeeded"
-	PhaseAborted     Phase = "Aborted"
-	PhaseFailed      Phase = "Failed"
+	PhaseSucceeded Phase = "Succeeded"
+	PhaseAborted   Phase = "Aborted"
+	PhaseFailed    Phase = "Failed"
 )
 
 // RolloutStatus is status.rollout: the rollout state that carries over
