@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 )
 
@@ -36,6 +37,10 @@ type Outcome struct {
 	// rollout (a RolloutFailed transition).
 	FailureReason string
 }
+
+// transitionReasons are the reasons of the transitions counted: the
+// rollout's and the release's.
+var transitionReasons = slices.Concat(rollout.EventReasons, release.EventReasons)
 
 // Runs are the metrics of the function's runs. A nil *Runs counts nothing.
 type Runs struct {
@@ -94,7 +99,7 @@ func NewRuns(reg prometheus.Registerer, now func() time.Time) (*Runs, error) {
 	for _, r := range []string{ResultComposed, ResultFatal, ResultAbortRescued, ResultPanic} {
 		m.runs.WithLabelValues(r)
 	}
-	for _, r := range rollout.EventReasons {
+	for _, r := range transitionReasons {
 		m.transitions.WithLabelValues(r)
 	}
 	for _, r := range rollout.FailureReasons {
@@ -122,7 +127,7 @@ func (m *Runs) Record(o Outcome, start time.Time) {
 		return
 	}
 	for _, r := range o.Transitions {
-		if !slices.Contains(rollout.EventReasons, r) {
+		if !slices.Contains(transitionReasons, r) {
 			continue
 		}
 		m.transitions.WithLabelValues(r).Inc()

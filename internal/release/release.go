@@ -208,6 +208,14 @@ func rollbackOf(in Input, st xr.ReleaseStatus) bool {
 // promotion starts.
 func rollingOut(in Input, st xr.ReleaseStatus) Decision {
 	ri := in.Rollout
+	if p := ri.Previous; p != nil && settledStatus(p) {
+		// A release that settled on a revision finished its rollout: this
+		// one starts at step 0, whatever the status says of its revision
+		// (a stable revision the cluster does not bear out rolls out).
+		fresh := *p
+		fresh.Revision = ""
+		ri.Previous = &fresh
+	}
 	if in.Ready != nil {
 		ri.Capacity = func(weight int32) (bool, string) { return carries(in, ri.Revision, need(in.Release.Replicas, weight)) }
 	}
@@ -223,6 +231,14 @@ func rollingOut(in Input, st xr.ReleaseStatus) Decision {
 	p := startPromotion(in, st, false)
 	p.Rollout.Events = append(slices.DeleteFunc(slices.Clone(rd.Events), func(e rollout.Event) bool { return e.Reason == rollout.ReasonSucceeded }), p.Rollout.Events...)
 	return p
+}
+
+// settledStatus reports whether status.rollout is one of a settled
+// release: every request to the primary, after a release, promotion or
+// rollback.
+func settledStatus(s *xr.RolloutStatus) bool {
+	return s.Phase == xr.PhaseSucceeded && s.CanaryWeight == 0 &&
+		(s.Reason == ReasonReleased || s.Reason == ReasonPromoted || s.Reason == ReasonRolledBack)
 }
 
 // startPromotion starts promoting the canary's revision: the route sends

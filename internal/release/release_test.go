@@ -1,0 +1,259 @@
+package release
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) metav1.Time { return metav1.Time{Time: t0.Add(d)} }
+
+// podinfo is the contract's release: four replicas, a Deployment per
+// revision, 30s before a retired revision scales down.
+func podinfo() *xr.Release {
+	return &xr.Release{
+		Selector: map[string]string{"app": "podinfo"}, RevisionLabel: "version", Replicas: 4,
+		Workload: &xr.Workload{APIVersion: "apps/v1", Kind: "Deployment", Name: "podinfo-{{revision}}"}, ScaleDownDelay: 30 * time.Second,
+	}
+}
+
+// steps are 10% and 50% for a minute each, then 100%.
+func steps() []xr.Step {
+	return []xr.Step{{Weight: 10, Pause: time.Minute}, {Weight: 50, Pause: time.Minute}, {Weight: 100}}
+}
+
+// routeAt is a gateway whose observed route carries canary weight w,
+// accepted.
+func routeAt(w int32) func(int32) (bool, string) {
+	return func(asked int32) (bool, string) {
+		if asked == w {
+			return true, ""
+		}
+		return false, fmt.Sprintf("the route carries %d%%, not %d%%", w, asked)
+	}
+}
+
+// ready is every revision's workload with n ready replicas.
+func ready(n int32) func(string) (int32, bool) { return func(string) (int32, bool) { return n, true } }
+
+// stableAt is status.release with v1 stable (digest d1) since t0.
+func stableAt(revision, digest string, history ...xr.ReleasedRevision) *xr.ReleaseStatus {
+	return &xr.ReleaseStatus{Stable: &xr.StableRevision{Revision: revision, Digest: digest, Since: at(0)}, History: history}
+}
+
+// in is revision rev (digest) of the release at now, changed by f.
+func in(rev, digest string, now time.Duration, f func(*Input)) Input {
+	i := Input{
+		Rollout: rollout.Input{
+			Traffic:  xr.Traffic{Steps: steps(), RequireAcceptedRoute: true},
+			Revision: rev, CanaryDigest: digest, Now: t0.Add(now), RouteAtWeight: routeAt(0),
+		},
+		Release: podinfo(),
+		Ready:   ready(4),
+	}
+	f(&i)
+	return i
+}
+
+// progressingAt is status.rollout of revision v2 at step i since start.
+func progressingAt(i int32, start time.Duration) *xr.RolloutStatus {
+	w := steps()[i].Weight
+	return &xr.RolloutStatus{
+		Phase: xr.PhaseProgressing, Reason: rollout.ReasonAdvanced, Revision: "v2", CanaryDigest: "d2", Step: ptr.To(i),
+		StepStartedAt: &metav1.Time{Time: t0.Add(start)}, CanaryWeight: w, PrimaryWeight: 100 - w,
+	}
+}
+
+// promotingAt is status.rollout of revision v2 promoting at weight w.
+func promotingAt(w int32) *xr.RolloutStatus {
+	return &xr.RolloutStatus{
+		Phase: xr.PhasePromoting, Reason: ReasonPromotionStarted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2),
+		StepStartedAt: &metav1.Time{Time: t0}, CanaryWeight: w, PrimaryWeight: 100 - w,
+	}
+}
+
+func TestDecide(t *testing.T) {
+	type want struct {
+		phase    xr.Phase
+		reason   string
+		weight   int32
+		primary  string
+		stable   string
+		history  []string
+		retiring string
+		replicas map[string]int32
+		events   []string
+	}
+	cases := map[string]struct {
+		reason string
+		in     Input
+		want   want
+	}{
+		"FirstRelease": {
+			reason: "The first revision has nothing to compare to: it is stable at once, the primary serves it, said once.",
+			in:     in("v1", "d1", 0, func(*Input) {}),
+			want: want{phase: xr.PhaseSucceeded, reason: ReasonReleased, weight: 0, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4}, events: []string{ReasonReleased}},
+		},
+		"Stable": {
+			reason: "A canary at the stable revision has nothing to roll out: the primary serves every request, and nothing is said.",
+			in: in("v1", "d1", time.Hour, func(i *Input) {
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), CanaryWeight: 0, PrimaryWeight: 100}
+			}),
+			want: want{phase: xr.PhaseSucceeded, reason: ReasonReleased, weight: 0, primary: "v1", stable: "v1", replicas: map[string]int32{"v1": 4}},
+		},
+		"NewRevisionStarts": {
+			reason: "Changing canary.revision is the one edit of a release: the rollout starts at step 0; the canary is scaled ahead of its traffic, for the next step's 50%.",
+			in: in("v2", "d2", time.Hour, func(i *Input) {
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: 100}
+			}),
+			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: 10, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 2}, events: []string{rollout.ReasonStarted}},
+		},
+		"CanaryNotReadyWaitsAtZero": {
+			reason: "A canary whose workload cannot carry the first step's weight waits at 0%: no request reaches pods that are not there.",
+			in: in("v2", "d2", time.Hour, func(i *Input) {
+				i.Status, i.ObservedPrimary, i.Ready = stableAt("v1", "d1"), "v1", ready(0)
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: 100}
+			}),
+			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 2}, events: []string{rollout.ReasonStarted}},
+		},
+		"StepWaitsForCapacity": {
+			reason: "A move to the next step waits until the canary's ready replicas carry its weight (2 of 4 for 50%).",
+			in: in("v2", "d2", 2*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary, i.Ready = stableAt("v1", "d1"), "v1", ready(1)
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = progressingAt(0, 0), routeAt(10)
+			}),
+			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 10, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 2}},
+		},
+		"LastStepStartsThePromotion": {
+			reason: "Once the last step passed, the promotion starts: the route already sends every request to the canary, so the primary Service moves to it on the same run.",
+			in: in("v2", "d2", 5*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = progressingAt(2, time.Minute), routeAt(100)
+			}),
+			want: want{phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted}},
+		},
+		"PromotionWaitsForThePrimary": {
+			reason: "The route moves back to the primary only once the primary Service is observed selecting the new revision.",
+			in: in("v2", "d2", 6*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
+			}),
+			want: want{phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4}},
+		},
+		"Promoted": {
+			reason: "With the primary selecting the new revision and its replicas ready, the revision is stable: the route sends every request to the primary, the old revision goes to history and retires after scaleDownDelay.",
+			in: in("v2", "d2", 6*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v2"
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
+			}),
+			want: want{phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: 0, primary: "v2", stable: "v2", history: []string{"v1"}, retiring: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromoted}},
+		},
+		"RetiredScalesDown": {
+			reason: "Once scaleDownDelay passed, the retired revision gets no replicas.",
+			in: in("v2", "d2", time.Hour, func(i *Input) {
+				i.Status, i.ObservedPrimary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1"}), "v2"
+				i.Status.Retiring = &xr.RetiringRevision{Revision: "v1", At: at(7 * time.Minute)}
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
+			}),
+			want: want{phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: 0, primary: "v2", stable: "v2", history: []string{"v1"}, retiring: "v1",
+				replicas: map[string]int32{"v1": 0, "v2": 4}},
+		},
+		"FastRollback": {
+			reason: "A revision among the last rollbackWindow stable ones, unchanged, goes straight to its promotion: every request to it at once.",
+			in: in("v1", "d1", time.Hour, func(i *Input) {
+				i.Rollout.Traffic.RollbackWindow = 3
+				i.Status, i.ObservedPrimary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1"}), "v2"
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
+			}),
+			want: want{phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v2", history: []string{"v1"},
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted}},
+		},
+		"RollbackOfAChangedRevisionRollsOut": {
+			reason: "A history entry of another digest (the revision changed since, or a forged entry) rolls back nothing: the revision goes through the steps.",
+			in: in("v1", "d1", time.Hour, func(i *Input) {
+				i.Rollout.Traffic.RollbackWindow = 3
+				i.Status, i.ObservedPrimary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "other"}), "v2"
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
+			}),
+			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: 10, primary: "v2", stable: "v2", history: []string{"v1"},
+				replicas: map[string]int32{"v1": 2, "v2": 4}, events: []string{rollout.ReasonStarted}},
+		},
+		"RolledBack": {
+			reason: "A rollback ends as RolledBack: the earlier revision is stable again, the one it replaces goes to history.",
+			in: in("v1", "d1", time.Hour, func(i *Input) {
+				i.Rollout.Traffic.RollbackWindow = 3
+				i.Status, i.ObservedPrimary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1"}), "v1"
+				p := promotingAt(100)
+				p.Revision, p.CanaryDigest = "v1", "d1"
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = p, routeAt(100)
+			}),
+			want: want{phase: xr.PhaseSucceeded, reason: ReasonRolledBack, weight: 0, primary: "v1", stable: "v1", history: []string{"v2"}, retiring: "v2",
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonRolledBack}},
+		},
+		"AbortDuringPromotion": {
+			reason: "An abort during a promotion sends every request back to the stable revision, the primary moved back to it.",
+			in: in("v2", "d2", 6*time.Minute, func(i *Input) {
+				i.Rollout.Traffic.Abort = true
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v2"
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
+			}),
+			want: want{phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: 0, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 0}, events: []string{rollout.EventAborted}},
+		},
+		"ForgedStableDistrusted": {
+			reason: "Attack: status.release naming a stable revision that never rolled out (v9) is not believed: the primary Service observed selecting v1 says which is stable, so v9 rolls out through the steps.",
+			in: in("v9", "d9", time.Hour, func(i *Input) {
+				i.Status, i.ObservedPrimary = stableAt("v9", "d9"), "v1"
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v9", CanaryDigest: "d9", Step: ptr.To[int32](2), PrimaryWeight: 100}
+			}),
+			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: 10, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v9": 2}, events: []string{rollout.ReasonStarted}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := Decide(tc.in)
+			got := want{
+				phase: d.Rollout.Status.Phase, reason: d.Rollout.Status.Reason, weight: d.Rollout.CanaryWeight, primary: d.PrimaryRevision,
+				replicas: d.Record.Replicas,
+			}
+			if d.Status.Stable != nil {
+				got.stable = d.Status.Stable.Revision
+			}
+			for _, h := range d.Status.History {
+				got.history = append(got.history, h.Revision)
+			}
+			if d.Status.Retiring != nil {
+				got.retiring = d.Status.Retiring.Revision
+			}
+			for _, e := range d.Rollout.Events {
+				got.events = append(got.events, e.Reason)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nDecide(...): -want, +got:\n%s\nmessage: %s", tc.reason, diff, d.Rollout.Status.Message)
+			}
+			if d.Rollout.Status.CanaryWeight != d.Rollout.CanaryWeight || d.Rollout.Status.PrimaryWeight != 100-d.Rollout.CanaryWeight {
+				t.Errorf("%s\nthe status says %d/%d, the route carries %d%% to the canary", tc.reason, d.Rollout.Status.PrimaryWeight, d.Rollout.Status.CanaryWeight, d.Rollout.CanaryWeight)
+			}
+		})
+	}
+}
