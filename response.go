@@ -216,6 +216,9 @@ func rescued(req *fnv1.RunFunctionRequest, oxr *resource.Composite, r compose.Re
 		if setDesired(rsp, r.Objects) != nil || setStatus(rsp, req, xr.Status{Rollout: &r.Status}) != nil {
 			return nil, metrics.Outcome{}, false
 		}
+		if r.Record != nil && setRecord(rsp, r.Record) != nil {
+			return nil, metrics.Outcome{}, false
+		}
 	}
 	if w := r.Warning; w != nil {
 		event(rsp, true, w.Reason, w.Message)

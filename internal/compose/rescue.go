@@ -15,6 +15,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -52,6 +53,11 @@ type Rescue struct {
 	Warning *Warning
 	// Healthy is the RolloutHealthy condition.
 	Healthy Condition
+	// Record is what the pipeline's next step reads of a release, as far
+	// as the XR tells it: the stable revision keeps its replicas, the
+	// canary gets none. Nil without a release, or when the XR does not
+	// tell the stable revision or the replicas.
+	Record *release.Record
 }
 
 // RescueAbort is the emergency abort of a CanaryRoute that cannot be
@@ -114,6 +120,7 @@ func RescueAbort(composite map[string]any, observed map[Key]map[string]any, caus
 	r.Status.Phase, r.Status.Reason, r.Status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil
 	r.Status.CanaryWeight, r.Status.PrimaryWeight = 0, 100
 	r.Status.Message = MsgRescuedAbort
+	r.Record = rescuedRecord(xrp, r.Status)
 	if prior.Phase != xr.PhaseAborted || prior.Reason != rollout.ReasonAbortRescued {
 		r.Warning = &Warning{rollout.EventAborted, fmt.Sprintf(msgRescueFmt, cause.Error())}
 	}
@@ -286,4 +293,34 @@ func lenientRollout(xrp *fieldpath.Paved) xr.RolloutStatus {
 	s = xr.RolloutStatus{}
 	_ = xrp.GetValueInto("status.rollout.canaryBackends", &s.CanaryBackends)
 	return s
+}
+
+// rescuedRecord is a release's record for a rescued abort, read leniently:
+// the stable revision status.release names keeps spec.release.replicas
+// (default 1), the canary gets none, and a retiring revision keeps its
+// replicas (a rescue retires nothing). The pipeline's next step composes
+// the pods from it: without a record it could scale the stable revision
+// down.
+func rescuedRecord(xrp *fieldpath.Paved, s xr.RolloutStatus) *release.Record {
+	if _, err := xrp.GetValue("spec.release"); err != nil {
+		return nil
+	}
+	var st xr.ReleaseStatus
+	if xrp.GetValueInto("status.release", &st) != nil || st.Stable == nil || st.Stable.Revision == "" {
+		return nil
+	}
+	replicas := int32(1)
+	if n, err := xrp.GetInteger("spec.release.replicas"); err == nil && n >= 1 && n <= 1000 {
+		replicas = int32(n)
+	}
+	canary, _ := xrp.GetString("spec.canary.revision")
+	r := &release.Record{Stable: st.Stable.Revision, Canary: canary, Phase: s.Phase, Step: s.Step, Replicas: map[string]int32{}}
+	if rt := st.Retiring; rt != nil && rt.Revision != "" {
+		r.Replicas[rt.Revision] = replicas
+	}
+	if canary != "" {
+		r.Replicas[canary] = 0
+	}
+	r.Replicas[st.Stable.Revision] = replicas
+	return r
 }
