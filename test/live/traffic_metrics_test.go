@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,11 @@ func TestTrafficMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := newNamespace(t, "metrics")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the gateway's metrics of %s:\n%s", ns, gatewayMetrics(ns))
+		}
+	})
 	port := freePort(t)
 	// Services of the test's own (backendRef sides), served before the
 	// route exists: the gateway never sends them a request that no
@@ -44,15 +50,23 @@ traffic: {weight: 50}`, port, port))
 	awaitAnswers(t, "50%, the canary answering 500", probe{host: hostname(ns)}, split(50))
 
 	// Traefik counts the requests of each backend of a route in
-	// traefik_service_requests_total{service,code}, whose service label
-	// ends with the backend's namespace, name and port; the weighted
-	// service itself has none. A side without 5xx has no series with such
-	// a code: "or vector(0)" makes its count 0 instead of no answer.
+	// traefik_service_requests_total{service,code}, whose service label is
+	// httproute-<ns>-<route>-gw-<gateway ns>-<gateway>-ep-<entry point>-
+	// <rule>-<hash>-svc-<backend ns>-<backend>-<index in the rule>
+	// @kubernetesgateway; the weighted service itself has none. A side
+	// without 5xx has no series with such a code: "or vector(0)" makes its
+	// count 0 instead of no answer.
 	series := func(backend, codes string) string {
-		return fmt.Sprintf(`traefik_service_requests_total{service=~"httproute-%s-web-.*-svc-%s-%s-%d@kubernetesgateway", code=~%q}`, ns, ns, backend, port, codes)
+		return fmt.Sprintf(`traefik_service_requests_total{service=~"httproute-%s-web-gw-.*-svc-%s-%s-[0-9]+@kubernetesgateway", code=~%q}`, ns, ns, backend, codes)
 	}
-	count := func(backend, codes string) string { return fmt.Sprintf("(sum(%s) or vector(0))", series(backend, codes)) }
+	count := func(backend, codes string) string {
+		return fmt.Sprintf("(sum(%s) or vector(0))", series(backend, codes))
+	}
 	ratio := func(backend string) string { return count(backend, "5..") + " / " + count(backend, ".*") }
+	// The shape of metric analysis's error-rate query: a ratio of rates.
+	rateRatio := func(backend string) string {
+		return fmt.Sprintf("(sum(rate(%s[1m])) or vector(0)) / sum(rate(%s[1m]))", series(backend, "5.."), series(backend, ".*"))
+	}
 	want := func(query string, value func() float64) {
 		t.Helper()
 		await(t, settle, "Prometheus answers "+query+" with what the backends counted", func(ctx context.Context) (bool, string) {
@@ -70,6 +84,12 @@ traffic: {weight: 50}`, port, port))
 	want(count("web-v1", "5.."), func() float64 { return 0 })
 	want(ratio("web-v2"), func() float64 { return 1 })
 	want(ratio("web-v1"), func() float64 { return 0 })
+	// A rate needs the counter to grow between two scrapes: Prometheus saw
+	// the counts above, now a second batch.
+	awaitAnswers(t, "a second batch", probe{host: hostname(ns)}, split(50))
+	want(count("web-v2", ".*"), func() float64 { return float64(can.Requests()) })
+	want(rateRatio("web-v2"), func() float64 { return 1 })
+	want(rateRatio("web-v1"), func() float64 { return 0 })
 	t.Logf("the canary answered %d requests, the primary %d; Prometheus counted as many", can.Requests(), pri.Requests())
 }
 
@@ -114,4 +134,25 @@ func promQuery(ctx context.Context, prom, query string) (float64, error) {
 		return 0, fmt.Errorf("query %s: no value: %s", query, body)
 	}
 	return strconv.ParseFloat(s, 64)
+}
+
+// gatewayMetrics returns the lines of the gateway's own metrics that name a
+// namespace, for a failure.
+func gatewayMetrics(ns string) string {
+	rsp, err := http.Get("http://" + env.cp.GatewayMetrics + "/metrics") //nolint:noctx // A failure's report.
+	if err != nil {
+		return err.Error()
+	}
+	defer rsp.Body.Close() //nolint:errcheck // Read-only.
+	body, err := io.ReadAll(io.LimitReader(rsp.Body, 8<<20))
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.Contains(l, ns) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

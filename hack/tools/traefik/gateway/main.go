@@ -57,6 +57,7 @@ import (
 	"github.com/traefik/traefik/v3/pkg/server/service"
 	"github.com/traefik/traefik/v3/pkg/tcp"
 	traefiktls "github.com/traefik/traefik/v3/pkg/tls"
+	"github.com/traefik/traefik/v3/pkg/version"
 )
 
 // internalProvider is the name of Traefik's internal provider: the
@@ -100,14 +101,17 @@ type options struct {
 
 func main() {
 	o := options{entryPoints: entryPoints{}}
-	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "the kubeconfig of the API server to watch (required)")
-	flag.Var(o.entryPoints, "entry-point", "an HTTP entry point, name=host:port (repeatable; at least one)")
-	flag.StringVar(&o.metrics, "metrics", "", "serve Traefik's Prometheus metrics on this host:port (/metrics); empty: no metrics")
-	flag.DurationVar(&o.throttle, "throttle", 2*time.Second, "the least time between two configurations applied (Traefik's providersThrottleDuration)")
-	flag.BoolVar(&o.nativeLB, "native-lb", true, "send to a Service's clusterIP and port instead of its endpoints (nativeLBByDefault)")
-	flag.StringVar(&o.statusIP, "status-ip", "", "the address Gateways report in their status; empty: none")
-	flag.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn or error")
-	flag.Parse()
+	// A flag set of its own: dependencies register flags of theirs on the
+	// default one.
+	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the kubeconfig of the API server to watch (required)")
+	fs.Var(o.entryPoints, "entry-point", "an HTTP entry point, name=host:port (repeatable; at least one)")
+	fs.StringVar(&o.metrics, "metrics", "", "serve Traefik's Prometheus metrics on this host:port (/metrics); empty: no metrics")
+	fs.DurationVar(&o.throttle, "throttle", 2*time.Second, "the least time between two configurations applied (Traefik's providersThrottleDuration)")
+	fs.BoolVar(&o.nativeLB, "native-lb", true, "send to a Service's clusterIP and port instead of its endpoints (nativeLBByDefault)")
+	fs.StringVar(&o.statusIP, "status-ip", "", "the address Gateways report in their status; empty: none")
+	fs.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn or error")
+	_ = fs.Parse(os.Args[1:]) // ExitOnError: Parse exits on an error.
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)
 		os.Exit(1)
@@ -160,7 +164,7 @@ func run(o options) error {
 	}
 	srv.Start(ctx)
 	defer srv.Close()
-	log.Info().Str("entryPoints", o.entryPoints.String()).Str("metrics", o.metrics).Msg("gateway started")
+	log.Info().Str("traefik", version.Version).Str("entryPoints", o.entryPoints.String()).Str("metrics", o.metrics).Msg("gateway started")
 	srv.Wait()
 	return nil
 }
