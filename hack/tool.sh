@@ -166,7 +166,7 @@ prepare() {
 
 # build prints the path of a tool, building it first unless it is cached.
 build() {
-  local tool=$1 bin="${cache}/$1" lock start
+  local tool=$1 bin="${cache}/$1" lock modlock="" start
   case " ${tools} " in *" ${tool} "*) ;; *) usage ;; esac
   if [ -x "${bin}" ]; then
     echo "${bin}"
@@ -185,8 +185,18 @@ build() {
     # leaves a binary that looks complete.
     tmp="${bin}.tmp.$$"
     trap 'rm -f "${tmp}"' EXIT
-    prepare "${module}"
+    # The folders that prepare makes are the worktree's, whatever the
+    # cache: one build of such a module at a time.
+    if [ "${module}" = traefik ]; then
+      exec {modlock}>"hack/tools/${module}/.build.lock"
+      flock "${modlock}"
+      prepare "${module}"
+    fi
     (cd "hack/tools/${module}" && go build -tags "${tags}" -ldflags "${ldflags}" -o "${tmp}" "${pkg}")
+    if [ -n "${modlock}" ]; then
+      flock -u "${modlock}"
+      exec {modlock}>&-
+    fi
     mv "${tmp}" "${bin}"
     trap - EXIT
     built="${built}${tool} $((SECONDS - start))s"$'\n'

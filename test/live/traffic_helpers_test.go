@@ -62,20 +62,28 @@ type probe struct {
 }
 
 func (p probe) String() string {
-	s := p.host + p.path
+	var b strings.Builder
+	b.WriteString(p.host + p.path)
 	if len(p.query) > 0 {
-		s += "?" + p.query.Encode()
+		b.WriteString("?" + p.query.Encode())
 	}
 	for k, v := range p.header {
-		s += fmt.Sprintf(" (%s: %s)", k, strings.Join(v, ","))
+		fmt.Fprintf(&b, " (%s: %s)", k, strings.Join(v, ","))
 	}
-	return s
+	return b.String()
 }
 
 // answer sends one request and returns who answered: the backend's name, or
 // the status and Location of an answer of no backend (the gateway's
 // redirect, 404, 5xx), or the error.
 func (p probe) answer(ctx context.Context) string {
+	who, _ := p.send(ctx)
+	return who
+}
+
+// send sends one request and returns who answered (as answer says) and the
+// response's headers.
+func (p probe) send(ctx context.Context) (string, http.Header) {
 	path := p.path
 	if path == "" {
 		path = "/"
@@ -83,7 +91,7 @@ func (p probe) answer(ctx context.Context) string {
 	u := url.URL{Scheme: "http", Host: env.cp.GatewayAddress, Path: path, RawQuery: p.query.Encode()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), http.NoBody)
 	if err != nil {
-		return "error: " + err.Error()
+		return "error: " + err.Error(), nil
 	}
 	req.Host = p.host
 	for k, v := range p.header {
@@ -91,12 +99,12 @@ func (p probe) answer(ctx context.Context) string {
 	}
 	rsp, err := trafficClient.Do(req)
 	if err != nil {
-		return "error: " + err.Error()
+		return "error: " + err.Error(), nil
 	}
-	defer rsp.Body.Close() //nolint:errcheck // Read-only.
+	defer rsp.Body.Close()
 	_, _ = io.Copy(io.Discard, rsp.Body)
 	if name := rsp.Header.Get(backends.Header); name != "" {
-		return name
+		return name, rsp.Header
 	}
 	if loc := rsp.Header.Get("Location"); loc != "" {
 		// Gateway API wants the listener's port in a redirect's Location
@@ -107,9 +115,9 @@ func (p probe) answer(ctx context.Context) string {
 			l.Host = l.Hostname()
 			loc = l.String()
 		}
-		return fmt.Sprintf("%d %s", rsp.StatusCode, loc)
+		return fmt.Sprintf("%d %s", rsp.StatusCode, loc), rsp.Header
 	}
-	return strconv.Itoa(rsp.StatusCode)
+	return strconv.Itoa(rsp.StatusCode), rsp.Header
 }
 
 // answers sends n requests one after another and counts who answered.
@@ -187,7 +195,7 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()                     //nolint:errcheck // Only its port matters.
+	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port //nolint:forcetypeassert // A TCP listener.
 }
 
@@ -220,7 +228,7 @@ func serve(t *testing.T, ns, svc, name string, opts ...backends.Option) *backend
 // rule's own backend names it), with an appProtocol if given.
 func service(t *testing.T, ns, name string, port int, appProtocol string) {
 	t.Helper()
-	p := corev1.ServicePort{Name: "http", Port: int32(port), TargetPort: intstr.FromInt(port)} //nolint:gosec // A TCP port.
+	p := corev1.ServicePort{Name: "http", Port: int32(port), TargetPort: intstr.FromInt(port)}
 	if appProtocol != "" {
 		p.AppProtocol = &appProtocol
 	}

@@ -106,7 +106,7 @@ func promQuery(ctx context.Context, prom, query string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer rsp.Body.Close() //nolint:errcheck // Read-only.
+	defer rsp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(rsp.Body, 1<<20))
 	if err != nil {
 		return 0, err
@@ -143,7 +143,7 @@ func gatewayMetrics(ns string) string {
 	if err != nil {
 		return err.Error()
 	}
-	defer rsp.Body.Close() //nolint:errcheck // Read-only.
+	defer rsp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(rsp.Body, 8<<20))
 	if err != nil {
 		return err.Error()

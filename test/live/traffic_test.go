@@ -276,6 +276,47 @@ traffic: {weight: 30}`, port))
 	}
 }
 
+// TestTrafficSessionAffinity keeps users on the side they first met: at
+// 30%, the canary's answers set its cookie and the primary's set its own,
+// and a request with either cookie goes to that side alone, whatever the
+// weights.
+func TestTrafficSessionAffinity(t *testing.T) {
+	t.Parallel()
+	awaitEstablished(t)
+	ns := newNamespace(t, "sticky")
+	xr := trafficXR(t, ns, freePort(t), `traffic:
+  weight: 30
+  sessionAffinity: {cookieName: web-canary, primaryCookieName: web-stable, maxAge: 1h}`)
+	apply(t, xr)
+	serve(t, ns, "web-primary", primary)
+	serve(t, ns, "web-canary", canary)
+	host := hostname(ns)
+
+	awaitAnswers(t, "new users at 30%", probe{host: host}, split(30))
+	for side, name := range map[string]string{canary: "web-canary", primary: "web-stable"} {
+		c := sessionCookie(t, probe{host: host}, side, name)
+		awaitAnswers(t, "users with the cookie "+c, probe{host: host, path: "/cart", header: http.Header{"Cookie": {"theme=dark; " + c}}}, only(side))
+	}
+}
+
+// sessionCookie sends requests until the side answers one, and returns the
+// name=value of the cookie it set.
+func sessionCookie(t *testing.T, p probe, side, name string) string {
+	t.Helper()
+	var cookie string
+	await(t, settle, fmt.Sprintf("an answer of the %s setting the cookie %s", side, name), func(ctx context.Context) (bool, string) {
+		who, header := p.send(ctx)
+		for _, c := range (&http.Response{Header: header}).Cookies() {
+			if who == side && c.Name == name && c.Value != "" {
+				cookie = c.Name + "=" + c.Value
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%s answered, Set-Cookie %q", who, header.Values("Set-Cookie"))
+	})
+	return cookie
+}
+
 // TestTrafficGRPC splits gRPC calls over h2c: a GRPCRoute's weights, to
 // proxy Services whose appProtocol is kubernetes.io/h2c.
 func TestTrafficGRPC(t *testing.T) {
@@ -319,7 +360,7 @@ traffic: {weight: 25}`)
 	want := split(25)
 	await(t, settle, fmt.Sprintf("%d gRPC health checks through the gateway answered %s", batch, describeCounts(want)), func(ctx context.Context) (bool, string) {
 		got := calls(ctx)
-		return cmp.Equal(want, got), fmt.Sprintf("answered %s", describeCounts(got))
+		return cmp.Equal(want, got), "answered " + describeCounts(got)
 	})
 	await(t, settle, "the GRPCRoute accepted by the real gateway alone", acceptedByGateway(gvkGRPCRoute, ns, "web", "True", ""))
 }

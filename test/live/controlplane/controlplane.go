@@ -3,8 +3,10 @@
 // kube-controller-manager built from pinned modules (hack/tool.sh), Crossplane
 // core out of cluster with the External package runtime, a registry holding
 // the function's package, and the function itself, served with mTLS as an
-// external runtime would serve it. The live tests (test/live) and
-// hack/cluster.sh share it.
+// external runtime would serve it; with Gateway, a real Gateway API
+// implementation (Traefik, see gateway.go) with its GatewayClass and
+// Gateway, and on demand Prometheus scraping it. The live tests (test/live)
+// and hack/cluster.sh share it.
 //
 //	env := &controlplane.Environment{Root: root, Package: xpkg, CRDDirectoryPaths: []string{gatewayCRDs}}
 //	if err := env.Start(ctx); err != nil { ... }
@@ -12,7 +14,9 @@
 //
 // Every process listens on loopback on fresh ports, except what Crossplane's
 // flags cannot bind there (its metrics and health probes take a port only).
-// Every file, logs included, is under Dir.
+// The Service range (ServiceCIDR) is inside loopback too, so that a test can
+// serve a Service's backend on its clusterIP. Every file, logs included, is
+// under Dir.
 package controlplane
 
 import (

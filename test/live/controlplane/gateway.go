@@ -46,10 +46,8 @@ const (
 	errFmtGatewayObject = "cannot apply the gateway's %s"
 )
 
-var (
-	gvkGatewayClass = schema.GroupVersionKind{Group: gwv1.GroupName, Version: "v1", Kind: "GatewayClass"}
-	gvkGateway      = schema.GroupVersionKind{Group: gwv1.GroupName, Version: "v1", Kind: "Gateway"}
-)
+// gvkGateway is the kind of the Gateway whose status the harness reads.
+var gvkGateway = schema.GroupVersionKind{Group: gwv1.GroupName, Version: "v1", Kind: "Gateway"}
 
 // startGateway starts Traefik on fresh loopback ports (its entry point and
 // its metrics), then creates the GatewayClass and the Gateway, and waits
@@ -125,12 +123,6 @@ func (e *Environment) startGateway(ctx context.Context) error {
 		c := Conditions(u)["Programmed"]
 		return c.Status == "True" && c.ObservedGeneration == u.GetGeneration(), DescribeConditions(u)
 	})
-}
-
-// GatewayParentRef is the parentRef of a route attached to the real
-// gateway, as a CanaryRoute's spec.parentRefs takes it.
-func GatewayParentRef() map[string]any {
-	return map[string]any{"name": GatewayName, "namespace": GatewayNamespace, "sectionName": GatewayListener}
 }
 
 // prometheusScrape is Prometheus's configuration: the gateway's metrics
