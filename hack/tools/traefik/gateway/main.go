@@ -40,7 +40,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/rs/zerolog/log"
 	ptypes "github.com/traefik/paerser/types"
-
 	"github.com/traefik/traefik/v3/pkg/config/dynamic"
 	"github.com/traefik/traefik/v3/pkg/config/runtime"
 	"github.com/traefik/traefik/v3/pkg/config/static"
@@ -150,7 +149,7 @@ func run(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	srv, metricsServer, err := setup(cfg, o)
+	srv, metricsServer, err := setup(cfg)
 	if err != nil {
 		return err
 	}
@@ -213,7 +212,7 @@ func staticConfiguration(o options) *static.Configuration {
 // setup wires Traefik's parts as its own command does (cmd/traefik), for
 // what this program runs: no ACME, Tailscale, plugins, tracing or access
 // log. It returns the server, and the metrics server when -metrics is set.
-func setup(cfg *static.Configuration, o options) (*server.Server, *http.Server, error) {
+func setup(cfg *static.Configuration) (*server.Server, *http.Server, error) {
 	ctx := context.Background()
 	pool := safe.NewPool(ctx)
 
