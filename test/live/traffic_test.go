@@ -28,12 +28,15 @@ import (
 
 // TestTrafficRollout lets Crossplane drive a rollout through three steps,
 // and counts the requests at each: exactly the step's share goes to the
-// canary, on a route that the real gateway accepted.
+// canary, on a route that the real gateway accepted. The pauses leave time
+// to measure on a loaded machine: a step's pause counts from when the
+// function chose it, before Crossplane applies the route and the gateway
+// serves it.
 func TestTrafficRollout(t *testing.T) {
 	t.Parallel()
 	awaitEstablished(t)
 	ns := newNamespace(t, "traffic")
-	xr := trafficXR(t, ns, freePort(t), "traffic: {steps: [{weight: 10, pause: 20s}, {weight: 50, pause: 20s}, {weight: 100}]}")
+	xr := trafficXR(t, ns, freePort(t), "traffic: {steps: [{weight: 10, pause: 30s}, {weight: 50, pause: 30s}, {weight: 100}]}")
 	rec := record(t, gvkHTTPRoute, ns, "web", "web-canary")
 	apply(t, xr)
 	serve(t, ns, "web-primary", primary)
