@@ -183,9 +183,12 @@ func (s *StandIn) realGateways(ctx context.Context) (map[string]bool, error) {
 // isReal reports whether a parentRef of a route in ns is one of the real
 // Gateways.
 func isReal(ref map[string]any, ns string, served map[string]bool) bool {
-	group, _ := ref["group"].(string)
-	kind, _ := ref["kind"].(string)
-	if (group != "" && group != groupGateway) || (kind != "" && kind != "Gateway") {
+	// Omitted, group and kind default to a Gateway; an empty group written
+	// out is the core group.
+	if g, ok := ref["group"]; ok && g != groupGateway {
+		return false
+	}
+	if k, ok := ref["kind"]; ok && k != "Gateway" {
 		return false
 	}
 	name, _ := ref["name"].(string)
