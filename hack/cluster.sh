@@ -3,12 +3,16 @@
 # or downloads of prebuilt binaries: the one the live tests use
 # (test/live/controlplane), in the background.
 #
-#   hack/cluster.sh up      build what is missing, start, print the KUBECONFIG line
+#   hack/cluster.sh up      build what is missing, start, print the KUBECONFIG
+#                           and GATEWAY_URL lines
 #   hack/cluster.sh down    stop everything and remove its files
 #   hack/cluster.sh status  say whether it runs, and where its logs are
 #
 # Everything listens on loopback (Crossplane's metrics and health probes on
-# fresh ports of every interface: its flags take a port, not an address).
+# fresh ports of every interface: its flags take a port, not an address):
+# the real gateway (Traefik) on a fresh port that <dir>/gateway names, and a
+# demo backend on every Service's clusterIP (the Service range is
+# 127.77.0.0/16) that answers with the Service's name.
 # Files, logs included, are under CLUSTER_DIR (default .cache/cluster). The
 # tools are built once into XP_CACHE (default bin/) by hack/tool.sh: the
 # first `up` on a new machine takes 30 minutes or more on 2 cores.
@@ -28,15 +32,17 @@ case "${1:-}" in
     if running; then
       echo "already running (hack/cluster.sh down stops it)" >&2
       echo "export KUBECONFIG=${dir}/kubeconfig"
+      echo "export GATEWAY_URL=http://$(cat "${dir}/gateway")"
       exit 0
     fi
     rm -rf "${dir}"
     mkdir -p "${dir}"
-    export ETCD KUBE_APISERVER KUBE_CONTROLLER_MANAGER CROSSPLANE_CORE
+    export ETCD KUBE_APISERVER KUBE_CONTROLLER_MANAGER CROSSPLANE_CORE GATEWAY
     ETCD=${ETCD:-$(hack/tool.sh etcd)}
     KUBE_APISERVER=${KUBE_APISERVER:-$(hack/tool.sh kube-apiserver)}
     KUBE_CONTROLLER_MANAGER=${KUBE_CONTROLLER_MANAGER:-$(hack/tool.sh kube-controller-manager)}
     CROSSPLANE_CORE=${CROSSPLANE_CORE:-$(hack/tool.sh crossplane-core)}
+    GATEWAY=${GATEWAY:-$(hack/tool.sh gateway)}
 
     echo "building the function's package (hack/release.sh, linux/amd64)" >&2
     version=v0.0.0-live
@@ -54,6 +60,7 @@ case "${1:-}" in
       if [ -f "${dir}/ready" ]; then
         echo "ready; logs of every process are in ${dir}/controlplane/logs" >&2
         echo "export KUBECONFIG=${dir}/kubeconfig"
+        echo "export GATEWAY_URL=http://$(cat "${dir}/gateway")"
         exit 0
       fi
       if ! running; then
@@ -83,7 +90,7 @@ case "${1:-}" in
     ;;
   status)
     if running; then
-      echo "running: export KUBECONFIG=${dir}/kubeconfig; logs in ${dir}/controlplane/logs"
+      echo "running: export KUBECONFIG=${dir}/kubeconfig GATEWAY_URL=http://$(cat "${dir}/gateway"); logs in ${dir}/controlplane/logs"
     else
       echo "not running"
       exit 1

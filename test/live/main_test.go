@@ -2,8 +2,12 @@
 // own package into a real Crossplane (v2.2.0, out of cluster, External
 // package runtime) against a real API server (kube-apiserver, etcd,
 // kube-controller-manager, all built from pinned modules by hack/tool.sh),
-// with the real Gateway API CRDs. The only fake is the gateway: a stand-in
-// writes route status (test/live/standin).
+// with the real Gateway API CRDs, and a real gateway: Traefik's Gateway API
+// implementation (hack/tool.sh gateway) carries real requests to backends
+// that the tests serve (test/live/backends) on their Services' clusterIPs,
+// inside loopback. Routes attached to other parents get their status from
+// a stand-in (test/live/standin), which leaves the real gateway's routes to
+// it.
 //
 // One control plane serves every test; each test works in namespaces of its
 // own. On failure, the logs of every process are kept and their paths
@@ -84,6 +88,7 @@ func run(m *testing.M) (int, error) {
 		Package:           xpkg,
 		CRDDirectoryPaths: []string{crds},
 		FunctionArgs:      []string{"--debug"},
+		Gateway:           true,
 		Logf:              logf,
 	}
 	env.cp = cp
@@ -118,7 +123,7 @@ func run(m *testing.M) (int, error) {
 
 	gctx, stop := context.WithCancel(ctx)
 	defer stop()
-	gw := &standin.StandIn{Client: env.c, Errorf: logf}
+	gw := &standin.StandIn{Client: env.c, Errorf: logf, RealControllers: []string{controlplane.GatewayControllerName}}
 	go gw.Run(gctx)
 
 	code := m.Run()
@@ -129,12 +134,12 @@ func run(m *testing.M) (int, error) {
 	return code, nil
 }
 
-// tails returns the end of Crossplane's and the function's logs, which CI
-// shows even when the files are gone.
+// tails returns the end of Crossplane's, the function's and the gateway's
+// logs, which CI shows even when the files are gone.
 func tails(cp *controlplane.Environment) string {
 	var b strings.Builder
 	logs := cp.Logs()
-	for _, name := range []string{"crossplane", "function"} {
+	for _, name := range []string{"crossplane", "function", "gateway"} {
 		p, ok := logs[name]
 		if !ok {
 			continue

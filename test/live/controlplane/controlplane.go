@@ -3,8 +3,10 @@
 // kube-controller-manager built from pinned modules (hack/tool.sh), Crossplane
 // core out of cluster with the External package runtime, a registry holding
 // the function's package, and the function itself, served with mTLS as an
-// external runtime would serve it. The live tests (test/live) and
-// hack/cluster.sh share it.
+// external runtime would serve it; with Gateway, a real Gateway API
+// implementation (Traefik, see gateway.go) with its GatewayClass and
+// Gateway, and on demand Prometheus scraping it. The live tests (test/live)
+// and hack/cluster.sh share it.
 //
 //	env := &controlplane.Environment{Root: root, Package: xpkg, CRDDirectoryPaths: []string{gatewayCRDs}}
 //	if err := env.Start(ctx); err != nil { ... }
@@ -12,7 +14,9 @@
 //
 // Every process listens on loopback on fresh ports, except what Crossplane's
 // flags cannot bind there (its metrics and health probes take a port only).
-// Every file, logs included, is under Dir.
+// The Service range (ServiceCIDR) is inside loopback too, so that a test can
+// serve a Service's backend on its clusterIP. Every file, logs included, is
+// under Dir.
 package controlplane
 
 import (
@@ -24,6 +28,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -38,6 +43,8 @@ const (
 	EnvKubeAPIServer         = "KUBE_APISERVER"
 	EnvKubeControllerManager = "KUBE_CONTROLLER_MANAGER"
 	EnvCrossplane            = "CROSSPLANE_CORE"
+	EnvGateway               = "GATEWAY"
+	EnvPrometheus            = "PROMETHEUS"
 )
 
 const (
@@ -75,14 +82,27 @@ type Environment struct {
 	// FunctionArgs are more flags for the function, such as --debug.
 	FunctionArgs []string
 	// APIServerArgs are more flags for kube-apiserver, such as
-	// --service-cluster-ip-range=10.0.0.0/16 for more than the default
-	// range's 253 ClusterIP Services; a flag given twice takes its last
-	// value.
+	// --service-cluster-ip-range=10.0.0.0/16 instead of ServiceCIDR; a
+	// flag given twice takes its last value.
 	APIServerArgs []string
 	// CrossplaneArgs are more flags for crossplane core start, such as
 	// --max-reconcile-rate=200 or --poll-interval=30s; a flag given twice
 	// takes its last value.
 	CrossplaneArgs []string
+
+	// Gateway runs a real Gateway API implementation against the control
+	// plane (see gateway.go): Traefik, with the GatewayClass
+	// GatewayClassName and the Gateway GatewayNamespace/GatewayName. It
+	// needs the Gateway API CRDs in CRDDirectoryPaths.
+	Gateway bool
+	// GatewayBinary is its program. Empty: $GATEWAY, else hack/tool.sh
+	// gateway builds it.
+	GatewayBinary string
+	// GatewayArgs are more flags for it, such as -log-level=debug.
+	GatewayArgs []string
+	// Prometheus is the binary that StartPrometheus runs. Empty:
+	// $PROMETHEUS, else hack/tool.sh prometheus builds it.
+	Prometheus string
 
 	// Logf reports progress. Empty: nothing is reported.
 	Logf func(format string, args ...any)
@@ -94,6 +114,10 @@ type Environment struct {
 	// package in it.
 	Registry   string
 	PackageRef string
+	// GatewayAddress is the host:port of the gateway's HTTP entry point
+	// (the Gateway's listener), GatewayMetrics of its Prometheus metrics.
+	GatewayAddress string
+	GatewayMetrics string
 
 	logs         string
 	ca           *CA
@@ -105,6 +129,9 @@ type Environment struct {
 	closers      []func() error
 	createdDir   bool
 	started      time.Time
+
+	mu            sync.Mutex
+	prometheusURL string
 }
 
 // Start starts the control plane and returns once the function is
@@ -155,6 +182,12 @@ func (e *Environment) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	if e.Gateway {
+		e.logf("starting the gateway")
+		if err := e.startGateway(ctx); err != nil {
+			return err
+		}
+	}
 	e.logf("starting Crossplane")
 	if err := e.startCrossplane(ctx); err != nil {
 		return err
@@ -181,8 +214,11 @@ func (e *Environment) Stop() error {
 	if e.registry != nil {
 		e.registry.Close()
 	}
-	for i := len(e.procs) - 1; i >= 0; i-- {
-		e.procs[i].stop()
+	e.mu.Lock()
+	procs := e.procs
+	e.mu.Unlock()
+	for i := len(procs) - 1; i >= 0; i-- {
+		procs[i].stop()
 	}
 	if e.createdDir && !e.KeepDir {
 		return errors.Wrap(os.RemoveAll(e.Dir), "cannot remove the control plane's directory")
@@ -232,18 +268,26 @@ func (e *Environment) logf(format string, args ...any) {
 	}
 }
 
+// binary is a binary of the control plane: its field, environment variable
+// and tool.
+type binary struct {
+	path *string
+	env  string
+	tool string
+}
+
 // findBinaries fills in the binaries from the environment or hack/tool.sh.
 func (e *Environment) findBinaries(ctx context.Context) error {
-	for _, b := range []struct {
-		path *string
-		env  string
-		tool string
-	}{
+	binaries := []binary{
 		{&e.Etcd, EnvEtcd, "etcd"},
 		{&e.KubeAPIServer, EnvKubeAPIServer, "kube-apiserver"},
 		{&e.KubeControllerManager, EnvKubeControllerManager, "kube-controller-manager"},
 		{&e.Crossplane, EnvCrossplane, "crossplane-core"},
-	} {
+	}
+	if e.Gateway {
+		binaries = append(binaries, binary{&e.GatewayBinary, EnvGateway, "gateway"})
+	}
+	for _, b := range binaries {
 		if *b.path != "" {
 			continue
 		}

@@ -22,11 +22,21 @@ import (
 )
 
 const (
-	loopback       = "127.0.0.1"
-	startTimeout   = 2 * time.Minute
-	errFreePort    = "cannot find a free port on loopback"
-	errWriteConfig = "cannot write the kubeconfig"
-	errFmtStatus   = "%s answered %d: %s"
+	loopback = "127.0.0.1"
+	// ServiceCIDR is the control plane's Service range, inside loopback:
+	// every Service's clusterIP is an address of this machine that a test
+	// can listen on, where the real gateway sends (it reaches a Service at
+	// its clusterIP and port; no kube-proxy runs here). Linux routes all of
+	// 127.0.0.0/8 to the loopback interface.
+	ServiceCIDR = "127.77.0.0/16"
+	// kubernetesServiceIP is the first address of ServiceCIDR, the
+	// kubernetes Service's clusterIP, which the API server's certificate
+	// names.
+	kubernetesServiceIP = "127.77.0.1"
+	startTimeout        = 2 * time.Minute
+	errFreePort         = "cannot find a free port on loopback"
+	errWriteConfig      = "cannot write the kubeconfig"
+	errFmtStatus        = "%s answered %d: %s"
 )
 
 // freePort returns a port on loopback that nothing listens on now. Another
@@ -109,7 +119,7 @@ func (e *Environment) startAPIServer(ctx context.Context, etcd string) error {
 	serving, err := e.ca.Sign(CertOptions{
 		CommonName: "kube-apiserver",
 		DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		IPs:        []net.IP{net.ParseIP(loopback), net.ParseIP("10.0.0.1")},
+		IPs:        []net.IP{net.ParseIP(loopback), net.ParseIP(kubernetesServiceIP)},
 		Server:     true,
 	})
 	if err != nil {
@@ -153,7 +163,7 @@ func (e *Environment) startAPIServer(ctx context.Context, etcd string) error {
 		"--service-account-key-file="+sa,
 		"--service-account-signing-key-file="+sa,
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-cluster-ip-range="+ServiceCIDR,
 		"--authorization-mode=RBAC",
 		// No pods run here: nothing needs a default ServiceAccount, and no
 		// controller would create one.

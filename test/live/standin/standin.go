@@ -12,7 +12,9 @@
 //     backend does not exist. Other backend kinds count as resolved.
 //
 // It only writes what changed, under its own controllerName, and leaves the
-// reports of other controllers alone.
+// reports of other controllers alone. A parent that is a Gateway of a real
+// implementation (its GatewayClass's controllerName is in RealControllers)
+// is that implementation's to report on: the stand-in writes nothing for it.
 package standin
 
 import (
@@ -20,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -72,7 +75,16 @@ type StandIn struct {
 	Period time.Duration
 	// Errorf reports errors of a pass (the next pass retries). Optional.
 	Errorf func(format string, args ...any)
+	// RealControllers are the controllerNames of GatewayClasses that a real
+	// Gateway API implementation serves: the stand-in leaves the parents
+	// that are their Gateways to it.
+	RealControllers []string
 }
+
+var (
+	gvkGatewayClass = schema.GroupVersionKind{Group: groupGateway, Version: "v1", Kind: "GatewayClass"}
+	gvkGateway      = schema.GroupVersionKind{Group: groupGateway, Version: "v1", Kind: "Gateway"}
+)
 
 // Run reports on every route, every Period, until ctx ends.
 func (s *StandIn) Run(ctx context.Context) {
@@ -98,13 +110,17 @@ func (s *StandIn) Pass(ctx context.Context) error {
 	if err != nil {
 		return errors.Wrap(err, "cannot list ReferenceGrants")
 	}
+	served, err := s.realGateways(ctx)
+	if err != nil {
+		return err
+	}
 	for _, gvk := range RouteKinds {
 		routes, err := s.Client.List(ctx, gvk, "", metav1.ListOptions{})
 		if err != nil {
 			return errors.Wrapf(err, "cannot list %ss", gvk.Kind)
 		}
 		for i := range routes {
-			if err := s.report(ctx, &routes[i], grants); err != nil {
+			if err := s.report(ctx, &routes[i], grants, served); err != nil {
 				return err
 			}
 		}
@@ -130,7 +146,59 @@ type filter struct {
 	} `json:"requestMirror"`
 }
 
-func (s *StandIn) report(ctx context.Context, u *unstructured.Unstructured, grants []unstructured.Unstructured) error {
+// realGateways returns the Gateways (namespace/name) of the GatewayClasses
+// of RealControllers.
+func (s *StandIn) realGateways(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(s.RealControllers) == 0 {
+		return out, nil
+	}
+	classes, err := s.Client.List(ctx, gvkGatewayClass, "", metav1.ListOptions{})
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot list GatewayClasses")
+	}
+	served := map[string]bool{}
+	for _, c := range classes {
+		name, _, _ := unstructured.NestedString(c.Object, "spec", "controllerName")
+		if slices.Contains(s.RealControllers, name) {
+			served[c.GetName()] = true
+		}
+	}
+	if len(served) == 0 {
+		return out, nil
+	}
+	gateways, err := s.Client.List(ctx, gvkGateway, "", metav1.ListOptions{})
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot list Gateways")
+	}
+	for _, g := range gateways {
+		class, _, _ := unstructured.NestedString(g.Object, "spec", "gatewayClassName")
+		if served[class] {
+			out[g.GetNamespace()+"/"+g.GetName()] = true
+		}
+	}
+	return out, nil
+}
+
+// isReal reports whether a parentRef of a route in ns is one of the real
+// Gateways.
+func isReal(ref map[string]any, ns string, served map[string]bool) bool {
+	// Omitted, group and kind default to a Gateway; an empty group written
+	// out is the core group.
+	if g, ok := ref["group"]; ok && g != groupGateway {
+		return false
+	}
+	if k, ok := ref["kind"]; ok && k != "Gateway" {
+		return false
+	}
+	name, _ := ref["name"].(string)
+	if n, _ := ref["namespace"].(string); n != "" {
+		ns = n
+	}
+	return served[ns+"/"+name]
+}
+
+func (s *StandIn) report(ctx context.Context, u *unstructured.Unstructured, grants []unstructured.Unstructured, served map[string]bool) error {
 	var r route
 	if err := fromMap(u.Object["spec"], &r); err != nil {
 		return errors.Wrapf(err, "cannot read %s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
@@ -157,6 +225,9 @@ func (s *StandIn) report(ctx context.Context, u *unstructured.Unstructured, gran
 		var ref map[string]any
 		if err := json.Unmarshal(raw, &ref); err != nil {
 			return errors.Wrap(err, "cannot read a parentRef")
+		}
+		if isReal(ref, u.GetNamespace(), served) {
+			continue
 		}
 		key, _ := json.Marshal(ref)
 		prev := mine[string(key)]
