@@ -237,7 +237,11 @@ func renderXRD(a *api, v variant) ([]byte, error) {
 		})
 	}
 
-	names := map[string]any{"kind": v.kind, "plural": v.plural, "categories": []any{"crossplane", "gateway"}}
+	// Not "gateway": kubectl expands a category before it resolves a
+	// resource's name, so `kubectl get gateway` would list CanaryRoutes
+	// instead of Gateways. gateway-api is the Gateway API CRDs' own:
+	// `kubectl get gateway-api` lists CanaryRoutes beside their routes.
+	names := map[string]any{"kind": v.kind, "plural": v.plural, "categories": []any{"crossplane", "gateway-api"}}
 	// No defaultCompositionRef: every example has a Composition of its own,
 	// which its XR names, so a default naming one of them would be wrong for
 	// the others.
