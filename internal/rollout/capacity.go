@@ -39,7 +39,7 @@ func awaitingEntry(in Input, cur xr.RolloutStatus, ev Event) (Decision, bool) {
 			fmt.Sprintf("the canary could not carry step 0 for longer than the progress deadline %s: %s", deadline, why)), ev), true
 	}
 	cur.Phase, cur.Reason, cur.Message = xr.PhaseProgressing, ReasonAwaitingCapacity, msg
-	cur.NextStepAt = &metav1.Time{Time: cur.StepStartedAt.Time}
+	cur.NextStepAt = &metav1.Time{Time: cur.StepStartedAt.Add(steps[0].Pause)}
 	cur.AwaitingApproval = false
 	return withEvent(Decision{
 		CanaryWeight: 0,

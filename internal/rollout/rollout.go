@@ -345,9 +345,11 @@ func carried(in Input, why restart) xr.RolloutStatus {
 		cur.Step = ptr.To(min(*prev.Step, int32(len(steps)-1))) //nolint:gosec // At most maxSteps.
 		cur.StepStartedAt = stepStartedAt(prev.StepStartedAt, in.Now)
 		cur.Phase, cur.Reason = prev.Phase, prev.Reason
-		cur.Analysis = verdictsOf(prev.Analysis, len(steps))
+		cur.Analysis = verdictsOf(prev.Analysis, *cur.Step)
 		cur.Metrics = carriedMetrics(in, prev.Metrics)
-		cur.BakeStartedAt = prev.BakeStartedAt
+		if prev.BakeStartedAt != nil && !prev.BakeStartedAt.IsZero() {
+			cur.BakeStartedAt = prev.BakeStartedAt // A zero time is written as null: no bake.
+		}
 	} else {
 		cur.Step = ptr.To[int32](0)
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}

@@ -188,12 +188,12 @@ var maxHistory = limit("status.release.history")
 func (s ReleaseStatus) Bounded() ReleaseStatus {
 	if s.Stable != nil {
 		st := *s.Stable
-		st.Since = *clampTime(&st.Since)
+		st.Since = clampTimeValue(st.Since)
 		s.Stable = &st
 	}
 	if s.Retiring != nil {
 		r := *s.Retiring
-		r.At = *clampTime(&r.At)
+		r.At = clampTimeValue(r.At)
 		s.Retiring = &r
 	}
 	if len(s.History) > maxHistory {
@@ -201,7 +201,7 @@ func (s ReleaseStatus) Bounded() ReleaseStatus {
 	}
 	history := make([]ReleasedRevision, 0, len(s.History))
 	for _, h := range s.History {
-		h.SucceededAt = *clampTime(&h.SucceededAt)
+		h.SucceededAt = clampTimeValue(h.SucceededAt)
 		history = append(history, h)
 	}
 	if s.History != nil {
