@@ -114,7 +114,7 @@ type parsedSpec struct {
 	raw                              *rawSpec
 	spec                             Spec
 	boundsErrs, decodeErrs, specErrs field.ErrorList
-	defaultParentRefs    []gwv1.ParentReference
+	defaultParentRefs                []gwv1.ParentReference
 }
 
 // parsedSpecs keeps the specs parsed last. Decoding a spec strictly (each
