@@ -34,6 +34,10 @@ import (
 // Service ({{service}}: the proxy Service web-primary or web-canary). A
 // side without any 5xx has no such series: "or vector(0)" makes it 0. A
 // side without requests in the window is 0/0, no data: the step holds.
+// While Traefik has not seen a side's Service yet, it answers that side's
+// share with 500s itself (Gateway API's rule for a backendRef it cannot
+// resolve), from the route's weighted service: those are not counted
+// under the side's own service, so a side's ratio is its backend's.
 const errorRatio = `(sum(rate(traefik_service_requests_total{service=~".*-svc-{{namespace}}-{{service}}-[0-9]+@kubernetesgateway", code=~"5.."}[{{interval}}])) or vector(0))
 / sum(rate(traefik_service_requests_total{service=~".*-svc-{{namespace}}-{{service}}-[0-9]+@kubernetesgateway"}[{{interval}}]))`
 
@@ -96,13 +100,15 @@ func metricsXR(t *testing.T, ns, prom string, port int, metrics string) *unstruc
 type loader struct {
 	mu      sync.Mutex
 	answers map[string]int
+	// first and last are when each answer was first and last seen.
+	first, last map[string]time.Time
 }
 
 // load starts a loader for p, once both sides are served: a request the
 // gateway sends to a Service nobody serves yet would count as a 5xx of
 // that side.
 func load(t *testing.T, p probe, perSecond int) *loader {
-	l := &loader{answers: map[string]int{}}
+	l := &loader{answers: map[string]int{}, first: map[string]time.Time{}, last: map[string]time.Time{}}
 	client := &http.Client{
 		Timeout:       5 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -130,8 +136,13 @@ func load(t *testing.T, p probe, perSecond int) *loader {
 			if ctx.Err() != nil {
 				return
 			}
+			now := time.Now()
 			l.mu.Lock()
 			l.answers[who]++
+			if _, ok := l.first[who]; !ok {
+				l.first[who] = now
+			}
+			l.last[who] = now
 			l.mu.Unlock()
 		}
 	}()
@@ -169,10 +180,20 @@ func (l *loader) total() int {
 	return n
 }
 
+// String counts the answers, and says when each was seen.
 func (l *loader) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return describeCounts(l.answers)
+	keys := make([]string, 0, len(l.answers))
+	for k := range l.answers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s: %d from %s to %s", k, l.answers[k], l.first[k].UTC().Format("15:04:05.0"), l.last[k].UTC().Format("15:04:05.0")))
+	}
+	return "{" + strings.Join(parts, "; ") + "}"
 }
 
 // measurement is one of status.rollout.metrics[].measurements.
@@ -262,6 +283,18 @@ func watchSteps(t *testing.T, ns, name string) *stepWatch {
 	return w
 }
 
+func (w *stepWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	parts := make([]string, 0, len(w.started))
+	for i := range int64(len(w.started)) {
+		if at, ok := w.started[i]; ok {
+			parts = append(parts, fmt.Sprintf("step %d at %s", i, at.UTC().Format("15:04:05")))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // startOf is when a step started, if the watch saw it current.
 func (w *stepWatch) startOf(step int32) (time.Time, bool) {
 	w.mu.Lock()
@@ -277,6 +310,7 @@ func (w *stepWatch) startOf(step int32) (time.Time, bool) {
 // reconcile rate.
 func checkSpacing(t *testing.T, w *stepWatch, metric string, ms []measurement) {
 	t.Helper()
+	t.Logf("metric %s: %s", metric, w)
 	for i, m := range ms {
 		if start, ok := w.startOf(m.Step); !ok {
 			t.Errorf("metric %s: measurement %s at step %d, which the status never showed current", metric, m, m.Step)
