@@ -86,7 +86,7 @@ func TestServerErrorsEvery(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	var got []int
+	got := make([]int, 0, 10)
 	for range 10 {
 		a := get(t, s.Addr)
 		if a.Backend != "canary" {
