@@ -99,8 +99,12 @@ func parseMetrics(path *field.Path, t Traffic, raw *rawTraffic) (Traffic, field.
 			}
 		}
 		for j, s := range rm.Steps {
-			if s < 0 || int(s) >= len(t.Steps) {
+			switch {
+			case s < 0 || int(s) >= len(t.Steps):
 				errs = append(errs, field.Invalid(p.Child("steps").Index(j), s, fmt.Sprintf("must be the index of one of traffic.steps (0 to %d)", len(t.Steps)-1)))
+			case m.CompareToPrimary && t.Steps[s].Weight >= percentMax:
+				errs = append(errs, field.Invalid(p.Child("steps").Index(j), s,
+					fmt.Sprintf("step %d sends the primary no traffic: compareTo: primary has no baseline there; judge it with a metric of its own without compareTo", s)))
 			}
 		}
 		t.Metrics = append(t.Metrics, m)
