@@ -135,6 +135,11 @@ func violations(in Input, d Decision) []string {
 		if w != step.Weight || w > last {
 			bad("phase %s at %d%%, step %d is %d%%, last step %d%%", s.Phase, w, *s.Step, step.Weight, last)
 		}
+	case s.Phase == xr.PhasePaused && shortOfStep0(in, s):
+		// Paused while it waited to enter step 0: at 0%, capacity-gated.
+		if in.Capacity == nil {
+			bad("paused short of step 0 at 0%% without a capacity gate")
+		}
 	case s.Phase == xr.PhasePaused, s.Phase == xr.PhaseSucceeded:
 		if w != step.Weight || w > last {
 			bad("phase %s at %d%%, step %d is %d%%, last step %d%%", s.Phase, w, *s.Step, step.Weight, last)
@@ -235,6 +240,12 @@ func wantActive(in Input, d Decision) bool {
 func awaitingEntryStatus(in Input, s xr.RolloutStatus) bool {
 	return s.Reason == ReasonAwaitingCapacity && s.CanaryWeight == 0 && s.Step != nil && *s.Step == 0 &&
 		len(in.Traffic.Steps) > 0 && in.Traffic.Steps[0].Weight > 0
+}
+
+// shortOfStep0 reports whether a status is at step 0 at 0% while step 0
+// has a weight: a rollout that never entered its first step.
+func shortOfStep0(in Input, s xr.RolloutStatus) bool {
+	return s.CanaryWeight == 0 && s.Step != nil && *s.Step == 0 && len(in.Traffic.Steps) > 0 && in.Traffic.Steps[0].Weight > 0
 }
 
 // isFrozen reports whether the run is a paused progressive rollout with a

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
 // A Release makes the sides revisions of one workload (spec.release).
@@ -103,6 +105,15 @@ func parseRelease(path *field.Path, raw *rawRelease, canary string) (*Release, f
 		for _, msg := range validation.IsDNS1123Subdomain(r.Workload.NameOf(strings.Repeat("v", 63))) {
 			errs = append(errs, field.Invalid(p.Child("name"), w.Name, fmt.Sprintf("with a revision of 63 characters, %s", msg)))
 		}
+		// A label value may hold what a name may not (V2, v_2): the
+		// revision's own workload would never be found, and the pipeline's
+		// next step would compose an object the API server refuses.
+		if canary != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(r.Workload.NameOf(canary)) {
+				errs = append(errs, field.Invalid(field.NewPath("spec", "canary", "revision"), canary,
+					fmt.Sprintf("names the workload %s of release.workload.name, which %s", fielderr.Quote(r.Workload.NameOf(canary)), msg)))
+			}
+		}
 	}
 	return r, errs
 }
@@ -136,6 +147,19 @@ func (s Spec) WithPrimaryRevision(revision string) Spec {
 	svc.Selector = maps.Clone(svc.Selector)
 	svc.Selector[s.Release.RevisionLabel] = revision
 	s.Primary.Service = &svc
+	return s
+}
+
+// WithCanaryRevision is the spec with the canary of a release selecting
+// another revision than its own; "" changes nothing.
+func (s Spec) WithCanaryRevision(revision string) Spec {
+	if s.Release == nil || s.Canary.Service == nil || revision == "" {
+		return s
+	}
+	svc := *s.Canary.Service
+	svc.Selector = maps.Clone(svc.Selector)
+	svc.Selector[s.Release.RevisionLabel] = revision
+	s.Canary.Service = &svc
 	return s
 }
 
