@@ -102,13 +102,14 @@ func parseRelease(path *field.Path, raw *rawRelease, canary string) (*Release, f
 			errs = append(errs, field.Invalid(p.Child("name"), w.Name, "must hold {{revision}}: each revision runs in an object of its own"))
 		}
 		// The name a revision of the longest label value gets.
-		for _, msg := range validation.IsDNS1123Subdomain(r.Workload.NameOf(strings.Repeat("v", 63))) {
+		longest := validation.IsDNS1123Subdomain(r.Workload.NameOf(strings.Repeat("v", 63)))
+		for _, msg := range longest {
 			errs = append(errs, field.Invalid(p.Child("name"), w.Name, fmt.Sprintf("with a revision of 63 characters, %s", msg)))
 		}
 		// A label value may hold what a name may not (V2, v_2): the
 		// revision's own workload would never be found, and the pipeline's
 		// next step would compose an object the API server refuses.
-		if canary != "" {
+		if canary != "" && len(longest) == 0 {
 			for _, msg := range validation.IsDNS1123Subdomain(r.Workload.NameOf(canary)) {
 				errs = append(errs, field.Invalid(field.NewPath("spec", "canary", "revision"), canary,
 					fmt.Sprintf("names the workload %s of release.workload.name, which %s", fielderr.Quote(r.Workload.NameOf(canary)), msg)))
@@ -126,6 +127,9 @@ func releaseSides(s *Spec, stable *ReleaseStatus) {
 	r := s.Release
 	selector := func(revision string) map[string]string {
 		out := maps.Clone(r.Selector)
+		if out == nil {
+			out = map[string]string{} // A release without selector is a Fatal; never a panic.
+		}
 		out[r.RevisionLabel] = revision
 		return out
 	}
