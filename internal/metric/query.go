@@ -41,7 +41,8 @@ const (
 
 // Values are what the placeholders stand for, for the side measured.
 type Values struct {
-	// Namespace is the CanaryRoute's namespace.
+	// Namespace is the measured side's namespace: the route's for a proxy
+	// Service, the backend's own for a backendRef in another namespace.
 	Namespace string
 	// Route is the route's name.
 	Route string
@@ -299,6 +300,9 @@ func escapeRune(b *strings.Builder, r rune, text string) {
 		b.WriteString(`\t`)
 	case r < ' ' || r == 0x7f:
 		fmt.Fprintf(b, `\x%02x`, r)
+	case r == utf8.RuneError:
+		// PromQL's lexer reads U+FFFD written out as invalid UTF-8.
+		b.WriteString(`\ufffd`)
 	case r == ' ' || unicode.IsPrint(r):
 		b.WriteString(text)
 	case r <= 0xffff:

@@ -48,6 +48,19 @@ func Due(in Input, taken map[string]xr.Measurement) []xr.Metric {
 	}
 	now := in.Now.Truncate(time.Second)
 	step := *prev.Step
+	if int(step) >= len(in.Traffic.Steps) {
+		return nil
+	}
+	// Only a canary at its step's weight, which the gateway carries: one
+	// waiting to enter its first step, or whose step was just found again
+	// at another weight, would be measured on another weight's traffic.
+	w := in.Traffic.Steps[step].Weight
+	if prev.CanaryWeight != w {
+		return nil
+	}
+	if ok, _ := routeOfStep(in, step, w); !ok && in.Traffic.RequireAcceptedRoute {
+		return nil
+	}
 	var out []xr.Metric
 	for _, m := range in.Traffic.Metrics {
 		if !m.CountsIn(in.Traffic.Steps, step) {
@@ -96,21 +109,50 @@ func measurementsOf(metrics []xr.MetricStatus, name string) []xr.Measurement {
 
 // carriedMetrics are the measurements a status carries that still mean
 // something: of the spec's metrics, in its order, none dated after now
-// (written by hand), at most xr.MaxMeasurements each.
-func carriedMetrics(in Input, metrics []xr.MetricStatus) []xr.MetricStatus {
+// (written by hand), with a verdict the XRD admits, at most
+// xr.MaxMeasurements each.
+func carriedMetrics(in Input, metrics []xr.MetricStatus, step int32) []xr.MetricStatus {
 	var out []xr.MetricStatus
 	for _, m := range in.Traffic.Metrics {
 		var kept []xr.Measurement
 		for _, ms := range measurementsOf(metrics, m.Name) {
-			if !ms.Time.After(in.Now) && ms.Step >= 0 && int(ms.Step) < len(in.Traffic.Steps) {
+			if !ms.Time.After(in.Now) && ms.Step >= 0 && int(ms.Step) < len(in.Traffic.Steps) && validVerdict(ms.Verdict) {
 				kept = append(kept, ms)
 			}
 		}
 		if len(kept) > 0 {
-			out = append(out, xr.MetricStatus{Name: m.Name, Measurements: kept[max(0, len(kept)-xr.MaxMeasurements):]})
+			out = append(out, xr.MetricStatus{Name: m.Name, Measurements: trimmed(kept, step)})
 		}
 	}
 	return out
+}
+
+// validVerdict reports whether a measurement's verdict is one the XRD
+// admits: a status written by hand, or a context record of another step
+// of the pipeline, may hold anything.
+func validVerdict(v string) bool {
+	return v == xr.VerdictPassed || v == xr.VerdictFailed || v == xr.VerdictNoData
+}
+
+// trimmed keeps the latest xr.MaxMeasurements measurements, and the newest
+// pass at step among them: a step held long after its metrics passed (an
+// approval, a gate) must not forget that they did.
+func trimmed(list []xr.Measurement, step int32) []xr.Measurement {
+	if len(list) <= xr.MaxMeasurements {
+		return list
+	}
+	pass := -1
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i].Step == step && list[i].Verdict == xr.VerdictPassed {
+			pass = i
+			break
+		}
+	}
+	cut := len(list) - xr.MaxMeasurements
+	if pass < 0 || pass >= cut {
+		return list[cut:]
+	}
+	return append([]xr.Measurement{list[pass]}, list[cut+1:]...)
 }
 
 // withMeasured adds this run's measurements to the status, each to its
@@ -124,22 +166,28 @@ func withMeasured(in Input, cur xr.RolloutStatus) xr.RolloutStatus {
 	for _, m := range in.Traffic.Metrics {
 		old := measurementsOf(cur.Metrics, m.Name)
 		list := slices.Clone(old)
-		if ms, ok := in.Measured[m.Name]; ok && fresh(ms, old, cur) {
+		if ms, ok := in.Measured[m.Name]; ok && fresh(m, ms, old, cur) {
 			list = append(list, ms)
 		}
 		if len(list) > 0 {
-			metrics = append(metrics, xr.MetricStatus{Name: m.Name, Measurements: list[max(0, len(list)-xr.MaxMeasurements):]})
+			metrics = append(metrics, xr.MetricStatus{Name: m.Name, Measurements: trimmed(list, *cur.Step)})
 		}
 	}
 	cur.Metrics = metrics
 	return cur
 }
 
-// fresh reports whether a measurement belongs to the current step and is
-// newer than the last one recorded. A run that sees its own decision again
-// (the same measurement fed back) must not count it twice.
-func fresh(ms xr.Measurement, old []xr.Measurement, cur xr.RolloutStatus) bool {
-	if ms.Step != *cur.Step || ms.Time.Time.Before(cur.StepStartedAt.Time) {
+// fresh reports whether a measurement belongs to the current step, its
+// window within the step (an interval after it started), with a verdict
+// the XRD admits, and is newer than the last one recorded. A run that sees
+// its own decision again (the same measurement fed back) must not count it
+// twice; a run that restarts its step (relocated to another weight) took
+// it on the old weight's traffic.
+func fresh(m xr.Metric, ms xr.Measurement, old []xr.Measurement, cur xr.RolloutStatus) bool {
+	if ms.Step != *cur.Step || ms.Time.Time.Before(cur.StepStartedAt.Add(m.Interval)) || !validVerdict(ms.Verdict) ||
+		len(ms.Value) > xr.MaxMeasurementValue || len(ms.Baseline) > xr.MaxMeasurementValue {
+		// Not of this step, or not one the function took: a record
+		// handed over by another step of the pipeline may hold anything.
 		return false
 	}
 	return len(old) == 0 || ms.Time.Time.After(old[len(old)-1].Time.Time)
@@ -169,12 +217,24 @@ func failedMetric(in Input, cur xr.RolloutStatus) (bool, string) {
 			continue
 		}
 		list := measurementsOf(cur.Metrics, m.Name)
-		run := 0
-		for i := len(list) - 1; i >= 0 && counts(m, list[i]) == xr.VerdictFailed; i-- {
-			run++
+		// Failures in a row: only a pass starts the count over; no data
+		// (noData: Hold) is neither, so a provider that flaps between
+		// failures never hides them.
+		run, last := 0, -1
+		for i := len(list) - 1; i >= 0; i-- {
+			v := counts(m, list[i])
+			if v == xr.VerdictPassed {
+				break
+			}
+			if v == xr.VerdictFailed {
+				run++
+				if last < 0 {
+					last = i
+				}
+			}
 		}
-		if run >= int(m.FailureLimit) {
-			last := list[len(list)-1]
+		if run >= int(m.FailureLimit) && last >= 0 {
+			last := list[last]
 			return true, fmt.Sprintf("metric %s failed %d measurements in a row (failureLimit %d), the last at %s: %s",
 				quote(m.Name), run, m.FailureLimit, last.Time.UTC().Format(time.RFC3339), describeMeasurement(m, last))
 		}
@@ -293,15 +353,47 @@ func baking(in Input, cur xr.RolloutStatus) (xr.RolloutStatus, hold, bool) {
 	if in.Traffic.Bake <= 0 {
 		return cur, hold{}, false
 	}
-	if cur.BakeStartedAt == nil || cur.BakeStartedAt.After(in.Now) {
+	// A bake starts with its step: one dated before the step started was
+	// another step's (steps were appended), or ran before a pause (paused
+	// time never counts as observation time).
+	if cur.BakeStartedAt == nil || cur.BakeStartedAt.After(in.Now) || cur.BakeStartedAt.Before(cur.StepStartedAt) {
 		cur.BakeStartedAt = &metav1.Time{Time: in.Now}
 	}
 	end := cur.BakeStartedAt.Add(in.Traffic.Bake)
-	if !in.Now.Before(end) {
-		return cur, hold{}, false
+	if in.Now.Before(end) {
+		requeue := min(clamp(end.Sub(in.Now)), metricRequeue(in, cur))
+		return cur, hold{why: "baking until " + end.UTC().Format(time.RFC3339) + "; measuring meanwhile: " + strings.Join(bakingMetrics(in, cur), ", "), requeue: requeue}, true
 	}
-	requeue := min(clamp(end.Sub(in.Now)), metricRequeue(in, cur))
-	return cur, hold{why: "baking until " + end.UTC().Format(time.RFC3339) + "; measuring meanwhile: " + strings.Join(bakingMetrics(in, cur), ", "), requeue: requeue}, true
+	// The bake is over: it ends on a passing measurement of each metric,
+	// taken in the bake, as a step does. A provider down for the whole
+	// bake holds it, as no data holds a step.
+	if why := unbaked(in, cur); why != "" {
+		return cur, hold{why: "baked until " + end.UTC().Format(time.RFC3339) + "; " + why, requeue: metricRequeue(in, cur)}, true
+	}
+	return cur, hold{}, false
+}
+
+// unbaked names the first metric of the last step whose latest
+// measurement in the bake does not count as a pass; "" when each has one.
+func unbaked(in Input, cur xr.RolloutStatus) string {
+	for _, m := range in.Traffic.Metrics {
+		if m.DryRun || !m.CountsIn(in.Traffic.Steps, *cur.Step) {
+			continue
+		}
+		var last *xr.Measurement
+		for _, ms := range measurementsOf(cur.Metrics, m.Name) {
+			if ms.Step == *cur.Step && !ms.Time.Before(cur.BakeStartedAt) && !ms.Time.After(in.Now) {
+				last = &ms
+			}
+		}
+		switch {
+		case last == nil:
+			return fmt.Sprintf("metric %s: no measurement in the bake yet, the next is due at %s", quote(m.Name), nextDue(m, &cur, *cur.Step).UTC().Format(time.RFC3339))
+		case counts(m, *last) != xr.VerdictPassed:
+			return fmt.Sprintf("metric %s: the last measurement of the bake %s", quote(m.Name), describeMeasurement(m, *last))
+		}
+	}
+	return ""
 }
 
 // bakingMetrics names the metrics measured while the last step bakes.

@@ -346,7 +346,7 @@ func carried(in Input, why restart) xr.RolloutStatus {
 		cur.StepStartedAt = stepStartedAt(prev.StepStartedAt, in.Now)
 		cur.Phase, cur.Reason = prev.Phase, prev.Reason
 		cur.Analysis = verdictsOf(prev.Analysis, *cur.Step)
-		cur.Metrics = carriedMetrics(in, prev.Metrics)
+		cur.Metrics = carriedMetrics(in, prev.Metrics, *cur.Step)
 		if prev.BakeStartedAt != nil && !prev.BakeStartedAt.IsZero() {
 			cur.BakeStartedAt = prev.BakeStartedAt // A zero time is written as null: no bake.
 		}

@@ -74,8 +74,11 @@ var (
 	maxMetricName = limit("spec.traffic.metrics[*].name")
 	// MaxMeasurements is how many measurements of each metric
 	// status.rollout.metrics keeps.
-	MaxMeasurements  = limit("status.rollout.metrics[*].measurements")
-	maxConditionType = limit("spec.traffic.gates[*].conditionType")
+	MaxMeasurements = limit("status.rollout.metrics[*].measurements")
+	// MaxMeasurementValue is the most characters of a measurement's value
+	// and baseline: a number as Prometheus writes one holds at most 24.
+	MaxMeasurementValue = limit("status.rollout.metrics[*].measurements[*].value")
+	maxConditionType    = limit("spec.traffic.gates[*].conditionType")
 
 	// MaxVerdicts is the most verdicts status.rollout.analysis holds.
 	MaxVerdicts = limit("status.rollout.analysis")

@@ -220,6 +220,7 @@ func (s RolloutStatus) Bounded() RolloutStatus {
 			for i := range m.Measurements {
 				ms := &m.Measurements[i]
 				ms.Reason = CutRunes(ms.Reason, MaxStatusValue)
+				ms.Value, ms.Baseline = CutRunes(ms.Value, MaxMeasurementValue), CutRunes(ms.Baseline, MaxMeasurementValue)
 				ms.Time = clampTimeValue(ms.Time)
 			}
 			metrics = append(metrics, m)

@@ -1,0 +1,279 @@
+package rollout
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// atEntryWait is a status a previous run left while a release's canary
+// could not carry step 0 yet: at step 0, at 0%, reason AwaitingCapacity.
+func atEntryWait() *xr.RolloutStatus {
+	return &xr.RolloutStatus{
+		Phase: xr.PhaseProgressing, Reason: ReasonAwaitingCapacity, Revision: "v2",
+		Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(time.Minute),
+		CanaryWeight: 0, PrimaryWeight: 100,
+		Message: "waiting at 0% to enter step 0: the canary cannot carry its weight yet",
+	}
+}
+
+// TestNotMeasuredWhileAwaitingEntry: while a rollout waits at 0% to enter
+// its first step, its canary gets no traffic and is not measured; a
+// measurement of that window handed over is not recorded as the step's.
+func TestNotMeasuredWhileAwaitingEntry(t *testing.T) {
+	in := Input{
+		Traffic:       xr.Traffic{Steps: steps3(), RequireAcceptedRoute: true, Metrics: []xr.Metric{errorRate()}},
+		Revision:      "v2",
+		Previous:      atEntryWait(),
+		RouteAtWeight: routeOK,
+		Capacity:      func(int32) (bool, string) { return false, "0 ready replicas" },
+		Now:           at(5 * time.Minute),
+	}
+	var got []string
+	for _, m := range Due(in, nil) {
+		got = append(got, m.Name)
+	}
+	if diff := cmp.Diff([]string(nil), got); diff != "" {
+		t.Errorf("Due(awaiting entry at 0%%): a canary that gets no traffic yet is not measured: -want, +got:\n%s", diff)
+	}
+	// And the measurement of that 0% window (no data: NaN, no traffic) is
+	// recorded on the run that enters the step, as if it were the step's:
+	// with noData: Fail the rollout fails the moment it enters step 0.
+	in.Capacity = func(int32) (bool, string) { return true, "" }
+	in.Traffic.Metrics = []xr.Metric{errorRate(func(m *xr.Metric) { m.NoData = xr.NoDataFail })}
+	in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 5*time.Minute, xr.VerdictNoData, "provider \"prometheus\": the value is NaN, not a number")}
+	d := Decide(in)
+	if d.Status.Phase != xr.PhaseProgressing || *d.Status.Step != 0 || len(d.Status.Metrics) != 0 {
+		t.Errorf("Decide(entering step 0 with a measurement of the 0%% window): want Progressing at step 0 with no measurement recorded, got %s %s step %d metrics %v: %s",
+			d.Status.Phase, d.Status.Reason, *d.Status.Step, d.Status.Metrics, d.Status.Message)
+	}
+}
+
+// TestRelocatedStepNotJudgedOnOldWeight: the steps were edited so that
+// step 0 has another weight, and the rollout continues at step 0 with a new
+// start: nothing is measured on the old weight's traffic, and a measurement
+// of it handed over does not count.
+func TestRelocatedStepNotJudgedOnOldWeight(t *testing.T) {
+	steps := []xr.Step{{Weight: 20, Pause: time.Minute}, {Weight: 50, Pause: 5 * time.Minute}, {Weight: 100}}
+	in := Input{
+		Traffic:       xr.Traffic{Steps: steps, RequireAcceptedRoute: true, Metrics: []xr.Metric{errorRate()}},
+		Revision:      "v2",
+		Previous:      progressing(0, 0), // at 10%, which no step has now
+		RouteAtWeight: routeOK,
+		Now:           at(5 * time.Minute),
+	}
+	if due := Due(in, nil); len(due) != 0 {
+		t.Errorf("Due: a step found again at another weight is not measured on the old weight's traffic, got %v", due)
+	}
+	// A measurement of the old weight handed over (an earlier call of the
+	// reconcile) does not count either.
+	in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 5*time.Minute, xr.VerdictFailed, "0.5")}
+	d := Decide(in)
+	if d.Status.Phase == xr.PhaseFailed {
+		t.Errorf("Decide(steps edited, step 0 restarts at 20%%): a measurement of the 10%% window taken at the new step's start fails the new step: %s: %s", d.Status.Reason, d.Status.Message)
+	}
+}
+
+// TestBakeRestartsAtNewLastStep: a rollout baking its last step (50%) gets
+// a step appended (100%): the new last step bakes for itself.
+func TestBakeRestartsAtNewLastStep(t *testing.T) {
+	two := []xr.Step{{Weight: 10, Pause: time.Minute}, {Weight: 50}}
+	three := append(append([]xr.Step(nil), two...), xr.Step{Weight: 100})
+	prev := progressing(1, time.Minute)
+	prev.Reason = ReasonBaking
+	prev.BakeStartedAt = mt(time.Minute)
+	in := Input{
+		Traffic:       xr.Traffic{Steps: three, RequireAcceptedRoute: true, Bake: 10 * time.Minute},
+		Revision:      "v2",
+		Previous:      prev,
+		RouteAtWeight: routeOK,
+		Now:           at(5 * time.Minute),
+	}
+	d := Decide(in)
+	if *d.Status.Step != 2 {
+		t.Fatalf("want the appended step 2 entered, got step %d: %s", *d.Status.Step, d.Status.Message)
+	}
+	in.Previous = &d.Status
+	in.Now = at(20 * time.Minute)
+	d = Decide(in)
+	if d.Status.Phase != xr.PhaseProgressing || d.Status.Reason != ReasonBaking {
+		t.Errorf("the new last step (100%%) bakes for 10m once it passes; got %s %s (bakeStartedAt %v): %s",
+			d.Status.Phase, d.Status.Reason, d.Status.BakeStartedAt, d.Status.Message)
+	}
+}
+
+// TestPausedTimeNotBaked: a bake is observation time, like a step's pause:
+// a bake paused and resumed starts over.
+func TestPausedTimeNotBaked(t *testing.T) {
+	prev := progressing(2, 0)
+	prev.Reason = ReasonBaking
+	prev.BakeStartedAt = mt(0)
+	in := Input{
+		Traffic:       xr.Traffic{Steps: steps3(), RequireAcceptedRoute: true, Bake: 10 * time.Minute, Paused: true},
+		Revision:      "v2",
+		Previous:      prev,
+		RouteAtWeight: routeOK,
+		Now:           at(time.Minute),
+	}
+	d := Decide(in) // paused at 1m
+	if d.Status.Phase != xr.PhasePaused {
+		t.Fatalf("want Paused, got %s", d.Status.Phase)
+	}
+	in.Previous, in.Traffic.Paused, in.Now = &d.Status, false, at(30*time.Minute)
+	d = Decide(in) // resumed at 30m
+	in.Previous, in.Now = &d.Status, at(30*time.Minute+5*time.Second)
+	d = Decide(in)
+	if d.Status.Phase != xr.PhaseProgressing || d.Status.Reason != ReasonBaking {
+		t.Errorf("a bake of 10m that ran 1m before a pause still has 9m to run after the resume; got %s %s: %s",
+			d.Status.Phase, d.Status.Reason, d.Status.Message)
+	}
+}
+
+// TestBakeEndsOnAPass: a bake ends, like a step, on a passing measurement
+// of each metric taken in the bake: a provider down for the whole bake
+// holds it.
+func TestBakeEndsOnAPass(t *testing.T) {
+	pass := measured(2, time.Minute, xr.VerdictPassed, "0.001")
+	var list []xr.Measurement
+	list = append(list, pass)
+	for m := 2; m <= 5; m++ {
+		list = append(list, measured(2, time.Duration(m)*time.Minute, xr.VerdictNoData, "provider \"prometheus\": cannot be reached: connection refused"))
+	}
+	prev := progressing(2, 0)
+	prev.Reason = ReasonBaking
+	prev.BakeStartedAt = mt(time.Minute)
+	prev.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: list}}
+	in := Input{
+		Traffic:       xr.Traffic{Steps: steps3(), RequireAcceptedRoute: true, Bake: 5 * time.Minute, Metrics: []xr.Metric{errorRate()}},
+		Revision:      "v2",
+		Previous:      prev,
+		RouteAtWeight: routeOK,
+		Now:           at(6 * time.Minute),
+		Measured:      map[string]xr.Measurement{"error-rate": measured(2, 6*time.Minute, xr.VerdictNoData, "provider \"prometheus\": cannot be reached: connection refused")},
+	}
+	d := Decide(in)
+	if d.Status.Phase == xr.PhaseSucceeded {
+		t.Errorf("a bake whose every measurement had no data is not a passed bake; got Succeeded: %s", d.Status.Message)
+	}
+}
+
+// TestMeasurementsWithinXRD: measurements handed over in the pipeline
+// context, or carried in a status, with a value, a baseline or a verdict
+// the XRD would refuse, never reach the status.
+func TestMeasurementsWithinXRD(t *testing.T) {
+	ms := measured(0, 2*time.Minute, xr.VerdictFailed, "0.123456789012345678901234567890123456789")
+	ms.Baseline = "1.123456789012345678901234567890123456789"
+	in := metricsIn(0, 0, func(in *Input) {
+		in.Now = at(2 * time.Minute)
+		in.Measured = map[string]xr.Measurement{"error-rate": ms}
+	}, errorRate(func(m *xr.Metric) { m.FailureLimit = 3 }))
+	d := Decide(in)
+	for _, m := range d.Status.Metrics {
+		for _, got := range m.Measurements {
+			if len(got.Value) > 32 || len(got.Baseline) > 32 {
+				t.Errorf("status.rollout.metrics[%s] holds a value of %d and a baseline of %d characters; the XRD admits 32", m.Name, len(got.Value), len(got.Baseline))
+			}
+		}
+	}
+	bogus := measured(0, 2*time.Minute, "Bogus", "1")
+	in.Measured = map[string]xr.Measurement{"error-rate": bogus}
+	checkVerdicts(t, "a verdict from the context", Decide(in).Status)
+	// The same from a status an older XRD (or none) admitted: the analysis
+	// verdicts are filtered (verdictsOf), the metrics' are carried.
+	in.Measured = nil
+	in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, time.Minute, "passed", "0")}}}
+	checkVerdicts(t, "a verdict from the previous status", Decide(in).Status)
+}
+
+func checkVerdicts(t *testing.T, what string, s xr.RolloutStatus) {
+	t.Helper()
+	for _, m := range s.Metrics {
+		for _, got := range m.Measurements {
+			switch got.Verdict {
+			case xr.VerdictPassed, xr.VerdictFailed, xr.VerdictNoData:
+			default:
+				t.Errorf("%s: status.rollout.metrics[%s] holds verdict %q, outside the XRD's enum", what, m.Name, got.Verdict)
+			}
+		}
+	}
+}
+
+// TestStepPassKeptThroughLongWait: a step that passed its metric and waits
+// for approval keeps measuring; ten measurements without data do not push
+// the step's pass out of the status, which would hold the step and fail it
+// on the deadline for a provider outage.
+func TestStepPassKeptThroughLongWait(t *testing.T) {
+	steps := []xr.Step{{Weight: 10, Approval: true}, {Weight: 100}}
+	// The pass, then nine measurements without data: the run's tenth
+	// would push the pass out of the ten kept.
+	list := []xr.Measurement{measured(0, time.Minute, xr.VerdictPassed, "0.001")}
+	for m := 52; m <= 60; m++ {
+		list = append(list, measured(0, time.Duration(m)*time.Minute, xr.VerdictNoData, "provider \"prometheus\": timed out after 2s"))
+	}
+	prev := progressing(0, 0)
+	prev.Reason, prev.AwaitingApproval = ReasonAwaitingApproval, true
+	prev.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: list}}
+	in := Input{
+		Traffic: xr.Traffic{Steps: steps, RequireAcceptedRoute: true, ProgressDeadline: 10 * time.Minute,
+			Metrics: []xr.Metric{errorRate()}},
+		Revision:      "v2",
+		Previous:      prev,
+		RouteAtWeight: routeOK,
+		Now:           at(61 * time.Minute),
+		Measured:      map[string]xr.Measurement{"error-rate": measured(0, 61*time.Minute, xr.VerdictNoData, "provider \"prometheus\": timed out after 2s")},
+	}
+	d := Decide(in)
+	if d.Status.Phase == xr.PhaseFailed {
+		t.Errorf("a step that passed its metric and waits for approval does not fail on a provider blip: got %s %s: %s", d.Status.Phase, d.Status.Reason, d.Status.Message)
+	}
+}
+
+// TestNotMeasuredBeforeRouteCarriesStep: a step's metric is not measured
+// while the gateway does not carry the step's route: the window would
+// measure the previous weight's traffic.
+func TestNotMeasuredBeforeRouteCarriesStep(t *testing.T) {
+	steps := []xr.Step{{Weight: 10}, {Weight: 50}, {Weight: 100}}
+	prev := progressing(1, 0)
+	in := Input{
+		Traffic:       xr.Traffic{Steps: steps, RequireAcceptedRoute: true, Metrics: []xr.Metric{errorRate()}},
+		Revision:      "v2",
+		Previous:      prev,
+		RouteAtWeight: routeAt(10), // the gateway still carries step 0's 10%
+		Now:           at(2 * time.Minute),
+	}
+	if len(Due(in, nil)) == 0 {
+		t.Skip("not measured before the route is accepted: fine")
+	}
+	in.Measured = map[string]xr.Measurement{"error-rate": measured(1, 2*time.Minute, xr.VerdictPassed, "0")}
+	d := Decide(in)
+	in.Previous, in.Measured, in.RouteAtWeight, in.Now = &d.Status, nil, routeOK, at(2*time.Minute+5*time.Second)
+	d = Decide(in)
+	if *d.Status.Step != 1 {
+		t.Errorf("the 50%% step advanced to step %d on a pass measured while the route carried 10%%: %s", *d.Status.Step, d.Status.Message)
+	}
+}
+
+// TestNoDataDoesNotResetFailureCount: failureLimit counts failures in a
+// row that only a pass starts over: no data in between (noData: Hold) is
+// neither.
+func TestNoDataDoesNotResetFailureCount(t *testing.T) {
+	nd := func(m time.Duration) xr.Measurement {
+		return measured(0, m, xr.VerdictNoData, "provider \"prometheus\": timed out after 2s")
+	}
+	prev := progressing(0, 0)
+	prev.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{
+		measured(0, time.Minute, xr.VerdictFailed, "0.5"), nd(2 * time.Minute),
+	}}}
+	in := metricsIn(0, 0, func(in *Input) {
+		in.Previous = prev
+		in.Now = at(3 * time.Minute)
+		in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 3*time.Minute, xr.VerdictFailed, "0.5")}
+	}, errorRate(func(m *xr.Metric) { m.FailureLimit = 2 }))
+	d := Decide(in)
+	if d.Status.Phase != xr.PhaseFailed {
+		t.Errorf("two failed measurements with only no data between them reach failureLimit 2; got %s %s: %s", d.Status.Phase, d.Status.Reason, d.Status.Message)
+	}
+}
