@@ -43,7 +43,7 @@ func TestAwaitingCapacityQueriesNothing(t *testing.T) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.got) > 2 {
-		var at []string
+		at := make([]string, 0, len(p.got))
 		for _, c := range p.got {
 			at = append(at, c.at.Format(time.TimeOnly))
 		}

@@ -102,24 +102,30 @@ func TestMetricAnalysis(t *testing.T) {
 			xr:     metricsXR("", ""),
 			answer: value(0.002, 0.002),
 			runs:   20,
-			want: want{phase: "Succeeded", reason: "RolloutSucceeded", weight: 100,
-				events: []string{"RolloutStarted", "MetricPassed", "StepAdvanced", "RolloutSucceeded"}},
+			want: want{
+				phase: "Succeeded", reason: "RolloutSucceeded", weight: 100,
+				events: []string{"RolloutStarted", "MetricPassed", "StepAdvanced", "RolloutSucceeded"},
+			},
 		},
 		"FailingCanaryFails": {
 			reason: "A canary answering errors fails failureLimit measurements in a row and then gets nothing: phase Failed, reason MetricFailed.",
 			xr:     metricsXR("        failureLimit: 2\n", ""),
 			answer: value(0.5, 0.001),
 			runs:   20,
-			want: want{phase: "Failed", reason: "MetricFailed", weight: 0,
-				events: []string{"RolloutStarted", "MetricFailing", "RolloutFailed"}},
+			want: want{
+				phase: "Failed", reason: "MetricFailed", weight: 0,
+				events: []string{"RolloutStarted", "MetricFailing", "RolloutFailed"},
+			},
 		},
 		"DryRunOnlyRecords": {
 			reason: "A dry-run metric that fails is recorded and announced once, and the rollout carries on to 100%.",
 			xr:     metricsXR("        dryRun: true\n", ""),
 			answer: value(0.5, 0.001),
 			runs:   20,
-			want: want{phase: "Succeeded", reason: "RolloutSucceeded", weight: 100,
-				events: []string{"RolloutStarted", "MetricFailing", "StepAdvanced", "RolloutSucceeded"}},
+			want: want{
+				phase: "Succeeded", reason: "RolloutSucceeded", weight: 100,
+				events: []string{"RolloutStarted", "MetricFailing", "StepAdvanced", "RolloutSucceeded"},
+			},
 		},
 		"ProviderDownHolds": {
 			reason: "A provider that cannot be reached holds the step: no failure, no progress; the deadline is what fails a rollout that cannot be judged.",
@@ -128,8 +134,10 @@ func TestMetricAnalysis(t *testing.T) {
 				return metric.Result{NoData: "prometheus: connection refused", Outcome: metric.OutcomeError}
 			},
 			runs: 20,
-			want: want{phase: "Failed", reason: "ProgressDeadlineExceeded", weight: 0,
-				events: []string{"RolloutStarted", "MetricNoData", "RolloutFailed"}},
+			want: want{
+				phase: "Failed", reason: "ProgressDeadlineExceeded", weight: 0,
+				events: []string{"RolloutStarted", "MetricNoData", "RolloutFailed"},
+			},
 		},
 	}
 	for name, tc := range cases {
@@ -198,7 +206,7 @@ func TestMetricQueriesAsWritten(t *testing.T) {
 	if len(p.got) < 2 {
 		t.Fatalf("want the canary and the primary queried, got %d queries", len(p.got))
 	}
-	var got []string
+	got := make([]string, 0, 2)
 	for _, c := range p.got[:2] {
 		got = append(got, c.query)
 		if c.provider != "prometheus" {

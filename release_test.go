@@ -163,7 +163,7 @@ func TestReleaseBaselineQueriesStableRevision(t *testing.T) {
 		}
 	}
 	if canary == 0 || primary == 0 {
-		var got []string
+		got := make([]string, 0, len(q.got))
 		for _, c := range q.got {
 			got = append(got, c.query)
 		}

@@ -137,15 +137,6 @@ func parentReference(path *field.Path, r *gwv1.ParentReference) field.ErrorList 
 	return errs
 }
 
-// sameParent is the CRDs' test of two parentRefs naming the same parent,
-// after defaulting; an absent namespace equals an empty one.
-func sameParent(a, b *gwv1.ParentReference) bool {
-	return deref(a.Group, defaultParentGroup) == deref(b.Group, defaultParentGroup) &&
-		deref(a.Kind, defaultParentKind) == deref(b.Kind, defaultParentKind) &&
-		a.Name == b.Name &&
-		deref(a.Namespace, "") == deref(b.Namespace, "")
-}
-
 // parentRefsRules mirrors the four CEL rules on parentRefs: the standard
 // channel's on sectionName and the experimental channel's on sectionName or
 // port. The function's objects must pass both, except objects of versions
@@ -189,18 +180,18 @@ func parentRefsRules(path *field.Path, refs []gwv1.ParentReference, standard boo
 		specified = specified || mixedSections
 		portSpecified = portSpecified || mixedSections || (g.noPort && g.port)
 	}
+	return parentRefsErrs(path, []bool{specified && standard, unique && standard, portSpecified, portUnique})
+}
+
+// parentRefsErrs are the parentRefs rules that failed, in the CRDs' order:
+// sectionName specified, sectionName unique, sectionName or port
+// specified, sectionName or port unique.
+func parentRefsErrs(path *field.Path, failed []bool) field.ErrorList {
 	var errs field.ErrorList
-	if specified && standard {
-		errs = append(errs, rule(path, typeArray, msgSectionSpecified))
-	}
-	if unique && standard {
-		errs = append(errs, rule(path, typeArray, msgSectionUnique))
-	}
-	if portSpecified {
-		errs = append(errs, rule(path, typeArray, msgSectionPortSpecified))
-	}
-	if portUnique {
-		errs = append(errs, rule(path, typeArray, msgSectionPortUnique))
+	for i, msg := range []string{msgSectionSpecified, msgSectionUnique, msgSectionPortSpecified, msgSectionPortUnique} {
+		if failed[i] {
+			errs = append(errs, rule(path, typeArray, msg))
+		}
 	}
 	return errs
 }

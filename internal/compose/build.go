@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/proxy"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
@@ -51,7 +51,7 @@ func (p *Plan) Targets() []Target {
 	}{{xr.RolePrimary, cr.Spec.Primary}, {xr.RoleCanary, cr.Spec.Canary}} {
 		if s.side.ComposesService() {
 			targets = append(targets, Target{
-				Key: serviceKey(s.role), APIVersion: "v1", Kind: "Service",
+				Key: serviceKey(s.role), APIVersion: "v1", Kind: kindService,
 				Namespace: cr.RouteNamespace, Name: xr.ProxyServiceName(cr.RouteName, s.role),
 			})
 		}

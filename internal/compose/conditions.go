@@ -66,8 +66,10 @@ func Conditions(prior map[xpv2.ConditionType]xpv2.Condition, cr *xr.CanaryRoute,
 		}
 		conditions = append(conditions, Condition{ConditionRouteAccepted, metav1.ConditionFalse, reason, msg})
 	} else {
-		conditions = append(conditions, Condition{ConditionRouteAccepted, metav1.ConditionTrue, reasonAccepted,
-			"every parent accepted the route and resolved its references"})
+		conditions = append(conditions, Condition{
+			ConditionRouteAccepted, metav1.ConditionTrue, reasonAccepted,
+			"every parent accepted the route and resolved its references",
+		})
 	}
 
 	grantsReady, warnings := grantsCondition(prior[ConditionReferenceGrantsReady], cr, grants)
@@ -117,20 +119,26 @@ func grantsCondition(prior xpv2.Condition, cr *xr.CanaryRoute, grants grant.Resu
 	}
 	switch {
 	case cr.Spec.ReferenceGrants == xr.GrantsSkip:
-		return Condition{ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonSkipped,
-			"spec.referenceGrants is Skip: grants are managed outside this CanaryRoute"}, warnings
+		return Condition{
+			ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonSkipped,
+			"spec.referenceGrants is Skip: grants are managed outside this CanaryRoute",
+		}, warnings
 	case len(problems) > 0:
 		return Condition{ConditionReferenceGrantsReady, metav1.ConditionFalse, reason, problemsMsg}, warnings
 	case len(grants.Grants) == 0:
-		return Condition{ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonReady,
-			"no backend in another namespace needs a ReferenceGrant"}, warnings
+		return Condition{
+			ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonReady,
+			"no backend in another namespace needs a ReferenceGrant",
+		}, warnings
 	default:
 		namespaces := make([]string, 0, len(grants.Grants))
 		for _, g := range grants.Grants {
 			namespaces = append(namespaces, g.Namespace)
 		}
-		return Condition{ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonReady,
-			xr.CutRunes("ReferenceGrants composed in namespaces: "+fielderr.List(namespaces, ", "), xr.MaxStatusMessage)}, warnings
+		return Condition{
+			ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonReady,
+			xr.CutRunes("ReferenceGrants composed in namespaces: "+fielderr.List(namespaces, ", "), xr.MaxStatusMessage),
+		}, warnings
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
@@ -49,10 +49,10 @@ func Decode(obj map[string]any) (runtime.Object, error) {
 // composedKinds are the kinds beside the routes that the function composes
 // and a hold re-emits.
 var composedKinds = map[schema.GroupVersionKind]func() runtime.Object{
-	corev1.SchemeGroupVersion.WithKind("Service"):                 func() runtime.Object { return &corev1.Service{} },
-	gwv1.SchemeGroupVersion.WithKind("ReferenceGrant"):            func() runtime.Object { return &gwv1.ReferenceGrant{} },
-	gwv1beta1.SchemeGroupVersion.WithKind("ReferenceGrant"):       func() runtime.Object { return &gwv1beta1.ReferenceGrant{} },
-	gwv1.SchemeGroupVersion.WithKind(served.KindBackendTLSPolicy): func() runtime.Object { return &gwv1.BackendTLSPolicy{} },
+	corev1.SchemeGroupVersion.WithKind(kindService):                              func() runtime.Object { return &corev1.Service{} },
+	schema.GroupVersion(gwv1.GroupVersion).WithKind("ReferenceGrant"):            func() runtime.Object { return &gwv1.ReferenceGrant{} },
+	schema.GroupVersion(gwv1beta1.GroupVersion).WithKind("ReferenceGrant"):       func() runtime.Object { return &gwv1beta1.ReferenceGrant{} },
+	schema.GroupVersion(gwv1.GroupVersion).WithKind(served.KindBackendTLSPolicy): func() runtime.Object { return &gwv1.BackendTLSPolicy{} },
 }
 
 // serviceSpecAsComposed keeps the fields of a Service's spec that package
@@ -147,13 +147,13 @@ func (p *Plan) Held(observed map[Key]map[string]any, obs route.Observation) (Hel
 				continue
 			}
 		case *corev1.Service:
-			id := xr.BackendID{Kind: "Service", Namespace: obj.Namespace, Name: obj.Name}
+			id := xr.BackendID{Kind: kindService, Namespace: obj.Namespace, Name: obj.Name}
 			if refusedProxies[obj.Name] && recordedAs(recorded, id) {
 				continue
 			}
 		case *gwv1.BackendTLSPolicy:
 			// It goes with its proxy Service, which has its name.
-			id := xr.BackendID{Kind: "Service", Namespace: obj.Namespace, Name: obj.Name}
+			id := xr.BackendID{Kind: kindService, Namespace: obj.Namespace, Name: obj.Name}
 			if refusedProxies[obj.Name] && recordedAs(recorded, id) {
 				continue
 			}
@@ -245,7 +245,7 @@ func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies,
 	primaries := p.heldPrimaries(obj, recorded, ns)
 	for _, r := range route.References(obj, ns) {
 		id := r.ID
-		proxy := id.Group == "" && id.Kind == "Service" && id.Namespace == ns && proxies[id.Name]
+		proxy := id.Group == "" && id.Kind == kindService && id.Namespace == ns && proxies[id.Name]
 		b := backend.Backend{
 			Ref:       gwv1.BackendObjectReference{Group: ptr.To(gwv1.Group(id.Group)), Kind: ptr.To(gwv1.Kind(id.Kind)), Name: gwv1.ObjectName(id.Name)},
 			Namespace: id.Namespace, FromBackendRef: !proxy,
@@ -289,9 +289,9 @@ func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies,
 // own's, even one that splits its requests with the canary.
 func (p *Plan) heldPrimaries(obj runtime.Object, recorded []xr.BackendID, ns string) []xr.BackendID {
 	out := []xr.BackendID{p.Primary.ID()}
-	rollout := route.RolloutRules(obj, route.SpecRules(p.CR.Spec.Rules))
+	weighted := route.RolloutRules(obj, route.SpecRules(p.CR.Spec.Rules))
 	for i, rule := range route.RuleBackends(obj, ns) {
-		if rollout[i] && len(rule) == 2 && recordedAs(recorded, rule[1]) && !recordedAs(recorded, rule[0]) {
+		if weighted[i] && len(rule) == 2 && recordedAs(recorded, rule[1]) && !recordedAs(recorded, rule[0]) {
 			out = append(out, rule[0])
 		}
 	}

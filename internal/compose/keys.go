@@ -77,3 +77,6 @@ func (k Key) IsGrant() bool { return strings.HasPrefix(string(k), prefixReferenc
 func (k Key) Ours() bool {
 	return k == KeyServicePrimary || k == KeyServiceCanary || k == KeyTLSPrimary || k == KeyTLSCanary || k.IsRoute() || k.IsGrant()
 }
+
+// kindService is the kind of the proxy Services, and of a Service backend.
+const kindService = "Service"

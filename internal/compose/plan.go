@@ -265,23 +265,7 @@ func (p *Plan) checkSteps() field.ErrorList {
 // weight or grant can make safe.
 func CheckPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 	var errs field.ErrorList
-	// Anyone who may create a cluster-scoped CanaryRoute could otherwise put
-	// a route, and proxy Services selecting any pods, in any namespace.
-	if cr.Scope == xr.ScopeCluster && !pol.AllowsRouteNamespace(cr.RouteNamespace) {
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "namespace"),
-			"namespace "+fielderr.Quote(cr.RouteNamespace)+" is not in the function Input's allowedRouteNamespaces"))
-	}
-	// A claim reference is proven, not believed: whoever may write a
-	// cluster-scoped XR may write a claimRef naming any namespace.
-	if cr.Scope == xr.ScopeClaim && !cr.ClaimProven && !pol.AllowsRouteNamespace(cr.RouteNamespace) {
-		kind, name := "claim", cr.RouteNamespace
-		if c := cr.Claim; c != nil {
-			kind, name = fielderr.Cut(c.Kind, fielderr.MaxValue), cr.RouteNamespace+"/"+fielderr.Cut(c.Name, fielderr.MaxValue)
-		}
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "claimRef"),
-			"no "+kind+" "+name+" references this CanaryRoute, so its namespace "+fielderr.Quote(cr.RouteNamespace)+
-				" must be in the function Input's allowedRouteNamespaces, as for any cluster-scoped CanaryRoute"))
-	}
+	errs = append(errs, checkScope(cr, pol)...)
 	for _, s := range []struct {
 		role xr.Role
 		side xr.Side
@@ -304,6 +288,39 @@ func CheckPolicy(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "primary", "backendRef", "kind"),
 			"backend kind "+backend.KindString(backend.GroupKindOf(*ref))+" is not in the function Input's allowedBackendKinds"))
 	}
+	errs = append(errs, checkKinds(cr, pol)...)
+	return errs
+}
+
+// checkScope refuses a route namespace the policy does not allow: a
+// cluster-scoped CanaryRoute's, and a claim's that is not proven.
+func checkScope(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
+	var errs field.ErrorList
+	// Anyone who may create a cluster-scoped CanaryRoute could otherwise put
+	// a route, and proxy Services selecting any pods, in any namespace.
+	if cr.Scope == xr.ScopeCluster && !pol.AllowsRouteNamespace(cr.RouteNamespace) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "namespace"),
+			"namespace "+fielderr.Quote(cr.RouteNamespace)+" is not in the function Input's allowedRouteNamespaces"))
+	}
+	// A claim reference is proven, not believed: whoever may write a
+	// cluster-scoped XR may write a claimRef naming any namespace.
+	if cr.Scope == xr.ScopeClaim && !cr.ClaimProven && !pol.AllowsRouteNamespace(cr.RouteNamespace) {
+		kind, name := "claim", cr.RouteNamespace
+		if c := cr.Claim; c != nil {
+			kind, name = fielderr.Cut(c.Kind, fielderr.MaxValue), cr.RouteNamespace+"/"+fielderr.Cut(c.Name, fielderr.MaxValue)
+		}
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "claimRef"),
+			"no "+kind+" "+name+" references this CanaryRoute, so its namespace "+fielderr.Quote(cr.RouteNamespace)+
+				" must be in the function Input's allowedRouteNamespaces, as for any cluster-scoped CanaryRoute"))
+	}
+	return errs
+}
+
+// checkKinds refuses the kinds of objects the function would compose or
+// read with Crossplane's rights that the policy does not allow: analysis
+// templates, a release's workload, gates.
+func checkKinds(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
+	var errs field.ErrorList
 	errs = append(errs, checkAnalysisKinds(cr, func(apiVersion, kind string) bool {
 		gv, err := schema.ParseGroupVersion(apiVersion)
 		return err == nil && pol.AllowsAnalysis(gv.WithKind(kind))

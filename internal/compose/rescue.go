@@ -212,10 +212,10 @@ func rescuedObjects(decoded map[Key]runtime.Object, observed map[Key]map[string]
 func primaryBackends(xrp *fieldpath.Paved, decoded map[Key]runtime.Object, routeNamespace string) []xr.BackendID {
 	var out []xr.BackendID
 	if svc, ok := decoded[KeyServicePrimary].(metav1.Object); ok {
-		out = append(out, xr.BackendID{Kind: "Service", Namespace: svc.GetNamespace(), Name: svc.GetName()})
+		out = append(out, xr.BackendID{Kind: kindService, Namespace: svc.GetNamespace(), Name: svc.GetName()})
 	}
 	if proxy := primaryProxy(xrp); proxy != "" {
-		out = append(out, xr.BackendID{Kind: "Service", Namespace: routeNamespace, Name: proxy})
+		out = append(out, xr.BackendID{Kind: kindService, Namespace: routeNamespace, Name: proxy})
 	}
 	var ref gwv1.BackendObjectReference
 	if xrp.GetValueInto("spec.primary.backendRef", &ref) == nil && ref.Name != "" {

@@ -247,15 +247,19 @@ status:
 		},
 		"RecordNamesTheSpecsPrimary": {
 			reason: "Attack: a record that names the spec's primary backendRef, with Gateway API's defaults applied (core group, kind Service, the route's namespace), is not trusted either.",
-			patches: []patch{abort, del("spec.primary.service"), set("spec.primary.backendRef", `{name: podinfo-stable, port: 9898}`),
-				recorded(`{group: "", kind: Service, namespace: test, name: podinfo-stable}`)},
+			patches: []patch{
+				abort, del("spec.primary.service"), set("spec.primary.backendRef", `{name: podinfo-stable, port: 9898}`),
+				recorded(`{group: "", kind: Service, namespace: test, name: podinfo-stable}`),
+			},
 			observed: map[Key]string{"route-httproute": rescueRoute},
 			want:     want{ok: true, rescued: refused("Service test/podinfo-stable, which carries the primary's traffic", true)},
 		},
 		"RecordNamesTheSpecsPrimaryProxy": {
 			reason: "Attack: a record that names the proxy Service the spec's service side gets (named after spec.routeName), before it is observed, is not trusted either.",
-			patches: []patch{abort, set("spec.routeName", "web"),
-				recorded(`{group: "", kind: Service, namespace: test, name: web-primary}`)},
+			patches: []patch{
+				abort, set("spec.routeName", "web"),
+				recorded(`{group: "", kind: Service, namespace: test, name: web-primary}`),
+			},
 			observed: map[Key]string{"route-httproute": rescueRoute},
 			want:     want{ok: true, rescued: refused("Service test/web-primary, which carries the primary's traffic", true)},
 		},

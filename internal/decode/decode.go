@@ -13,12 +13,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // Strict decodes JSON into a typed value, rejecting unknown and

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/env"
@@ -24,6 +22,8 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // Limits of an expression and of its evaluation.
@@ -246,7 +246,7 @@ func (c *Compiler) Compile(text string) (*Program, error) {
 // cached compiles an expression in an environment, or returns the one
 // compiled before for the same text and environment; key tells the
 // environments apart in the cache.
-func (c *Compiler) cached(text, prefix string, env *cel.Env) (*Program, error) {
+func (c *Compiler) cached(text, prefix string, celEnv *cel.Env) (*Program, error) {
 	if len(text) > MaxLength {
 		return nil, ErrTooLong
 	}
@@ -260,7 +260,7 @@ func (c *Compiler) cached(text, prefix string, env *cel.Env) (*Program, error) {
 	}
 	c.mu.Unlock()
 
-	prg, err := c.compile(env, text)
+	prg, err := c.compile(celEnv, text)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -282,15 +282,15 @@ func (c *Compiler) Len() int {
 	return c.order.Len()
 }
 
-func (c *Compiler) compile(env *cel.Env, text string) (*Program, error) {
-	ast, iss := env.Parse(text)
+func (c *Compiler) compile(celEnv *cel.Env, text string) (*Program, error) {
+	ast, iss := celEnv.Parse(text)
 	if iss.Err() != nil {
 		return nil, errors.New(compileError(iss.Err().Error()))
 	}
-	if env == c.metricEnv {
+	if celEnv == c.metricEnv {
 		doubles(ast)
 	}
-	ast, iss = env.Check(ast)
+	ast, iss = celEnv.Check(ast)
 	if iss.Err() != nil {
 		return nil, errors.New(compileError(iss.Err().Error()))
 	}
@@ -300,7 +300,7 @@ func (c *Compiler) compile(env *cel.Env, text string) (*Program, error) {
 	if err := checkIn(ast); err != nil {
 		return nil, err
 	}
-	prg, err := env.Program(ast,
+	prg, err := celEnv.Program(ast,
 		cel.CostLimit(CostLimit),
 		cel.CostTrackerOptions(append(matchesCostTrackers(),
 			interpreter.OverloadCostTracker(overloads.Equals, comparisonCost),

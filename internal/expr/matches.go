@@ -11,14 +11,14 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // Limits of matches(). A pattern pays before it runs: CEL charges a call

@@ -593,6 +593,8 @@ func canaryReplicas(in Input, d Decision) int32 {
 		return max(need(replicas, ri.Previous.CanaryWeight), 1)
 	case xr.PhasePromoting:
 		return replicas
+	case xr.PhaseStable, xr.PhaseProgressing, xr.PhasePaused, xr.PhaseSucceeded:
+		// Sized for its weight, below.
 	}
 	if p := ri.Traffic.Promote; p != nil && p.Revision == ri.Revision && s.Promoted != ri.Revision {
 		// promote waits until the canary can carry the last step.

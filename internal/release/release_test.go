@@ -104,8 +104,10 @@ func TestDecide(t *testing.T) {
 		"FirstRelease": {
 			reason: "The first revision has nothing to compare to: it is stable at once, the primary serves it, said once.",
 			in:     in("v1", "d1", 0, func(*Input) {}),
-			want: want{phase: xr.PhaseSucceeded, reason: ReasonReleased, weight: 0, primary: "v1", stable: "v1",
-				replicas: map[string]int32{"v1": 4}, events: []string{ReasonReleased}},
+			want: want{
+				phase: xr.PhaseSucceeded, reason: ReasonReleased, weight: 0, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4}, events: []string{ReasonReleased},
+			},
 		},
 		"Stable": {
 			reason: "A canary at the stable revision has nothing to roll out: the primary serves every request, and nothing is said.",
@@ -121,8 +123,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
 				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: 100}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: 10, primary: "v1", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 2}, events: []string{rollout.ReasonStarted}},
+			want: want{
+				phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: 10, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 2}, events: []string{rollout.ReasonStarted},
+			},
 		},
 		"CanaryNotReadyWaitsAtZero": {
 			reason: "A canary whose workload cannot carry the first step's weight waits at 0%: no request reaches pods that are not there.",
@@ -130,8 +134,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary, i.Ready = stableAt("v1", "d1"), "v1", ready(0)
 				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: 100}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v1", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 2}, events: []string{rollout.ReasonStarted}},
+			want: want{
+				phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 2}, events: []string{rollout.ReasonStarted},
+			},
 		},
 		"StepWaitsForCapacity": {
 			reason: "A move to the next step waits until the canary's ready replicas carry its weight (2 of 4 for 50%).",
@@ -139,8 +145,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary, i.Ready = stableAt("v1", "d1"), "v1", ready(1)
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = progressingAt(0, 0), routeAt(10)
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 10, primary: "v1", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 2}},
+			want: want{
+				phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 10, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 2},
+			},
 		},
 		"LastStepStartsThePromotion": {
 			reason: "Once the last step passed, the promotion starts: the route already sends every request to the canary, so the primary Service moves to it on the same run.",
@@ -148,8 +156,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = progressingAt(2, time.Minute), routeAt(100)
 			}),
-			want: want{phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted}},
+			want: want{
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted},
+			},
 		},
 		"PromotionWaitsForThePrimary": {
 			reason: "The route moves back to the primary only once the primary Service is observed selecting the new revision.",
@@ -157,8 +167,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
 			}),
-			want: want{phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 4}},
+			want: want{
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4},
+			},
 		},
 		"Promoted": {
 			reason: "With the primary selecting the new revision and its replicas ready, the revision is stable: the route sends every request to the primary, the old revision goes to history and retires after scaleDownDelay.",
@@ -166,8 +178,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v2"
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
 			}),
-			want: want{phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: 0, primary: "v2", stable: "v2", history: []string{"v1"}, retiring: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromoted}},
+			want: want{
+				phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: 0, primary: "v2", stable: "v2", history: []string{"v1"}, retiring: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromoted},
+			},
 		},
 		"RetiredScalesDown": {
 			reason: "Once scaleDownDelay passed, the retired revision gets no replicas.",
@@ -176,8 +190,10 @@ func TestDecide(t *testing.T) {
 				i.Status.Retiring = &xr.RetiringRevision{Revision: "v1", At: at(7 * time.Minute)}
 				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
 			}),
-			want: want{phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: 0, primary: "v2", stable: "v2", history: []string{"v1"}, retiring: "v1",
-				replicas: map[string]int32{"v1": 0, "v2": 4}},
+			want: want{
+				phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: 0, primary: "v2", stable: "v2", history: []string{"v1"}, retiring: "v1",
+				replicas: map[string]int32{"v1": 0, "v2": 4},
+			},
 		},
 		"FastRollback": {
 			reason: "A revision among the last rollbackWindow stable ones, unchanged, goes straight to its promotion: every request to it at once.",
@@ -186,8 +202,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1"}), "v2"
 				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
 			}),
-			want: want{phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v2", history: []string{"v1"},
-				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted}},
+			want: want{
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v2", history: []string{"v1"},
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted},
+			},
 		},
 		"RollbackOfAChangedRevisionRollsOut": {
 			reason: "A history entry of another digest (the revision changed since, or a forged entry) rolls back nothing: the revision goes through the steps.",
@@ -196,8 +214,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "other"}), "v2"
 				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: 10, primary: "v2", stable: "v2", history: []string{"v1"},
-				replicas: map[string]int32{"v1": 2, "v2": 4}, events: []string{rollout.ReasonStarted}},
+			want: want{
+				phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: 10, primary: "v2", stable: "v2", history: []string{"v1"},
+				replicas: map[string]int32{"v1": 2, "v2": 4}, events: []string{rollout.ReasonStarted},
+			},
 		},
 		"RolledBack": {
 			reason: "A rollback ends as RolledBack: the earlier revision is stable again, the one it replaces goes to history.",
@@ -208,8 +228,10 @@ func TestDecide(t *testing.T) {
 				p.Revision, p.CanaryDigest = "v1", "d1"
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = p, routeAt(100)
 			}),
-			want: want{phase: xr.PhaseSucceeded, reason: ReasonRolledBack, weight: 0, primary: "v1", stable: "v1", history: []string{"v2"}, retiring: "v2",
-				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonRolledBack}},
+			want: want{
+				phase: xr.PhaseSucceeded, reason: ReasonRolledBack, weight: 0, primary: "v1", stable: "v1", history: []string{"v2"}, retiring: "v2",
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonRolledBack},
+			},
 		},
 		"AbortDuringPromotionPrimaryMoved": {
 			reason: "An abort after the promotion moved the primary Service: the primary moves back to the stable revision while every request stays on the canary, which selects v2 and keeps its replicas; the primary's too.",
@@ -218,8 +240,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v2"
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
 			}),
-			want: want{phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 4}},
+			want: want{
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4},
+			},
 		},
 		"AbortDuringPromotionPrimaryBack": {
 			reason: "An abort during a promotion whose primary selects the stable revision: every request goes back to it, and v2, which the route still sends everything, keeps its replicas until the route is observed at 0.",
@@ -228,8 +252,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
 			}),
-			want: want{phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: 0, primary: "v1", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{rollout.EventAborted}},
+			want: want{
+				phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: 0, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{rollout.EventAborted},
+			},
 		},
 		"AbortedRouteAtZero": {
 			reason: "Once the route is observed sending the aborted canary nothing, its revision gets no replicas.",
@@ -240,8 +266,10 @@ func TestDecide(t *testing.T) {
 				p.Phase, p.Reason = xr.PhaseAborted, rollout.ReasonAborted
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = p, routeAt(0)
 			}),
-			want: want{phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: 0, primary: "v1", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 0}},
+			want: want{
+				phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: 0, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 0},
+			},
 		},
 		"ForgedStableDistrusted": {
 			reason: "Attack: status.release naming a stable revision that never rolled out (v9) is not believed: both Services observed selecting v1 say which is stable, so v9 rolls out through the steps (the canary Service moves to it at 0% first).",
@@ -250,8 +278,10 @@ func TestDecide(t *testing.T) {
 				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v9", "d9"), "v1", "v1"
 				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v9", CanaryDigest: "d9", Step: ptr.To[int32](2), PrimaryWeight: 100}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v1", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v9": 2}, events: []string{rollout.ReasonStarted}},
+			want: want{
+				phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v9": 2}, events: []string{rollout.ReasonStarted},
+			},
 		},
 	}
 	for name, tc := range cases {

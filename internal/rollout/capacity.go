@@ -8,8 +8,9 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
-// ReasonAwaitingCapacity: a move to a weight waits until the canary can
-// carry it (a release's workload has the ready replicas it needs).
+// ReasonAwaitingCapacity is the reason of a move to a weight that waits
+// until the canary can carry it (a release's workload has the ready
+// replicas it needs).
 const ReasonAwaitingCapacity = "AwaitingCapacity"
 
 // entering reports whether the previous run left a rollout whose moves
@@ -34,7 +35,7 @@ func awaitingEntry(in Input, cur xr.RolloutStatus, ev Event) (Decision, bool) {
 	if ok {
 		return Decision{}, false
 	}
-	msg := fmt.Sprintf("waiting at 0%% to enter step 0: the canary cannot carry its weight yet: %s", why)
+	msg := "waiting at 0% to enter step 0: the canary cannot carry its weight yet: " + why
 	if deadline := in.Traffic.ProgressDeadline; deadline > 0 && in.Now.Sub(cur.StepStartedAt.Time) > deadline {
 		return withEvent(terminal(cur, xr.PhaseFailed, ReasonProgressDeadlineExceeded,
 			fmt.Sprintf("the canary could not carry step 0 for longer than the progress deadline %s: %s", deadline, why)), ev), true
@@ -45,7 +46,7 @@ func awaitingEntry(in Input, cur xr.RolloutStatus, ev Event) (Decision, bool) {
 	return withEvent(Decision{
 		CanaryWeight: 0,
 		Status:       withWeights(cur, 0),
-		Requeue:      untilDeadline(in, cur.StepStartedAt.Time, HoldRequeue),
+		Requeue:      untilDeadline(in, cur.StepStartedAt.Time),
 		Analysis:     steps[0].Analysis,
 		Healthy:      true,
 	}, ev), true

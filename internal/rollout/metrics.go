@@ -190,7 +190,7 @@ func fresh(m xr.Metric, ms xr.Measurement, old []xr.Measurement, cur xr.RolloutS
 		// handed over by another step of the pipeline may hold anything.
 		return false
 	}
-	return len(old) == 0 || ms.Time.Time.After(old[len(old)-1].Time.Time)
+	return len(old) == 0 || ms.Time.After(old[len(old)-1].Time.Time)
 }
 
 // counts is what a measurement counts as under a metric's noData.
@@ -266,12 +266,10 @@ func heldMetric(in Input, cur xr.RolloutStatus) (string, time.Time) {
 				break
 			}
 		}
-		switch {
-		case last == nil:
+		if last == nil {
 			return fmt.Sprintf("metric %s: no measurement yet, the first is due at %s", quote(m.Name), due.UTC().Format(time.RFC3339)), due
-		default:
-			return fmt.Sprintf("metric %s: no passing measurement yet, the last %s", quote(m.Name), describeMeasurement(m, *last)), due
 		}
+		return fmt.Sprintf("metric %s: no passing measurement yet, the last %s", quote(m.Name), describeMeasurement(m, *last)), due
 	}
 	return "", time.Time{}
 }

@@ -32,11 +32,12 @@ func TestNotMeasuredWhileAwaitingEntry(t *testing.T) {
 		Capacity:      func(int32) (bool, string) { return false, "0 ready replicas" },
 		Now:           at(5 * time.Minute),
 	}
-	var got []string
-	for _, m := range Due(in, nil) {
+	due := Due(in, nil)
+	got := make([]string, 0, len(due))
+	for _, m := range due {
 		got = append(got, m.Name)
 	}
-	if diff := cmp.Diff([]string(nil), got); diff != "" {
+	if diff := cmp.Diff([]string{}, got); diff != "" {
 		t.Errorf("Due(awaiting entry at 0%%): a canary that gets no traffic yet is not measured: -want, +got:\n%s", diff)
 	}
 	// And the measurement of that 0% window (no data: NaN, no traffic) is
@@ -217,8 +218,10 @@ func TestStepPassKeptThroughLongWait(t *testing.T) {
 	prev.Reason, prev.AwaitingApproval = ReasonAwaitingApproval, true
 	prev.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: list}}
 	in := Input{
-		Traffic: xr.Traffic{Steps: steps, RequireAcceptedRoute: true, ProgressDeadline: 10 * time.Minute,
-			Metrics: []xr.Metric{errorRate()}},
+		Traffic: xr.Traffic{
+			Steps: steps, RequireAcceptedRoute: true, ProgressDeadline: 10 * time.Minute,
+			Metrics: []xr.Metric{errorRate()},
+		},
 		Revision:      "v2",
 		Previous:      prev,
 		RouteAtWeight: routeOK,

@@ -400,26 +400,7 @@ func progressive(in Input) Decision {
 	case in.Traffic.Paused && prev != nil:
 		return frozen(in, why)
 	case in.Traffic.Paused:
-		// Nothing was composed before, so there is nothing to freeze yet:
-		// the first run is Paused at step 0, and the next run agrees.
-		w := steps[0].Weight
-		if in.Capacity != nil {
-			if ok, _ := in.Capacity(w); !ok {
-				// The canary cannot carry the step yet: paused short of it.
-				w = 0
-			}
-		}
-		cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
-		cur.Message = fmt.Sprintf("paused at step 0 (%d%%)", w)
-		return Decision{
-			CanaryWeight: w,
-			Active:       w < percentTotal,
-			Status:       withWeights(cur, w),
-			Requeue:      MaxRequeue,
-			Events:       []Event{restartEvent(in, why)},
-			Analysis:     steps[0].Analysis,
-			Healthy:      true,
-		}
+		return pausedFirst(in, cur, why)
 	case why != noRestart:
 		cur.Reason = restartReason[why]
 		if d, waiting := awaitingEntry(in, cur, restartEvent(in, why)); waiting {
@@ -431,15 +412,7 @@ func progressive(in Input) Decision {
 	// A rollout waiting to enter its first step enters it once the canary
 	// can carry its weight.
 	if entering(in, prev) {
-		if d, waiting := awaitingEntry(in, cur, Event{}); waiting {
-			return d
-		}
-		cur.StepStartedAt = &metav1.Time{Time: in.Now}
-		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonAdvanced
-		return advance(in, cur, Event{
-			Reason:  ReasonAdvanced,
-			Message: fmt.Sprintf("the canary of revision %s can carry step 0: the rollout entered it (%d%%)", in.Revision, steps[0].Weight),
-		}, true)
+		return enter(in, cur)
 	}
 
 	// A Succeeded rollout stays Succeeded while the last step has its
@@ -487,6 +460,46 @@ func progressive(in Input) Decision {
 	default:
 		cur.Phase = xr.PhaseProgressing
 		return advance(in, cur, Event{}, startMoved)
+	}
+}
+
+// enter moves a rollout waiting short of its first step into it, once the
+// canary can carry its weight.
+func enter(in Input, cur xr.RolloutStatus) Decision {
+	if d, waiting := awaitingEntry(in, cur, Event{}); waiting {
+		return d
+	}
+	cur.StepStartedAt = &metav1.Time{Time: in.Now}
+	cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonAdvanced
+	return advance(in, cur, Event{
+		Reason:  ReasonAdvanced,
+		Message: fmt.Sprintf("the canary of revision %s can carry step 0: the rollout entered it (%d%%)", in.Revision, in.Traffic.Steps[0].Weight),
+	}, true)
+}
+
+// pausedFirst is the first run of a paused rollout: nothing was composed
+// before, so there is nothing to freeze yet.
+func pausedFirst(in Input, cur xr.RolloutStatus, why restart) Decision {
+	steps := in.Traffic.Steps
+	// Nothing was composed before, so there is nothing to freeze yet:
+	// the first run is Paused at step 0, and the next run agrees.
+	w := steps[0].Weight
+	if in.Capacity != nil {
+		if ok, _ := in.Capacity(w); !ok {
+			// The canary cannot carry the step yet: paused short of it.
+			w = 0
+		}
+	}
+	cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
+	cur.Message = fmt.Sprintf("paused at step 0 (%d%%)", w)
+	return Decision{
+		CanaryWeight: w,
+		Active:       w < percentTotal,
+		Status:       withWeights(cur, w),
+		Requeue:      MaxRequeue,
+		Events:       []Event{restartEvent(in, why)},
+		Analysis:     steps[0].Analysis,
+		Healthy:      true,
 	}
 }
 

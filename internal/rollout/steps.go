@@ -90,7 +90,7 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 			return withEvent(terminal(cur, xr.PhaseFailed, ReasonProgressDeadlineExceeded, msg), ev)
 		}
 		cur.Reason = ReasonAwaitingCapacity
-		ch.requeue = untilDeadline(in, cur.StepStartedAt.Add(steps[i].Pause), HoldRequeue)
+		ch.requeue = untilDeadline(in, cur.StepStartedAt.Add(steps[i].Pause))
 		return withPassed(holding(in, cur, ch, ev), in, passed)
 	}
 
@@ -131,20 +131,20 @@ func holds(in Input, cur xr.RolloutStatus) hold {
 			if pausing {
 				return hold{why: why, requeue: min(HoldRequeue, clamp(due.Sub(in.Now)), measure)}
 			}
-			return hold{why: why, requeue: min(untilDeadline(in, due, HoldRequeue), measure), beyondPause: true}
+			return hold{why: why, requeue: min(untilDeadline(in, due), measure), beyondPause: true}
 		}
 	}
 	if pausing {
 		return hold{why: "pause until " + due.UTC().Format(time.RFC3339), requeue: min(clamp(due.Sub(in.Now)), measure)}
 	}
 	if gate := heldGate(in); gate != "" {
-		return hold{why: gate, requeue: min(untilDeadline(in, due, HoldRequeue), measure), beyondPause: true}
+		return hold{why: gate, requeue: min(untilDeadline(in, due), measure), beyondPause: true}
 	}
 	if analysis := heldAnalysis(in, cur); analysis != "" {
-		return hold{why: analysis, requeue: min(untilDeadline(in, due, HoldRequeue), measure), beyondPause: true}
+		return hold{why: analysis, requeue: min(untilDeadline(in, due), measure), beyondPause: true}
 	}
 	if metric, _ := heldMetric(in, cur); metric != "" {
-		return hold{why: metric, requeue: min(untilDeadline(in, due, HoldRequeue), measure), beyondPause: true}
+		return hold{why: metric, requeue: min(untilDeadline(in, due), measure), beyondPause: true}
 	}
 	if step.Approval && !approved(in, i) {
 		return hold{
@@ -182,17 +182,17 @@ func pastDeadline(in Input, cur xr.RolloutStatus, why string) (bool, string) {
 		i, deadline, due.UTC().Format(time.RFC3339), why)
 }
 
-// untilDeadline shortens a hold's requeue so that the run after the
-// progress deadline comes soon after it.
-func untilDeadline(in Input, due time.Time, requeue time.Duration) time.Duration {
+// untilDeadline is a hold's requeue, HoldRequeue, shortened so that the
+// run after the progress deadline comes soon after it.
+func untilDeadline(in Input, due time.Time) time.Duration {
 	if in.Traffic.ProgressDeadline <= 0 {
-		return requeue
+		return HoldRequeue
 	}
 	left := due.Add(in.Traffic.ProgressDeadline).Sub(in.Now) + time.Second
 	if left <= 0 {
-		return requeue
+		return HoldRequeue
 	}
-	return min(requeue, clamp(left))
+	return min(HoldRequeue, clamp(left))
 }
 
 // holding is a rollout that stays at its current step for now.

@@ -12,12 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pkg/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"

@@ -21,22 +21,22 @@ var kinds = map[schema.GroupVersionKind]kind{}
 
 func init() {
 	for _, k := range []kind{
-		register(gwv1.SchemeGroupVersion, "HTTPRoute", func(r *gwv1.HTTPRoute) rules { return httpRules(&r.Spec.Rules) }, admission.HTTPRoute),
-		register(gwv1.SchemeGroupVersion, "GRPCRoute", func(r *gwv1.GRPCRoute) rules { return grpcRules(&r.Spec.Rules) }, admission.GRPCRoute),
+		register(schema.GroupVersion(gwv1.GroupVersion), "HTTPRoute", func(r *gwv1.HTTPRoute) rules { return httpRules(&r.Spec.Rules) }, admission.HTTPRoute),
+		register(schema.GroupVersion(gwv1.GroupVersion), "GRPCRoute", func(r *gwv1.GRPCRoute) rules { return grpcRules(&r.Spec.Rules) }, admission.GRPCRoute),
 		// The same schema as v1's, which older releases served as
 		// v1alpha2: one Go type converts to the other.
-		register(gwv1alpha2.SchemeGroupVersion, "GRPCRoute", func(r *gwv1alpha2.GRPCRoute) rules { return grpcRules(&r.Spec.Rules) },
+		register(schema.GroupVersion(gwv1alpha2.GroupVersion), "GRPCRoute", func(r *gwv1alpha2.GRPCRoute) rules { return grpcRules(&r.Spec.Rules) },
 			func(r *gwv1alpha2.GRPCRoute) field.ErrorList { return admission.GRPCRoute((*gwv1.GRPCRoute)(r)) }),
-		register(gwv1.SchemeGroupVersion, "TLSRoute", func(r *gwv1.TLSRoute) rules { return streamFieldss(&r.Spec.Rules, tlsRule) }, admission.TLSRoute),
-		register(gwv1.SchemeGroupVersion, "TCPRoute", func(r *gwv1.TCPRoute) rules { return streamFieldss(&r.Spec.Rules, tcpRule) }, admission.TCPRoute),
-		register(gwv1.SchemeGroupVersion, "UDPRoute", func(r *gwv1.UDPRoute) rules { return streamFieldss(&r.Spec.Rules, udpRule) }, admission.UDPRoute),
-		register(gwv1alpha2.SchemeGroupVersion, "TLSRoute", func(r *gwv1alpha2.TLSRoute) rules {
+		register(schema.GroupVersion(gwv1.GroupVersion), "TLSRoute", func(r *gwv1.TLSRoute) rules { return streamFieldss(&r.Spec.Rules, tlsRule) }, admission.TLSRoute),
+		register(schema.GroupVersion(gwv1.GroupVersion), "TCPRoute", func(r *gwv1.TCPRoute) rules { return streamFieldss(&r.Spec.Rules, tcpRule) }, admission.TCPRoute),
+		register(schema.GroupVersion(gwv1.GroupVersion), "UDPRoute", func(r *gwv1.UDPRoute) rules { return streamFieldss(&r.Spec.Rules, udpRule) }, admission.UDPRoute),
+		register(schema.GroupVersion(gwv1alpha2.GroupVersion), "TLSRoute", func(r *gwv1alpha2.TLSRoute) rules {
 			return streamFieldss(&r.Spec.Rules, func(x *gwv1alpha2.TLSRouteRule) streamFields { return tlsRule((*gwv1.TLSRouteRule)(x)) })
 		}, admission.TLSRouteV1Alpha2),
-		register(gwv1alpha2.SchemeGroupVersion, "TCPRoute", func(r *gwv1alpha2.TCPRoute) rules {
+		register(schema.GroupVersion(gwv1alpha2.GroupVersion), "TCPRoute", func(r *gwv1alpha2.TCPRoute) rules {
 			return streamFieldss(&r.Spec.Rules, func(x *gwv1alpha2.TCPRouteRule) streamFields { return tcpRule((*gwv1.TCPRouteRule)(x)) })
 		}, admission.TCPRouteV1Alpha2),
-		register(gwv1alpha2.SchemeGroupVersion, "UDPRoute", func(r *gwv1alpha2.UDPRoute) rules {
+		register(schema.GroupVersion(gwv1alpha2.GroupVersion), "UDPRoute", func(r *gwv1alpha2.UDPRoute) rules {
 			return streamFieldss(&r.Spec.Rules, func(x *gwv1alpha2.UDPRouteRule) streamFields { return udpRule((*gwv1.UDPRouteRule)(x)) })
 		}, admission.UDPRouteV1Alpha2),
 	} {
@@ -136,6 +136,7 @@ type requestRules[R, B, F any] struct {
 	mirrorOf func(*F) *gwv1.BackendObjectReference
 }
 
+//nolint:dupl // HTTPRoute's and GRPCRoute's rules are alike in shape, not in type.
 func httpRules(list *[]gwv1.HTTPRouteRule) rules {
 	return requestRules[gwv1.HTTPRouteRule, gwv1.HTTPBackendRef, gwv1.HTTPRouteFilter]{
 		list:           list,
@@ -153,6 +154,7 @@ func httpRules(list *[]gwv1.HTTPRouteRule) rules {
 	}
 }
 
+//nolint:dupl // HTTPRoute's and GRPCRoute's rules are alike in shape, not in type.
 func grpcRules(list *[]gwv1.GRPCRouteRule) rules {
 	return requestRules[gwv1.GRPCRouteRule, gwv1.GRPCBackendRef, gwv1.GRPCRouteFilter]{
 		list:           list,

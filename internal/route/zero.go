@@ -3,11 +3,11 @@ package route
 import (
 	"slices"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"

@@ -38,11 +38,14 @@ func specBounds(specPath *field.Path, spec map[string]any) field.ErrorList {
 	return errs
 }
 
+// statusKeys are the fields of the status the function reads back.
+var statusKeys = []string{"rollout", "route", "release"}
+
 // statusBounds checks the sizes of the status the function reads back.
 func statusBounds(status any) field.ErrorList {
 	var errs field.ErrorList
 	if st, ok := status.(map[string]any); ok {
-		for _, k := range []string{"rollout", "route", "release"} {
+		for _, k := range statusKeys {
 			errs = append(errs, bounds.Check(field.NewPath("status", k), st[k], statusLimits)...)
 		}
 	}
@@ -322,14 +325,18 @@ func releaseSideErrs(path *field.Path, raw *rawSpec) field.ErrorList {
 	return errs
 }
 
+// releasePlaceholderSelector is the selector a release's sides parse with
+// before releaseSides gives them their own.
+func releasePlaceholderSelector() map[string]string { return map[string]string{"release": "release"} }
+
 // withReleaseSource is a release's canary as written, with a source of its
 // own so that it parses as a side: the release composes its Service.
 func withReleaseSource(raw *rawSide) *rawSide {
 	if raw == nil {
-		return &rawSide{Service: &rawService{Selector: map[string]string{"release": "release"}}}
+		return &rawSide{Service: &rawService{Selector: releasePlaceholderSelector()}}
 	}
 	c := *raw
-	c.Service, c.ExternalName, c.BackendRef = &rawService{Selector: map[string]string{"release": "release"}}, nil, nil
+	c.Service, c.ExternalName, c.BackendRef = &rawService{Selector: releasePlaceholderSelector()}, nil, nil
 	return &c
 }
 

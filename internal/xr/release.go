@@ -104,7 +104,7 @@ func parseRelease(path *field.Path, raw *rawRelease, canary string) (*Release, f
 		// The name a revision of the longest label value gets.
 		longest := validation.IsDNS1123Subdomain(r.Workload.NameOf(strings.Repeat("v", 63)))
 		for _, msg := range longest {
-			errs = append(errs, field.Invalid(p.Child("name"), w.Name, fmt.Sprintf("with a revision of 63 characters, %s", msg)))
+			errs = append(errs, field.Invalid(p.Child("name"), w.Name, "with a revision of 63 characters, "+msg))
 		}
 		// A label value may hold what a name may not (V2, v_2): the
 		// revision's own workload would never be found, and the pipeline's

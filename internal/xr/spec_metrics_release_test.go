@@ -172,7 +172,7 @@ func metricsReleaseCases() map[string]metricsReleaseCase {
 		"MetricNameEmpty": {
 			reason: "A metric needs a name: an empty one is no DNS-1123 label.",
 			args:   args{patches: withMetric(`name: ""`)},
-			want:   want{errs: []fieldErr{invalid(mp+".name", "a metric name")}},
+			want:   want{errs: []fieldErr{invalid(mp+".name", "must be a DNS label")}},
 		},
 		"MetricNameDuplicate": {
 			reason: "Metrics are a map keyed by name (status.rollout.metrics records each by name): a name twice is refused, at the second.",
@@ -187,7 +187,7 @@ func metricsReleaseCases() map[string]metricsReleaseCase {
 		"MetricProviderMissing": {
 			reason: "A metric without a provider is refused at provider.",
 			args:   args{patches: withMetric(`provider: ""`)},
-			want:   want{errs: []fieldErr{invalid(mp+".provider", "a provider name")}},
+			want:   want{errs: []fieldErr{invalid(mp+".provider", "must name a provider")}},
 		},
 		"MetricQueryRequired": {
 			reason: "A metric measures the answer of a query: an empty one is required.",
