@@ -406,7 +406,9 @@ func gatewayCRDs(module, dst string) (string, error) {
 
 // prefixed writes each write to w with a prefix, so that two processes'
 // logs in one buffer say whose they are.
-func prefixed(w *bytes.Buffer, prefix string) *prefixWriter { return &prefixWriter{w: w, prefix: prefix} }
+func prefixed(w *bytes.Buffer, prefix string) *prefixWriter {
+	return &prefixWriter{w: w, prefix: prefix}
+}
 
 type prefixWriter struct {
 	w      *bytes.Buffer

@@ -342,7 +342,9 @@ func (l *eventLog) sorted() []logEvent {
 	out := slices.Clone(l.events)
 	l.mu.Unlock()
 	sort.SliceStable(out, func(i, j int) bool { return out[i].rv < out[j].rv })
-	return slices.CompactFunc(out, func(a, b logEvent) bool { return a.rv == b.rv && a.kind == b.kind && a.obj.GetName() == b.obj.GetName() })
+	return slices.CompactFunc(out, func(a, b logEvent) bool {
+		return a.rv == b.rv && a.kind == b.kind && a.obj.GetName() == b.obj.GetName()
+	})
 }
 
 // selected is the revision that a Service selects in its latest version

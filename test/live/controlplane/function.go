@@ -289,11 +289,11 @@ type functionRuntime struct {
 	process    string
 	runtimeLog string
 	binary     string
-	certDir string
-	address string
-	args    []string
-	logs    string
-	client  *Client
+	certDir    string
+	address    string
+	args       []string
+	logs       string
+	client     *Client
 
 	// tls is the function's serving certificate, its key and Crossplane's
 	// CA, as files and as the revision's TLS server Secret.
