@@ -77,6 +77,13 @@ func TestReleaseAttacks(t *testing.T) {
 			want: releaseOutcome{Primary: "6.7.0", Canary: "6.6.0", Replicas: map[string]int64{"6.7.0": 4, "6.6.0": 2},
 				Phase: "Progressing", Reason: "AwaitingCapacity", Stable: "6.7.0"},
 		},
+		"WorkloadKindNotAllowed": {
+			reason: "Attack: a workload of a kind the Input's allowedWorkloadKinds does not list (a Secret, to learn whether it exists) is never read: a Fatal naming spec.release.workload.kind.",
+			change: change{xr: func(xr *unstructured.Unstructured) {
+				mustSet(xr.Object, map[string]any{"apiVersion": "v1", "kind": "Secret", "name": "db-{{revision}}"}, "spec", "release", "workload")
+			}},
+			want: releaseOutcome{Fatal: "spec.release.workload.kind"},
+		},
 		"WorkloadOfAnotherOwner": {
 			reason: "Attack: workload.name can name any object of an allowed kind in the route namespace (another team's Deployment, by choosing the revision), and the pipeline's next step composes the Deployments by that name, so Crossplane would adopt it (server-side apply, forced, a controller reference added where none is) and delete it once the revision leaves the record. A canary workload that this XR did not compose must be a Fatal naming spec.release.workload.",
 			bug: "the function reads the canary's workload but never checks who composed it (internal/run readiness, reconcile.Workload); " +
