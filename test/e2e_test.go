@@ -143,7 +143,7 @@ func run(m *testing.M) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		srv := exec.CommandContext(ctx, f.cmd[0], append(f.cmd[1:], "--insecure", "--address="+addr)...) //nolint:gosec // The functions this test built.
+		srv := exec.CommandContext(ctx, f.cmd[0], append(f.cmd[1:], "--insecure", "--address="+addr)...)
 		w := prefixed(&logs, f.name+": ")
 		srv.Stdout, srv.Stderr = w, w
 		if err := srv.Start(); err != nil {
@@ -339,8 +339,9 @@ func functions(t *testing.T, dir string) []*unstructured.Unstructured {
 // Function alike, so two functions need it written per Function.
 func functionsFile(t *testing.T, dir string) string {
 	t.Helper()
-	var docs []string
-	for _, fn := range functions(t, dir) {
+	fns := functions(t, dir)
+	docs := make([]string, 0, len(fns))
+	for _, fn := range fns {
 		target, ok := env.targets[fn.GetName()]
 		if !ok {
 			t.Fatalf("%s/functions.yaml: no function %s runs in this test", dir, fn.GetName())

@@ -48,8 +48,10 @@ func TestReleaseAttacks(t *testing.T) {
 	}{
 		"AsRendered": {
 			reason: "The example as it is: step 0 held for step 1's capacity, 6.6.0 retired at 0, 6.7.0 stable at 4, 6.7.1 scaled ahead to 2.",
-			want: releaseOutcome{Primary: "6.7.0", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 2},
-				Phase: "Progressing", Reason: "AwaitingCapacity", Stable: "6.7.0"},
+			want: releaseOutcome{
+				Primary: "6.7.0", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 2},
+				Phase: "Progressing", Reason: "AwaitingCapacity", Stable: "6.7.0",
+			},
 		},
 		"RevisionLabelInSelector": {
 			reason: "Attack: a revision label that is one of the selector's keys would make every revision's Service select the same pods (the primary's among them): a Fatal naming spec.release.revisionLabel, so nothing is applied.",
@@ -63,8 +65,10 @@ func TestReleaseAttacks(t *testing.T) {
 			change: change{xr: func(xr *unstructured.Unstructured) {
 				mustSet(xr.Object, "9.9.9", "status", "release", "stable", "revision")
 			}},
-			want: releaseOutcome{Primary: "6.7.0", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 2},
-				Phase: "Progressing", Reason: "AwaitingCapacity", Stable: "6.7.0"},
+			want: releaseOutcome{
+				Primary: "6.7.0", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 2},
+				Phase: "Progressing", Reason: "AwaitingCapacity", Stable: "6.7.0",
+			},
 		},
 		"RollbackOfAnotherDigest": {
 			reason: "Attack: a history entry whose digest is not the revision's as written now (edited status, or the revision's side changed since) rolls back nothing: setting canary.revision to 6.6.0 rolls it out through the steps, from step 0.",
@@ -74,8 +78,10 @@ func TestReleaseAttacks(t *testing.T) {
 				history[0].(map[string]any)["digest"] = "v2-0000000000000000" //nolint:forcetypeassert // The example's YAML.
 				mustSet(xr.Object, history, "status", "release", "history")
 			}},
-			want: releaseOutcome{Primary: "6.7.0", Canary: "6.6.0", Replicas: map[string]int64{"6.7.0": 4, "6.6.0": 2},
-				Phase: "Progressing", Reason: "AwaitingCapacity", Stable: "6.7.0"},
+			want: releaseOutcome{
+				Primary: "6.7.0", Canary: "6.6.0", Replicas: map[string]int64{"6.7.0": 4, "6.6.0": 2},
+				Phase: "Progressing", Reason: "AwaitingCapacity", Stable: "6.7.0",
+			},
 		},
 		"WorkloadKindNotAllowed": {
 			reason: "Attack: a workload of a kind the Input's allowedWorkloadKinds does not list (a Secret, to learn whether it exists) is never read: a Fatal naming spec.release.workload.kind.",
@@ -104,8 +110,10 @@ func TestReleaseAttacks(t *testing.T) {
 				mustSet(xr.Object, "StatefulSet", "spec", "release", "workload", "kind")
 				mustSet(xr.Object, []any{map[string]any{"group": "", "kind": "Service", "name": "podinfo-canary", "namespace": "test", "port": int64(9898)}}, "status", "rollout", "canaryBackends")
 			}},
-			want: releaseOutcome{Primary: "6.7.0", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 0},
-				Phase: "Aborted", Reason: "AbortRescued", Stable: "6.7.0"},
+			want: releaseOutcome{
+				Primary: "6.7.0", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 0},
+				Phase: "Aborted", Reason: "AbortRescued", Stable: "6.7.0",
+			},
 		},
 		"RescuedAbortDuringPromotion": {
 			reason: "An emergency abort that is rescued while a promotion has moved the primary Service to 6.7.1 re-emits that Service as observed and sends it every request: the revision it selects must keep its replicas, not go to 0 as the canary's.",
@@ -138,8 +146,10 @@ func TestReleaseAttacks(t *testing.T) {
 					}
 				},
 			},
-			want: releaseOutcome{Primary: "6.7.1", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 4},
-				Phase: "Aborted", Reason: "AbortRescued", Stable: "6.7.0"},
+			want: releaseOutcome{
+				Primary: "6.7.1", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 4},
+				Phase: "Aborted", Reason: "AbortRescued", Stable: "6.7.0",
+			},
 		},
 	}
 	for name, tc := range cases {
@@ -181,8 +191,10 @@ func renderRelease(t *testing.T, xr func(*unstructured.Unstructured), observed, 
 		files[file] = filepath.Join(tmp, file)
 		writeYAML(t, files[file], objs)
 	}
-	args := []string{"render", files["xr.yaml"], filepath.Join(dir, "composition.yaml"), functionsFile(t, dir),
-		"--xrd", xrdFor(t, dir), "--observed-resources", files["observed.yaml"], "--required-resources", files["required.yaml"]}
+	args := []string{
+		"render", files["xr.yaml"], filepath.Join(dir, "composition.yaml"), functionsFile(t, dir),
+		"--xrd", xrdFor(t, dir), "--observed-resources", files["observed.yaml"], "--required-resources", files["required.yaml"],
+	}
 	var stderr bytes.Buffer
 	cmd := command(env.root, env.crossplane, args...)
 	cmd.Stderr = &stderr
@@ -228,7 +240,7 @@ func mustSet(obj map[string]any, value any, path ...string) {
 
 func readYAML(t *testing.T, path string) []*unstructured.Unstructured {
 	t.Helper()
-	b, err := os.ReadFile(path) //nolint:gosec // The example's own files.
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

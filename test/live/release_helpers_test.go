@@ -300,9 +300,14 @@ func (l *eventLog) follow(ctx context.Context, t *testing.T, kind string, res dy
 	for ctx.Err() == nil {
 		w, err := res.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
 		if err != nil {
+			// Backing off a failed watch until ctx ends, not a wait for a
+			// state.
 			if ctx.Err() == nil {
 				t.Logf("watch of %s: %v", kind, err)
-				time.Sleep(100 * time.Millisecond) //nolint:forbidigo // Backing off a failed watch, not a wait for a state.
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
 			}
 			continue
 		}

@@ -371,7 +371,7 @@ func (r *functionRuntime) running() bool {
 // sync keeps the active revision's endpoint and runtime health up to date
 // until ctx ends.
 func (r *functionRuntime) sync(ctx context.Context) {
-	f, err := os.OpenFile(filepath.Join(r.logs, r.runtimeLog+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600) //nolint:gosec // The harness names its own logs.
+	f, err := os.OpenFile(filepath.Join(r.logs, r.runtimeLog+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		f = nil
 	}
