@@ -311,3 +311,22 @@ func TestDeterministic(t *testing.T) {
 		})
 	}
 }
+
+// TestParsedInputsShared runs every example, and every way its requests
+// can be refused, three times: the first run parses the spec and the Input,
+// the later ones find them parsed (internal/memo). A run that modified what
+// it found would make a later response differ from the first.
+func TestParsedInputsShared(t *testing.T) {
+	reqs := exampleRequests(t)
+	for name, req := range invalidRequests(t, reqs) {
+		reqs[name] = req
+	}
+	for name, req := range reqs {
+		first := runInProcess(t, req)
+		for i := 2; i <= 3; i++ {
+			if diff := cmp.Diff(first, runInProcess(t, req), protocmp.Transform()); diff != "" {
+				t.Errorf("%s: run %d differs from the first (-first +run):\n%s", name, i, diff)
+			}
+		}
+	}
+}

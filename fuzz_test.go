@@ -22,28 +22,37 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
-// FuzzRunFunction feeds arbitrary specs, Inputs and status.rollout to the
-// function. Bad input must be a Fatal result, never a panic or a gRPC error;
-// good input must compose routes and grants that the Gateway API CRDs accept
-// and a status that the XRD admits; the same request must always give the
-// same response; and a run's status and composed objects, fed back as the
-// next run's observed state (the gateway accepting the route), must never
-// make that run Fatal or its status inadmissible.
+// FuzzRunFunction feeds arbitrary specs, Inputs, status.rollout and
+// status.release to the function. Bad input must be a Fatal result, never a
+// panic or a gRPC error; good input must compose routes and grants that the
+// Gateway API CRDs accept and a status that the XRD admits; the same request
+// must always give the same response; and a run's status and composed
+// objects, fed back as the next run's observed state (the gateway accepting
+// the route), must never make that run Fatal or its status inadmissible.
 func FuzzRunFunction(f *testing.F) {
-	for _, seed := range exampleSpecs(f) {
-		f.Add(seed, allowMonitoring, "")
+	for _, seed := range exampleSeeds(f) {
+		// Each example as written, then without its status.
+		f.Add(seed.spec, fuzzInput, seed.rollout, seed.release)
+		f.Add(seed.spec, fuzzInput, "", "")
 	}
-	f.Add(`{"primary":{},"canary":{}}`, emptyInput, "")
-	f.Add(`{"kind":"TLSRoute","primary":{"backendRef":{"name":"a"}},"canary":{"backendRef":{"name":"b"}},"port":1,"parentRefs":[{"name":"g"}]}`, emptyInput, "")
+	f.Add(`{"primary":{},"canary":{}}`, emptyInput, "", "")
+	f.Add(`{"kind":"TLSRoute","primary":{"backendRef":{"name":"a"}},"canary":{"backendRef":{"name":"b"}},"port":1,"parentRefs":[{"name":"g"}]}`, emptyInput, "", "")
 	f.Add(`{"traffic":{"steps":[{"weight":50}]},"canary":{"revision":"v1","service":{"selector":{"a":"b"}}},"primary":{"backendRef":{"name":"x","port":80}},"port":80,"parentRefs":[{"name":"g"}]}`, emptyInput,
-		`{"phase":"Progressing","revision":"v1","step":0,"stepStartedAt":"9999-12-31T23:59:59Z","canaryWeight":50,"primaryWeight":50}`)
+		`{"phase":"Progressing","revision":"v1","step":0,"stepStartedAt":"9999-12-31T23:59:59Z","canaryWeight":50,"primaryWeight":50}`, "")
 	f.Add(`{"traffic":{"steps":[{"weight":10},{"weight":100}],"gates":[{"apiVersion":"apps/v1","kind":"Deployment","name":"d","conditionType":"Available"}]},"canary":{"revision":"v2","backendRef":{"name":"c"}},"primary":{"backendRef":{"name":"p"}},"port":80,"parentRefs":[{"name":"g"}]}`, emptyInput,
-		`{"phase":"Failed","reason":"ProgressDeadlineExceeded","revision":"v2","step":0,"canaryWeight":0,"primaryWeight":100,"message":"step 0 (10%) held"}`)
+		`{"phase":"Failed","reason":"ProgressDeadlineExceeded","revision":"v2","step":0,"canaryWeight":0,"primaryWeight":100,"message":"step 0 (10%) held"}`, "")
+	// A release whose forged history names the canary's revision, and a
+	// metric whose forged measurements claim a pass in the future.
+	f.Add(`{"release":{"selector":{"app":"a"},"revisionLabel":"version","replicas":3},"canary":{"revision":"v3"},"port":80,"parentRefs":[{"name":"g"}],"traffic":{"steps":[{"weight":10},{"weight":100}],"rollbackWindow":2}}`, fuzzInput,
+		`{"phase":"Succeeded","revision":"v2","step":1,"canaryWeight":100,"primaryWeight":0}`,
+		`{"stable":{"revision":"v2","since":"2026-12-01T00:00:00Z"},"history":[{"revision":"v3","digest":"v2-forged","succeededAt":"9999-12-31T23:59:59Z"}],"retiring":{"revision":"v1","at":"0001-01-01T00:00:00Z"}}`)
+	f.Add(`{"traffic":{"steps":[{"weight":10},{"weight":100}],"metrics":[{"name":"e","provider":"prometheus","query":"sum(up{service=\"{{service}}\"})","successWhen":"result < baseline","compareTo":"primary"}],"bake":"1m"},"canary":{"revision":"v2","backendRef":{"name":"c"}},"primary":{"backendRef":{"name":"p"}},"port":80,"parentRefs":[{"name":"g"}]}`, fuzzInput,
+		`{"phase":"Progressing","revision":"v2","step":0,"stepStartedAt":"2026-12-02T09:00:00Z","canaryWeight":10,"primaryWeight":90,"metrics":[{"name":"e","measurements":[{"time":"9999-12-31T23:59:59Z","step":0,"value":"NaN","baseline":"+Inf","verdict":"Passed"}]}],"bakeStartedAt":"0001-01-01T00:00:00Z"}`, "")
 
 	crds := gatewayAPICRDs(f)
 	xrds := crdschema.XRDs(f, "example/definitions/canaryroute-namespaced.yaml")
 
-	f.Fuzz(func(t *testing.T, spec, input, status string) {
+	f.Fuzz(func(t *testing.T, spec, input, rollout, release string) {
 		var specObj any
 		if err := json.Unmarshal([]byte(spec), &specObj); err != nil {
 			t.Skip()
@@ -58,12 +67,19 @@ func FuzzRunFunction(f *testing.F) {
 			"metadata":   map[string]any{"name": "fuzz", "namespace": "test"},
 			"spec":       specObj,
 		}
-		if status != "" {
-			var rolloutObj any
-			if err := json.Unmarshal([]byte(status), &rolloutObj); err != nil {
+		status := map[string]any{}
+		for key, value := range map[string]string{"rollout": rollout, "release": release} {
+			if value == "" {
+				continue
+			}
+			var obj any
+			if err := json.Unmarshal([]byte(value), &obj); err != nil {
 				t.Skip()
 			}
-			composite["status"] = map[string]any{"rollout": rolloutObj}
+			status[key] = obj
+		}
+		if len(status) > 0 {
+			composite["status"] = status
 		}
 		req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{}}}
 		var err error
@@ -174,28 +190,45 @@ func acceptedByGateway(s *structpb.Struct) *structpb.Struct {
 	return out
 }
 
-// exampleSpecs returns the spec of every example XR, as JSON.
-func exampleSpecs(tb testing.TB) []string {
+// fuzzInput allows the examples' namespaces and names the examples' metric
+// provider. The function under fuzzing has no querier: it never queries.
+const fuzzInput = allowMonitoring + `metricProviders:
+  - name: prometheus
+    prometheus: {address: "http://prometheus.monitoring.svc:9090"}
+`
+
+// exampleSeed is an example XR's spec and status, as JSON.
+type exampleSeed struct {
+	spec, rollout, release string
+}
+
+// exampleSeeds returns the spec, status.rollout and status.release of every
+// example XR.
+func exampleSeeds(tb testing.TB) []exampleSeed {
 	tb.Helper()
 	files, err := filepath.Glob("example/*/xr.yaml")
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("no example XRs: %v", err)
 	}
-	specs := make([]string, 0, len(files))
+	seeds := make([]exampleSeed, 0, len(files))
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		var doc struct {
-			Spec json.RawMessage `json:"spec"`
+			Spec   json.RawMessage `json:"spec"`
+			Status struct {
+				Rollout json.RawMessage `json:"rollout"`
+				Release json.RawMessage `json:"release"`
+			} `json:"status"`
 		}
 		if err := yaml.Unmarshal(b, &doc); err != nil {
 			tb.Fatal(err)
 		}
-		specs = append(specs, string(doc.Spec))
+		seeds = append(seeds, exampleSeed{spec: string(doc.Spec), rollout: string(doc.Status.Rollout), release: string(doc.Status.Release)})
 	}
-	return specs
+	return seeds
 }
 
 // FuzzAbortRescue feeds an emergency abort of a CanaryRoute that cannot be

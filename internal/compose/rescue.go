@@ -3,10 +3,12 @@ package compose
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
@@ -120,7 +122,7 @@ func RescueAbort(composite map[string]any, observed map[Key]map[string]any, caus
 	r.Status.Phase, r.Status.Reason, r.Status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil
 	r.Status.CanaryWeight, r.Status.PrimaryWeight = 0, 100
 	r.Status.Message = MsgRescuedAbort
-	r.Record = rescuedRecord(xrp, r.Status)
+	r.Record = rescuedRecord(xrp, r.Status, observed[KeyServicePrimary])
 	if prior.Phase != xr.PhaseAborted || prior.Reason != rollout.ReasonAbortRescued {
 		r.Warning = &Warning{rollout.EventAborted, fmt.Sprintf(msgRescueFmt, cause.Error())}
 	}
@@ -296,12 +298,13 @@ func lenientRollout(xrp *fieldpath.Paved) xr.RolloutStatus {
 }
 
 // rescuedRecord is a release's record for a rescued abort, read leniently:
-// the stable revision status.release names keeps spec.release.replicas
-// (default 1), the canary gets none, and a retiring revision keeps its
-// replicas (a rescue retires nothing). The pipeline's next step composes
-// the pods from it: without a record it could scale the stable revision
-// down.
-func rescuedRecord(xrp *fieldpath.Paved, s xr.RolloutStatus) *release.Record {
+// the stable revision status.release names, and the one the rescued
+// primary Service selects (a promotion may have moved it; the rescue sends
+// it every request), keep spec.release.replicas (default 1), the canary
+// gets none, and a retiring revision keeps its replicas (a rescue retires
+// nothing). The pipeline's next step composes the pods from it: without a
+// record it could scale the stable revision down.
+func rescuedRecord(xrp *fieldpath.Paved, s xr.RolloutStatus, primary map[string]any) *release.Record {
 	if _, err := xrp.GetValue("spec.release"); err != nil {
 		return nil
 	}
@@ -310,8 +313,18 @@ func rescuedRecord(xrp *fieldpath.Paved, s xr.RolloutStatus) *release.Record {
 		return nil
 	}
 	replicas := int32(1)
-	if n, err := xrp.GetInteger("spec.release.replicas"); err == nil && n >= 1 && n <= 1000 {
-		replicas = int32(n)
+	// Numbers come as float64 from the request, int64 from elsewhere.
+	if v, err := xrp.GetValue("spec.release.replicas"); err == nil {
+		switch n := v.(type) {
+		case float64:
+			if n >= 1 && n <= 1000 && n == math.Trunc(n) {
+				replicas = int32(n)
+			}
+		case int64:
+			if n >= 1 && n <= 1000 {
+				replicas = int32(n)
+			}
+		}
 	}
 	canary, _ := xrp.GetString("spec.canary.revision")
 	r := &release.Record{Stable: st.Stable.Revision, Canary: canary, Phase: s.Phase, Step: s.Step, Replicas: map[string]int32{}}
@@ -320,6 +333,12 @@ func rescuedRecord(xrp *fieldpath.Paved, s xr.RolloutStatus) *release.Record {
 	}
 	if canary != "" {
 		r.Replicas[canary] = 0
+	}
+	if label, _ := xrp.GetString("spec.release.revisionLabel"); label != "" {
+		selector, _, _ := unstructured.NestedStringMap(primary, "spec", "selector")
+		if served := selector[label]; served != "" && slices.Contains(append(st.Revisions(), canary), served) {
+			r.Replicas[served] = replicas
+		}
 	}
 	r.Replicas[st.Stable.Revision] = replicas
 	return r

@@ -71,7 +71,7 @@ func NewRuns(reg prometheus.Registerer, now func() time.Time) (*Runs, error) {
 		}, []string{"reason"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "function_canary_route_rollout_failures_total",
-			Help: "Rollouts that failed, by the reason status.rollout gives (GateFailed, AnalysisFailed, ProgressDeadlineExceeded, NotAllowedByPolicy), counted with their RolloutFailed transition.",
+			Help: "Rollouts that failed, by the reason status.rollout gives (GateFailed, AnalysisFailed, MetricFailed, ProgressDeadlineExceeded, NotAllowedByPolicy), counted with their RolloutFailed transition.",
 		}, []string{"reason"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "function_canary_route_run_duration_seconds",

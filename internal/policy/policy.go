@@ -24,6 +24,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/memo"
 )
 
 const (
@@ -91,6 +92,31 @@ var inputLimits = bounds.Limits{"defaultParentRefs": 32, "allowedAnalysisKinds":
 // and returns its policy. The decoding's messages are deterministic, so the
 // same bad Input always gives the same Fatal result.
 func Parse(input map[string]any) (*Policy, error) {
+	key, bytes, cacheable := memo.Of(input)
+	if cacheable {
+		if p, ok := parsed.Get(key); ok {
+			return p.policy, p.err
+		}
+	}
+	pol, err := parse(input)
+	if cacheable {
+		parsed.Add(key, parsedInput{policy: pol, err: err}, 4*bytes)
+	}
+	return pol, err
+}
+
+// parsedInput is what an Input parses to: shared by every run that reads
+// the same Input, and never modified.
+type parsedInput struct {
+	policy *Policy
+	err    error
+}
+
+// parsed keeps the Inputs parsed last: a Composition's Input is the same on
+// every run of every CanaryRoute it composes.
+var parsed = memo.New[parsedInput](64, 16<<20)
+
+func parse(input map[string]any) (*Policy, error) {
 	// Nothing oversized reaches the decoder: see package bounds. The Input
 	// has a dozen fields: thousands of keys are refused by their number,
 	// before anything sorts or decodes them.

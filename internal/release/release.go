@@ -54,6 +54,10 @@ type Input struct {
 	// selects; "" when none is observed. It is the cluster's evidence of
 	// which revision is stable: status can be written by hand.
 	ObservedPrimary string
+	// ObservedCanary is the revision that the observed canary Service
+	// selects; "" when none is observed. A canary Service that does not
+	// select the canary's revision yet is moving: it gets no request.
+	ObservedCanary string
 	// Ready is the ready replicas of a revision's workload, and whether it
 	// was found; nil when the release names no workload.
 	Ready func(revision string) (int32, bool)
@@ -68,6 +72,11 @@ type Decision struct {
 	Status xr.ReleaseStatus
 	// PrimaryRevision is the revision the primary Service selects.
 	PrimaryRevision string
+	// CanaryRevision is the revision the canary Service selects when it is
+	// not the canary's: while a promotion is left, the canary Service keeps
+	// the promoted revision, which carries every request until the primary
+	// Service is back at the stable one. "" is the canary's revision.
+	CanaryRevision string
 	// Record is what the pipeline's next step reads: the replicas of each
 	// revision.
 	Record Record
@@ -98,6 +107,10 @@ func Decide(in Input) Decision {
 		d = released(in, st)
 	case prev != nil && prev.Phase == xr.PhasePromoting && prev.Revision == revision && prev.CanaryDigest == digest:
 		d = promoting(in, st)
+	case prev != nil && prev.Phase == xr.PhasePromoting && movedPrimary(in, st):
+		// A new revision, or a changed canary, leaves a promotion whose
+		// primary Service moved already: it moves back first.
+		d = unwinding(in, st, fmt.Sprintf("revision %s waits", revision))
 	case revision == st.Stable.Revision && digest == st.Stable.Digest:
 		d = stable(in, st)
 	case rollbackOf(in, st):
@@ -108,7 +121,29 @@ func Decide(in Input) Decision {
 	d.Status = d.Status.Bounded()
 	d.Rollout.Status = d.Rollout.Status.Bounded()
 	d.Record = record(in, d)
+	// Called again when a retired revision's replicas are due to go.
+	for _, at := range retirements(in, d.Status) {
+		if wait := at.Sub(in.Rollout.Now); wait > 0 && wait < d.Rollout.Requeue {
+			d.Rollout.Requeue = max(wait, rollout.MinRequeue)
+		}
+	}
 	return d
+}
+
+// retirements are the revisions that a promotion retired and keep their
+// replicas until a time: the one status.release.retiring names, and the
+// one the promotion before it retired, which history dates (the revision
+// after it became stable at its succeededAt). A second promotion within
+// scaleDownDelay of the first so never cuts the first one's delay short.
+func retirements(in Input, st xr.ReleaseStatus) map[string]time.Time {
+	out := map[string]time.Time{}
+	if h := st.History; len(h) >= 2 {
+		out[h[1].Revision] = h[0].SucceededAt.Add(in.Release.ScaleDownDelay)
+	}
+	if rt := st.Retiring; rt != nil {
+		out[rt.Revision] = rt.At.Time
+	}
+	return out
 }
 
 // status is status.release as this run trusts it: the stable revision is
@@ -123,17 +158,51 @@ func status(in Input) xr.ReleaseStatus {
 	if in.ObservedPrimary == "" || (prev != nil && prev.Phase == xr.PhasePromoting) {
 		return st
 	}
-	if st.Stable == nil || st.Stable.Revision != in.ObservedPrimary {
-		// The record does not match the cluster: the primary serves what
-		// it selects, and a digest nobody can vouch for rolls nothing
-		// back.
-		since := metav1.Time{Time: in.Rollout.Now}
-		if st.Stable != nil {
-			since = st.Stable.Since
-		}
-		st.Stable = &xr.StableRevision{Revision: in.ObservedPrimary, Since: since}
+	switch {
+	case st.Stable == nil:
+		// No record (a status lost, or written by hand): the primary
+		// serves what it selects, and a digest nobody can vouch for rolls
+		// nothing back.
+		st.Stable = &xr.StableRevision{Revision: in.ObservedPrimary, Since: metav1.Time{Time: in.Rollout.Now}}
+	case st.Stable.Revision != in.ObservedPrimary &&
+		(slices.Contains(st.Revisions(), in.ObservedPrimary) || in.ObservedCanary == in.ObservedPrimary):
+		// The record names another revision than the cluster, which is the
+		// evidence of which one the primary serves when it agrees with the
+		// record's history or with itself (both Services select it: status
+		// written by hand).
+		st.Stable = &xr.StableRevision{Revision: in.ObservedPrimary, Since: st.Stable.Since}
 	}
+	// A primary Service edited alone to select a revision the release
+	// never promoted is not believed: it is composed back to the stable
+	// one.
 	return st
+}
+
+// movedPrimary reports whether the primary Service is observed selecting
+// the revision a promotion moved it to, not the stable revision.
+func movedPrimary(in Input, st xr.ReleaseStatus) bool {
+	prev := in.Rollout.Previous
+	return in.ObservedPrimary != "" && in.ObservedPrimary == prev.Revision && in.ObservedPrimary != st.Stable.Revision
+}
+
+// unwinding leaves a promotion whose primary Service moved to the promoted
+// revision: the primary Service moves back to the stable revision while
+// the route keeps every request on the canary Service, which keeps
+// selecting the promoted revision; no request reaches a Service whose
+// selector changes. The next run, with the primary observed back, goes on
+// with what left the promotion (an abort, a failure, a new revision).
+func unwinding(in Input, st xr.ReleaseStatus, what string) Decision {
+	prev := *in.Rollout.Previous
+	s := withWeights(prev, percentTotal)
+	s.NextStepAt, s.AwaitingApproval = nil, false
+	s.Message = fmt.Sprintf("leaving the promotion of revision %s (%s): every request stays on the canary, which selects it, while the primary Service moves back to the stable revision %s",
+		prev.Revision, what, st.Stable.Revision)
+	return Decision{
+		Rollout:         rollout.Decision{CanaryWeight: percentTotal, Active: true, Status: s, Requeue: rollout.MinRequeue, Healthy: true},
+		Status:          st,
+		PrimaryRevision: st.Stable.Revision,
+		CanaryRevision:  prev.Revision,
+	}
 }
 
 // released is the first run of a release: its revision is stable at once,
@@ -177,6 +246,11 @@ func settled(in Input, st xr.ReleaseStatus, msg string) Decision {
 	}
 	if p := ri.Previous; p != nil {
 		s.StepStartedAt, s.Retry, s.Promoted, s.Attempt = p.StepStartedAt, p.Retry, p.Promoted, p.Attempt
+		if p.Revision == s.Revision {
+			// What judged the stable revision stays on record, the same
+			// from one run to the next.
+			s.Metrics, s.Analysis, s.BakeStartedAt = p.Metrics, p.Analysis, p.BakeStartedAt
+		}
 	}
 	if s.StepStartedAt == nil {
 		s.StepStartedAt = &metav1.Time{Time: ri.Now}
@@ -216,8 +290,13 @@ func rollingOut(in Input, st xr.ReleaseStatus) Decision {
 		fresh.Revision = ""
 		ri.Previous = &fresh
 	}
-	if in.Ready != nil {
-		ri.Capacity = func(weight int32) (bool, string) { return carries(in, ri.Revision, need(in.Release.Replicas, weight)) }
+	ri.Capacity = func(weight int32) (bool, string) {
+		if weight > 0 && in.ObservedCanary != ri.Revision {
+			// The canary Service moves to the revision on this run, or was
+			// not applied yet: it gets requests once it selects it.
+			return false, fmt.Sprintf("the canary Service does not select revision %s yet", ri.Revision)
+		}
+		return carries(in, ri.Revision, need(in.Release.Replicas, weight))
 	}
 	rd := rollout.Decide(ri)
 	d := Decision{Rollout: rd, Status: st, PrimaryRevision: st.Stable.Revision}
@@ -282,10 +361,22 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 	s.NextStepAt, s.AwaitingApproval = nil, false
 	revision, replicas := ri.Revision, in.Release.Replicas
 	d := Decision{Status: st, PrimaryRevision: st.Stable.Revision}
+	if !ri.Traffic.Paused && s.Reason == rollout.ReasonPaused {
+		// Resumed: paused time never counts toward the deadline.
+		s.StepStartedAt, s.Reason = &metav1.Time{Time: ri.Now}, ReasonPromotionStarted
+	}
+	deadline := !ri.Traffic.Paused && ri.Traffic.ProgressDeadline > 0 && s.StepStartedAt != nil && !ri.Now.Before(s.StepStartedAt.Add(ri.Traffic.ProgressDeadline))
 	switch {
+	case (ri.Traffic.Abort || deadline) && movedPrimary(in, st):
+		// The primary Service moves back first, the canary carrying every
+		// request meanwhile.
+		what := "aborted"
+		if !ri.Traffic.Abort {
+			what = "held past its progressDeadline"
+		}
+		return unwinding(in, st, what)
 	case ri.Traffic.Abort:
-		// The stable revision takes every request back; a primary that
-		// moved already moves back.
+		// The stable revision takes every request back.
 		rd := rollout.Decision{
 			Status: withWeights(s, 0), Requeue: rollout.MaxRequeue, Healthy: false, Reason: rollout.ReasonAborted,
 			Events: []rollout.Event{{Reason: rollout.EventAborted, Warning: true, Message: fmt.Sprintf("promotion of revision %s aborted: all traffic goes back to the stable revision %s", revision, st.Stable.Revision)}},
@@ -294,11 +385,24 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 		rd.Status.Message = "aborted during the promotion: all traffic goes to the primary, which serves the stable revision " + st.Stable.Revision
 		d.Rollout = rd
 		return d
+	case deadline:
+		// A promotion that cannot end (a primary Service never observed at
+		// the new revision, a workload never ready) fails like a held step.
+		msg := fmt.Sprintf("the promotion of revision %s was held past its progressDeadline (%s): all traffic goes back to the stable revision %s; it was %s",
+			revision, ri.Traffic.ProgressDeadline, st.Stable.Revision, s.Message)
+		rd := rollout.Decision{
+			Status: withWeights(s, 0), Requeue: rollout.MaxRequeue, Healthy: false, Reason: rollout.ReasonProgressDeadlineExceeded,
+			Events: []rollout.Event{{Reason: rollout.EventFailed, Warning: true, Message: msg}},
+		}
+		rd.Status.Phase, rd.Status.Reason, rd.Status.Message = xr.PhaseFailed, rollout.ReasonProgressDeadlineExceeded, msg
+		d.Rollout = rd
+		return d
 	case ri.Traffic.Paused:
 		// Nothing moves: the weight and the primary stay as they were.
 		if s.CanaryWeight == percentTotal && in.ObservedPrimary == revision {
 			d.PrimaryRevision = revision
 		}
+		s.Reason = rollout.ReasonPaused
 		s.Message = fmt.Sprintf("paused while promoting revision %s at %d%%", revision, s.CanaryWeight)
 		d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Status: s, Requeue: rollout.MaxRequeue, Healthy: true}
 		return d
@@ -417,7 +521,11 @@ func withWeights(s xr.RolloutStatus, canary int32) xr.RolloutStatus {
 // step's, at least one replica while it rolls out, all of them from its
 // last step on and through its promotion; the stable revision keeps its
 // replicas until the promotion ends; a retired one keeps them until its
-// scaleDownDelay passed. A failed or aborted canary gets none.
+// scaleDownDelay passed. A failed or aborted canary gets none once the
+// observed route sends it none. And whatever the decision, a revision of
+// the release that an observed Service selects keeps what its Service may
+// still be sent until no Service selects it: a Service whose selector is
+// moving serves the old revision until the new selector is applied.
 func record(in Input, d Decision) Record {
 	ri, s := in.Rollout, d.Rollout.Status
 	replicas := in.Release.Replicas
@@ -425,35 +533,94 @@ func record(in Input, d Decision) Record {
 		Stable: d.Status.Stable.Revision, Canary: ri.Revision, Phase: s.Phase, Step: s.Step,
 		CanaryWeight: d.Rollout.CanaryWeight, Replicas: map[string]int32{},
 	}
-	if rt := d.Status.Retiring; rt != nil && rt.Revision != r.Stable && rt.Revision != r.Canary {
-		r.Replicas[rt.Revision] = 0
-		if ri.Now.Before(rt.At.Time) {
-			r.Replicas[rt.Revision] = replicas
+	for revision, at := range retirements(in, d.Status) {
+		switch {
+		case revision == r.Stable || revision == r.Canary:
+		case ri.Now.Before(at):
+			r.Replicas[revision] = replicas
+		case d.Status.Retiring != nil && revision == d.Status.Retiring.Revision:
+			// The last one retired stays on record at 0; the one before
+			// leaves the record.
+			r.Replicas[revision] = 0
 		}
 	}
 	r.Replicas[r.Stable] = replicas
-	if r.Canary == r.Stable {
-		return r
+	if r.Canary != r.Stable {
+		r.Replicas[r.Canary] = canaryReplicas(in, d)
 	}
-	switch s.Phase {
-	case xr.PhaseFailed, xr.PhaseAborted:
-		r.Replicas[r.Canary] = 0
-	case xr.PhasePromoting:
-		r.Replicas[r.Canary] = replicas
-	default:
-		w := d.Rollout.CanaryWeight
-		steps := ri.Traffic.Steps
-		if s.Step != nil && int(*s.Step) < len(steps) {
-			i := *s.Step
-			w = max(w, steps[i].Weight)
-			if int(i)+1 < len(steps) {
-				w = max(w, steps[i+1].Weight)
-			}
-			if int(i) == len(steps)-1 {
-				w = percentTotal
-			}
+	// The revisions that Services select, as observed and as composed.
+	prevWeight := int32(0)
+	if p := ri.Previous; p != nil {
+		prevWeight = p.CanaryWeight
+	}
+	type selected struct {
+		revision string
+		replicas int32
+	}
+	served := []selected{
+		{in.ObservedPrimary, replicas},
+		{d.PrimaryRevision, replicas},
+		{d.CanaryRevision, replicas},
+	}
+	if in.ObservedCanary != r.Canary {
+		// The canary Service moves away from a revision, which keeps
+		// what it had until the move is applied. (The canary's own
+		// Service, selecting it, is sized above.)
+		served = append(served, selected{in.ObservedCanary, max(need(replicas, max(prevWeight, d.Rollout.CanaryWeight)), 1)})
+	}
+	known := append(d.Status.Revisions(), r.Canary)
+	if p := ri.Previous; p != nil {
+		known = append(known, p.Revision)
+	}
+	for _, sel := range served {
+		if sel.revision != "" && slices.Contains(known, sel.revision) {
+			r.Replicas[sel.revision] = max(r.Replicas[sel.revision], sel.replicas)
 		}
-		r.Replicas[r.Canary] = max(need(replicas, w), 1)
 	}
 	return r
+}
+
+// canaryReplicas are the replicas of the canary's revision.
+func canaryReplicas(in Input, d Decision) int32 {
+	ri, s := in.Rollout, d.Rollout.Status
+	replicas := in.Release.Replicas
+	switch s.Phase {
+	case xr.PhaseFailed, xr.PhaseAborted:
+		if ok, _ := observedAt(ri, s.Step, 0); ok || ri.Previous == nil {
+			return 0
+		}
+		// The route sends it requests until the new route is applied.
+		return max(need(replicas, ri.Previous.CanaryWeight), 1)
+	case xr.PhasePromoting:
+		return replicas
+	}
+	if p := ri.Traffic.Promote; p != nil && p.Revision == ri.Revision && s.Promoted != ri.Revision {
+		// promote waits until the canary can carry the last step.
+		return replicas
+	}
+	w := d.Rollout.CanaryWeight
+	steps := ri.Traffic.Steps
+	if s.Step != nil && int(*s.Step) < len(steps) {
+		i := *s.Step
+		w = max(w, steps[i].Weight)
+		if int(i)+1 < len(steps) {
+			w = max(w, steps[i+1].Weight)
+		}
+		if int(i) == len(steps)-1 {
+			w = percentTotal
+		}
+	}
+	return max(need(replicas, w), 1)
+}
+
+// observedAt reports whether the observed route sends the canary weight.
+func observedAt(ri rollout.Input, step *int32, weight int32) (bool, string) {
+	switch {
+	case ri.RouteAtStep != nil && step != nil:
+		return ri.RouteAtStep(*step, weight)
+	case ri.RouteAtWeight != nil:
+		return ri.RouteAtWeight(weight)
+	default:
+		return false, "the route has not been observed yet"
+	}
 }

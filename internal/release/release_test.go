@@ -60,6 +60,8 @@ func in(rev, digest string, now time.Duration, f func(*Input)) Input {
 		},
 		Release: podinfo(),
 		Ready:   ready(4),
+		// The canary Service selects the canary's revision already.
+		ObservedCanary: rev,
 	}
 	f(&i)
 	return i
@@ -209,23 +211,46 @@ func TestDecide(t *testing.T) {
 			want: want{phase: xr.PhaseSucceeded, reason: ReasonRolledBack, weight: 0, primary: "v1", stable: "v1", history: []string{"v2"}, retiring: "v2",
 				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonRolledBack}},
 		},
-		"AbortDuringPromotion": {
-			reason: "An abort during a promotion sends every request back to the stable revision, the primary moved back to it.",
+		"AbortDuringPromotionPrimaryMoved": {
+			reason: "An abort after the promotion moved the primary Service: the primary moves back to the stable revision while every request stays on the canary, which selects v2 and keeps its replicas; the primary's too.",
 			in: in("v2", "d2", 6*time.Minute, func(i *Input) {
 				i.Rollout.Traffic.Abort = true
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v2"
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
 			}),
+			want: want{phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4}},
+		},
+		"AbortDuringPromotionPrimaryBack": {
+			reason: "An abort during a promotion whose primary selects the stable revision: every request goes back to it, and v2, which the route still sends everything, keeps its replicas until the route is observed at 0.",
+			in: in("v2", "d2", 6*time.Minute, func(i *Input) {
+				i.Rollout.Traffic.Abort = true
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
+			}),
 			want: want{phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: 0, primary: "v1", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 0}, events: []string{rollout.EventAborted}},
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{rollout.EventAborted}},
+		},
+		"AbortedRouteAtZero": {
+			reason: "Once the route is observed sending the aborted canary nothing, its revision gets no replicas.",
+			in: in("v2", "d2", 7*time.Minute, func(i *Input) {
+				i.Rollout.Traffic.Abort = true
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
+				p := promotingAt(0)
+				p.Phase, p.Reason = xr.PhaseAborted, rollout.ReasonAborted
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = p, routeAt(0)
+			}),
+			want: want{phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: 0, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 0}},
 		},
 		"ForgedStableDistrusted": {
-			reason: "Attack: status.release naming a stable revision that never rolled out (v9) is not believed: the primary Service observed selecting v1 says which is stable, so v9 rolls out through the steps.",
+			reason: "Attack: status.release naming a stable revision that never rolled out (v9) is not believed: both Services observed selecting v1 say which is stable, so v9 rolls out through the steps (the canary Service moves to it at 0% first).",
 			in: in("v9", "d9", time.Hour, func(i *Input) {
-				i.Status, i.ObservedPrimary = stableAt("v9", "d9"), "v1"
+				// Both Services select v1: the cluster agrees with itself.
+				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v9", "d9"), "v1", "v1"
 				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v9", CanaryDigest: "d9", Step: ptr.To[int32](2), PrimaryWeight: 100}
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: 10, primary: "v1", stable: "v1",
+			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v9": 2}, events: []string{rollout.ReasonStarted}},
 		},
 	}

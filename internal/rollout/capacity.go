@@ -12,12 +12,13 @@ import (
 // carry it (a release's workload has the ready replicas it needs).
 const ReasonAwaitingCapacity = "AwaitingCapacity"
 
-// entering reports whether the previous run left the rollout waiting to
-// enter its first step: at step 0, at 0%, awaiting capacity for the step's
-// weight.
-func entering(prev *xr.RolloutStatus, steps []xr.Step) bool {
-	return prev.Reason == ReasonAwaitingCapacity && prev.Step != nil && *prev.Step == 0 &&
-		prev.CanaryWeight == 0 && steps[0].Weight > 0
+// entering reports whether the previous run left a rollout whose moves
+// wait for capacity short of its first step: at step 0, at 0%, awaiting
+// capacity for the step's weight, or paused (or anything else) while it
+// waited. Whatever the reason, step 0 at 0% was never entered.
+func entering(in Input, prev *xr.RolloutStatus) bool {
+	return in.Capacity != nil && prev.Step != nil && *prev.Step == 0 &&
+		prev.CanaryWeight == 0 && in.Traffic.Steps[0].Weight > 0
 }
 
 // awaitingEntry keeps a rollout at 0%, at step 0, while the canary cannot
@@ -39,7 +40,7 @@ func awaitingEntry(in Input, cur xr.RolloutStatus, ev Event) (Decision, bool) {
 			fmt.Sprintf("the canary could not carry step 0 for longer than the progress deadline %s: %s", deadline, why)), ev), true
 	}
 	cur.Phase, cur.Reason, cur.Message = xr.PhaseProgressing, ReasonAwaitingCapacity, msg
-	cur.NextStepAt = &metav1.Time{Time: cur.StepStartedAt.Time}
+	cur.NextStepAt = &metav1.Time{Time: cur.StepStartedAt.Add(steps[0].Pause)}
 	cur.AwaitingApproval = false
 	return withEvent(Decision{
 		CanaryWeight: 0,

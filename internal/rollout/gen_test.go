@@ -258,6 +258,7 @@ func genRawInput(src source) Input {
 	}
 	genControls(src, &in)
 	in.Previous = genPrevious(src, in.Traffic.Steps)
+	genMetrics(src, &in)
 	return in
 }
 
@@ -294,5 +295,71 @@ func genInput(src source) Input {
 	}
 	genControls(src, &in)
 	in.Previous = genPrevious(src, in.Traffic.Steps)
+	genMetrics(src, &in)
 	return in
+}
+
+// genMetrics adds metrics, a bake, measurements (recorded, and taken this
+// run at the previous step, or anywhere) and a capacity gate to an input.
+func genMetrics(src source, in *Input) {
+	if len(in.Traffic.Steps) == 0 || chance(src, 3) {
+		return
+	}
+	verdicts := []string{xr.VerdictPassed, xr.VerdictFailed, xr.VerdictNoData}
+	n := 1 + src.IntN(2)
+	for i := range n {
+		m := xr.Metric{
+			Name: []string{"errors", "latency"}[i], Provider: "p", Query: "q",
+			Interval:     pick(src, 5*time.Second, time.Minute, 5*time.Minute),
+			SuccessWhen:  "result < 1",
+			FailureLimit: int32(1 + src.IntN(3)),
+			NoData:       pick(src, xr.NoDataHold, xr.NoDataPass, xr.NoDataFail),
+			DryRun:       chance(src, 4),
+		}
+		if chance(src, 3) {
+			m.Steps = []int32{int32(src.IntN(len(in.Traffic.Steps)))}
+		}
+		in.Traffic.Metrics = append(in.Traffic.Metrics, m)
+	}
+	if chance(src, 3) {
+		in.Traffic.Bake = pick(src, time.Minute, 10*time.Minute)
+	}
+	measurement := func() xr.Measurement {
+		step := int32(src.IntN(len(in.Traffic.Steps)+1)) - 1
+		if p := in.Previous; p != nil && p.Step != nil && !chance(src, 4) {
+			step = *p.Step
+		}
+		return xr.Measurement{Time: metav1.Time{Time: at(genSpan(src))}, Step: step, Verdict: pick(src, verdicts...), Value: "0.1"}
+	}
+	if p := in.Previous; p != nil && chance(src, 2) {
+		for _, m := range in.Traffic.Metrics {
+			ms := xr.MetricStatus{Name: m.Name}
+			for range src.IntN(4) {
+				ms.Measurements = append(ms.Measurements, measurement())
+			}
+			p.Metrics = append(p.Metrics, ms)
+		}
+		if chance(src, 4) {
+			p.BakeStartedAt = genTime(src)
+		}
+	}
+	if chance(src, 2) {
+		in.Measured = map[string]xr.Measurement{}
+		for _, m := range in.Traffic.Metrics {
+			if !chance(src, 3) {
+				ms := measurement()
+				ms.Time = metav1.Time{Time: in.Now.Truncate(time.Second)}
+				in.Measured[m.Name] = ms
+			}
+		}
+	}
+	if chance(src, 4) {
+		ready := int32(src.IntN(5))
+		in.Capacity = func(weight int32) (bool, string) {
+			if (4*weight+99)/100 <= ready {
+				return true, ""
+			}
+			return false, "not enough ready replicas"
+		}
+	}
 }

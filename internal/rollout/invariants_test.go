@@ -115,8 +115,12 @@ func violations(in Input, d Decision) []string {
 	}
 	step := steps[*s.Step]
 	last := steps[len(steps)-1].Weight
-	switch s.Phase {
-	case xr.PhaseProgressing:
+	switch {
+	case s.Phase == xr.PhaseProgressing && awaitingEntryStatus(in, s):
+		if !strings.HasPrefix(s.Message, "waiting at 0% to enter step 0: ") || in.Capacity == nil {
+			bad("waiting to enter step 0 with message %q, capacity gate %t", s.Message, in.Capacity != nil)
+		}
+	case s.Phase == xr.PhaseProgressing:
 		next := s.StepStartedAt.Add(step.Pause)
 		if s.Reason == ReasonBaking && s.BakeStartedAt != nil {
 			next = s.BakeStartedAt.Add(in.Traffic.Bake) // A bake ends at its end.
@@ -128,8 +132,15 @@ func violations(in Input, d Decision) []string {
 			strings.HasSuffix(s.Message, ": ") {
 			bad("progressing message %q does not name what holds step %d", s.Message, *s.Step)
 		}
-		fallthrough
-	case xr.PhasePaused, xr.PhaseSucceeded:
+		if w != step.Weight || w > last {
+			bad("phase %s at %d%%, step %d is %d%%, last step %d%%", s.Phase, w, *s.Step, step.Weight, last)
+		}
+	case s.Phase == xr.PhasePaused && shortOfStep0(in, s):
+		// Paused while it waited to enter step 0: at 0%, capacity-gated.
+		if in.Capacity == nil {
+			bad("paused short of step 0 at 0%% without a capacity gate")
+		}
+	case s.Phase == xr.PhasePaused, s.Phase == xr.PhaseSucceeded:
 		if w != step.Weight || w > last {
 			bad("phase %s at %d%%, step %d is %d%%, last step %d%%", s.Phase, w, *s.Step, step.Weight, last)
 		}
@@ -216,10 +227,25 @@ func wantActive(in Input, d Decision) bool {
 		}
 		return w > 0 || (in.Traffic.Progressive() && s.Step != nil)
 	case xr.PhaseProgressing:
-		return true
+		// Waiting at 0% to enter the first step: the canary cannot carry
+		// anything yet, not even testers.
+		return !awaitingEntryStatus(in, s)
 	default:
 		return false
 	}
+}
+
+// awaitingEntryStatus reports whether a status waits at 0% to enter the
+// first step, for the canary's capacity.
+func awaitingEntryStatus(in Input, s xr.RolloutStatus) bool {
+	return s.Reason == ReasonAwaitingCapacity && s.CanaryWeight == 0 && s.Step != nil && *s.Step == 0 &&
+		len(in.Traffic.Steps) > 0 && in.Traffic.Steps[0].Weight > 0
+}
+
+// shortOfStep0 reports whether a status is at step 0 at 0% while step 0
+// has a weight: a rollout that never entered its first step.
+func shortOfStep0(in Input, s xr.RolloutStatus) bool {
+	return s.CanaryWeight == 0 && s.Step != nil && *s.Step == 0 && len(in.Traffic.Steps) > 0 && in.Traffic.Steps[0].Weight > 0
 }
 
 // isFrozen reports whether the run is a paused progressive rollout with a

@@ -124,7 +124,7 @@ func withMeasured(in Input, cur xr.RolloutStatus) xr.RolloutStatus {
 	for _, m := range in.Traffic.Metrics {
 		old := measurementsOf(cur.Metrics, m.Name)
 		list := slices.Clone(old)
-		if ms, ok := in.Measured[m.Name]; ok && ms.Step == *cur.Step && !ms.Time.Time.Before(cur.StepStartedAt.Time) {
+		if ms, ok := in.Measured[m.Name]; ok && fresh(ms, old, cur) {
 			list = append(list, ms)
 		}
 		if len(list) > 0 {
@@ -133,6 +133,16 @@ func withMeasured(in Input, cur xr.RolloutStatus) xr.RolloutStatus {
 	}
 	cur.Metrics = metrics
 	return cur
+}
+
+// fresh reports whether a measurement belongs to the current step and is
+// newer than the last one recorded. A run that sees its own decision again
+// (the same measurement fed back) must not count it twice.
+func fresh(ms xr.Measurement, old []xr.Measurement, cur xr.RolloutStatus) bool {
+	if ms.Step != *cur.Step || ms.Time.Time.Before(cur.StepStartedAt.Time) {
+		return false
+	}
+	return len(old) == 0 || ms.Time.Time.After(old[len(old)-1].Time.Time)
 }
 
 // counts is what a measurement counts as under a metric's noData.
@@ -210,6 +220,9 @@ func heldMetric(in Input, cur xr.RolloutStatus) (string, time.Time) {
 func describeMeasurement(m xr.Metric, ms xr.Measurement) string {
 	switch ms.Verdict {
 	case xr.VerdictNoData:
+		if ms.Reason == "" {
+			return "had no data"
+		}
 		return "had no data: " + quote(ms.Reason)
 	case xr.VerdictPassed:
 		return fmt.Sprintf("passed: result %s%s meets successWhen %s", quote(ms.Value), baselineNote(ms), quote(m.SuccessWhen))

@@ -345,9 +345,11 @@ func carried(in Input, why restart) xr.RolloutStatus {
 		cur.Step = ptr.To(min(*prev.Step, int32(len(steps)-1))) //nolint:gosec // At most maxSteps.
 		cur.StepStartedAt = stepStartedAt(prev.StepStartedAt, in.Now)
 		cur.Phase, cur.Reason = prev.Phase, prev.Reason
-		cur.Analysis = verdictsOf(prev.Analysis, len(steps))
+		cur.Analysis = verdictsOf(prev.Analysis, *cur.Step)
 		cur.Metrics = carriedMetrics(in, prev.Metrics)
-		cur.BakeStartedAt = prev.BakeStartedAt
+		if prev.BakeStartedAt != nil && !prev.BakeStartedAt.IsZero() {
+			cur.BakeStartedAt = prev.BakeStartedAt // A zero time is written as null: no bake.
+		}
 	} else {
 		cur.Step = ptr.To[int32](0)
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
@@ -401,6 +403,12 @@ func progressive(in Input) Decision {
 		// Nothing was composed before, so there is nothing to freeze yet:
 		// the first run is Paused at step 0, and the next run agrees.
 		w := steps[0].Weight
+		if in.Capacity != nil {
+			if ok, _ := in.Capacity(w); !ok {
+				// The canary cannot carry the step yet: paused short of it.
+				w = 0
+			}
+		}
 		cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
 		cur.Message = fmt.Sprintf("paused at step 0 (%d%%)", w)
 		return Decision{
@@ -422,7 +430,7 @@ func progressive(in Input) Decision {
 
 	// A rollout waiting to enter its first step enters it once the canary
 	// can carry its weight.
-	if entering(prev, steps) {
+	if entering(in, prev) {
 		if d, waiting := awaitingEntry(in, cur, Event{}); waiting {
 			return d
 		}
@@ -489,6 +497,13 @@ func promoteDue(in Input, cur xr.RolloutStatus) bool {
 	pr := in.Traffic.Promote
 	if pr == nil || pr.Revision != in.Revision || cur.Promoted == in.Revision || cur.Step == nil || int(*cur.Step) >= len(in.Traffic.Steps)-1 {
 		return false
+	}
+	if in.Capacity != nil {
+		// Not before the canary can carry the last step: promote skips
+		// pauses, gates, analysis and approvals, never capacity.
+		if ok, _ := in.Capacity(in.Traffic.Steps[len(in.Traffic.Steps)-1].Weight); !ok {
+			return false
+		}
 	}
 	ok, _ := routeOfStep(in, *cur.Step, in.Traffic.Steps[*cur.Step].Weight)
 	return ok || !in.Traffic.RequireAcceptedRoute

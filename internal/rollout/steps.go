@@ -407,11 +407,13 @@ func verdictOf(verdicts []xr.AnalysisVerdict, name string, step int32) string {
 }
 
 // verdictsOf are the verdicts a status carries that can still mean
-// something: of steps that exist, once each.
-func verdictsOf(verdicts []xr.AnalysisVerdict, steps int) []xr.AnalysisVerdict {
+// something: of steps reached so far, once each.
+func verdictsOf(verdicts []xr.AnalysisVerdict, current int32) []xr.AnalysisVerdict {
 	var out []xr.AnalysisVerdict
 	for _, v := range verdicts {
-		if v.Step < 0 || int(v.Step) >= steps || (v.Verdict != xr.VerdictPassed && v.Verdict != xr.VerdictFailed) ||
+		// A verdict of a step not reached yet is stale (the steps were
+		// edited back) or forged: the step is judged again when entered.
+		if v.Step < 0 || v.Step > current || (v.Verdict != xr.VerdictPassed && v.Verdict != xr.VerdictFailed) ||
 			verdictOf(out, v.Name, v.Step) != "" {
 			continue
 		}

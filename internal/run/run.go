@@ -137,11 +137,13 @@ func Compose(ctx context.Context, in In) (Out, error) {
 		rd := release.Decide(release.Input{
 			Rollout: ri, Release: r, Status: cr.Status.Release,
 			ObservedPrimary: observedRevision(in.Observed[compose.KeyServicePrimary], r.RevisionLabel),
+			ObservedCanary:  observedRevision(in.Observed[compose.KeyServiceCanary], r.RevisionLabel),
 			Ready:           readiness(r, in.Workload),
 		})
 		d, rel = rd.Rollout, &rd
-		// A promotion moves the primary Service before the route.
-		cr.Spec = cr.Spec.WithPrimaryRevision(rd.PrimaryRevision)
+		// A promotion moves the primary Service before the route; leaving
+		// one keeps the canary Service on the promoted revision meanwhile.
+		cr.Spec = cr.Spec.WithPrimaryRevision(rd.PrimaryRevision).WithCanaryRevision(rd.CanaryRevision)
 	} else {
 		d = rollout.Decide(ri)
 	}
@@ -207,7 +209,7 @@ func measured(ctx context.Context, in In, ri rollout.Input, budget *expr.Budget)
 		Program:     plan.MetricProgram,
 		Budget:      budget,
 		Canary:      side(plan.Canary, cr.Spec.Canary.Revision),
-		Primary:     side(plan.Primary, ""),
+		Primary:     side(plan.Primary, cr.Spec.PrimaryRevision()),
 		Step:        *cr.Status.Rollout.Step,
 		Now:         in.Now,
 		Observe:     in.ObserveQuery,

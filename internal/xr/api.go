@@ -549,7 +549,8 @@ type rawMetric struct {
 	NoData *string `json:"noData,omitempty"`
 
 	// Steps are the indexes of the steps the metric counts in. Default:
-	// every step with a weight above 0.
+	// every step with a weight above 0 (below 100 with compareTo).
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:Minimum=0
 	// +kubebuilder:validation:items:Maximum=31

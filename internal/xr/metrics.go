@@ -2,6 +2,7 @@ package xr
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -98,9 +99,18 @@ func parseMetrics(path *field.Path, t Traffic, raw *rawTraffic) (Traffic, field.
 				errs = append(errs, field.NotSupported(p.Child("noData"), *n, []string{string(NoDataHold), string(NoDataPass), string(NoDataFail)}))
 			}
 		}
+		if rm.Steps != nil && len(rm.Steps) == 0 {
+			errs = append(errs, field.Required(p.Child("steps"), "a metric counts in at least one step: name them, or leave steps out for every step with a weight above 0"))
+		}
 		for j, s := range rm.Steps {
-			if s < 0 || int(s) >= len(t.Steps) {
+			switch {
+			case slices.Contains(rm.Steps[:j], s):
+				errs = append(errs, field.Duplicate(p.Child("steps").Index(j), s))
+			case s < 0 || int(s) >= len(t.Steps):
 				errs = append(errs, field.Invalid(p.Child("steps").Index(j), s, fmt.Sprintf("must be the index of one of traffic.steps (0 to %d)", len(t.Steps)-1)))
+			case m.CompareToPrimary && t.Steps[s].Weight >= percentMax:
+				errs = append(errs, field.Invalid(p.Child("steps").Index(j), s,
+					fmt.Sprintf("step %d sends the primary no traffic: compareTo: primary has no baseline there; judge it with a metric of its own without compareTo", s)))
 			}
 		}
 		t.Metrics = append(t.Metrics, m)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -15,6 +16,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/bounds"
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/memo"
 )
 
 // percentMax is the most a weight or a mirror's percent is.
@@ -24,20 +26,23 @@ const percentMax = 100
 // fails, when the gate does not say.
 const DefaultFailAfter = 5 * time.Minute
 
-// checkBounds checks the sizes of the spec fields the function reads, and
-// of status.rollout and status.route; nothing else in the XR is its
-// business.
-func checkBounds(specPath *field.Path, spec map[string]any, status any) field.ErrorList {
+// specBounds checks the sizes of the spec fields the function reads; a
+// spec may hold any number of other fields, which are none of its business.
+func specBounds(specPath *field.Path, spec map[string]any) field.ErrorList {
 	var errs field.ErrorList
-	// The fields the function reads, not the spec's own keys: a spec may
-	// hold any number of other fields, which are none of its business.
 	for _, k := range sortedSpecKeys {
 		if v, ok := spec[k]; ok {
 			errs = append(errs, bounds.Check(specPath.Child(k), v, specLimits)...)
 		}
 	}
+	return errs
+}
+
+// statusBounds checks the sizes of the status the function reads back.
+func statusBounds(status any) field.ErrorList {
+	var errs field.ErrorList
 	if st, ok := status.(map[string]any); ok {
-		for _, k := range []string{"rollout", "route"} {
+		for _, k := range []string{"rollout", "route", "release"} {
 			errs = append(errs, bounds.Check(field.NewPath("status", k), st[k], statusLimits)...)
 		}
 	}
@@ -64,26 +69,26 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 	}
 
 	// Nothing oversized reaches the decoder: see package bounds.
-	if errs := checkBounds(specPath, spec, obj["status"]); len(errs) > 0 {
+	p := parsedSpecOf(spec, defaultParentRefs)
+	if errs := append(slices.Clone(p.boundsErrs), statusBounds(obj["status"])...); len(errs) > 0 {
 		return nil, fielderr.Summarize(errs)
 	}
-
-	raw, errs := decodeSpec(specPath, spec)
-	if len(errs) > 0 {
+	if len(p.decodeErrs) > 0 {
 		// Decoding errors make the rest of the checks noise.
-		return nil, fielderr.Summarize(errs)
+		return nil, fielderr.Summarize(p.decodeErrs)
 	}
 
 	cr := &CanaryRoute{Name: u.GetName()}
-	cr.Scope, cr.RouteNamespace, errs = routeNamespace(u, spec, raw.Namespace)
-	cr.RouteName = routeName(u, spec, raw.RouteName)
+	var errs field.ErrorList
+	cr.Scope, cr.RouteNamespace, errs = routeNamespace(u, spec, p.raw.Namespace)
+	cr.RouteName = routeName(u, spec, p.raw.RouteName)
 	if cr.Scope == ScopeClaim {
 		cr.Claim = claimRef(spec)
 	}
 
-	s, specErrs := parseSpec(specPath, raw, defaultParentRefs)
+	s := p.spec
 	cr.Spec = s
-	errs = append(errs, specErrs...)
+	errs = append(errs, p.specErrs...)
 	for _, msg := range validation.IsDNS1123Subdomain(cr.RouteName) {
 		errs = append(errs, field.Invalid(specPath.Child("routeName"), cr.RouteName, "the route name "+msg))
 	}
@@ -100,6 +105,57 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 		return nil, fielderr.Summarize(errs)
 	}
 	return cr, nil
+}
+
+// parsedSpec is what a spec decodes and parses to, whatever the XR that
+// holds it: shared by every run that reads the same spec, and never
+// modified.
+type parsedSpec struct {
+	raw                              *rawSpec
+	spec                             Spec
+	boundsErrs, decodeErrs, specErrs field.ErrorList
+	defaultParentRefs                []gwv1.ParentReference
+}
+
+// parsedSpecs keeps the specs parsed last. Decoding a spec strictly (each
+// field through JSON, then its matches and filters again) is a third of a
+// run, and Crossplane sends the same spec run after run.
+var parsedSpecs = memo.New[*parsedSpec](512, 64<<20)
+
+// parsedSpecOf decodes and parses a spec, or finds it parsed by an earlier
+// run with the same Input's default parents. A parsed spec is kept at four
+// times the spec's own estimate: the raw and the parsed forms, and their
+// headers.
+func parsedSpecOf(spec map[string]any, defaultParentRefs []gwv1.ParentReference) *parsedSpec {
+	// Only the fields the function reads: Crossplane's own (resourceRefs,
+	// the composition's revision) change without changing the route.
+	read := make(map[string]any, len(sortedSpecKeys))
+	for _, k := range sortedSpecKeys {
+		if v, ok := spec[k]; ok {
+			read[k] = v
+		}
+	}
+	key, bytes, cacheable := memo.Of(read)
+	if cacheable {
+		if p, ok := parsedSpecs.Get(key); ok && equality.Semantic.DeepEqual(p.defaultParentRefs, defaultParentRefs) {
+			return p
+		}
+	}
+	specPath := field.NewPath("spec")
+	p := &parsedSpec{defaultParentRefs: defaultParentRefs}
+	p.boundsErrs = specBounds(specPath, spec)
+	if len(p.boundsErrs) > 0 {
+		// Nothing oversized reaches the decoder.
+		return p
+	}
+	p.raw, p.decodeErrs = decodeSpec(specPath, spec)
+	if len(p.decodeErrs) == 0 {
+		p.spec, p.specErrs = parseSpec(specPath, p.raw, defaultParentRefs)
+	}
+	if cacheable {
+		parsedSpecs.Add(key, p, 4*bytes)
+	}
+	return p
 }
 
 // routeNamespace decides where the route lives, per the XR's scope.

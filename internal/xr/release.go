@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
 // A Release makes the sides revisions of one workload (spec.release).
@@ -100,8 +102,18 @@ func parseRelease(path *field.Path, raw *rawRelease, canary string) (*Release, f
 			errs = append(errs, field.Invalid(p.Child("name"), w.Name, "must hold {{revision}}: each revision runs in an object of its own"))
 		}
 		// The name a revision of the longest label value gets.
-		for _, msg := range validation.IsDNS1123Subdomain(r.Workload.NameOf(strings.Repeat("v", 63))) {
+		longest := validation.IsDNS1123Subdomain(r.Workload.NameOf(strings.Repeat("v", 63)))
+		for _, msg := range longest {
 			errs = append(errs, field.Invalid(p.Child("name"), w.Name, fmt.Sprintf("with a revision of 63 characters, %s", msg)))
+		}
+		// A label value may hold what a name may not (V2, v_2): the
+		// revision's own workload would never be found, and the pipeline's
+		// next step would compose an object the API server refuses.
+		if canary != "" && len(longest) == 0 {
+			for _, msg := range validation.IsDNS1123Subdomain(r.Workload.NameOf(canary)) {
+				errs = append(errs, field.Invalid(field.NewPath("spec", "canary", "revision"), canary,
+					fmt.Sprintf("names the workload %s of release.workload.name, which %s", fielderr.Quote(r.Workload.NameOf(canary)), msg)))
+			}
 		}
 	}
 	return r, errs
@@ -115,6 +127,9 @@ func releaseSides(s *Spec, stable *ReleaseStatus) {
 	r := s.Release
 	selector := func(revision string) map[string]string {
 		out := maps.Clone(r.Selector)
+		if out == nil {
+			out = map[string]string{} // A release without selector is a Fatal; never a panic.
+		}
 		out[r.RevisionLabel] = revision
 		return out
 	}
@@ -136,6 +151,19 @@ func (s Spec) WithPrimaryRevision(revision string) Spec {
 	svc.Selector = maps.Clone(svc.Selector)
 	svc.Selector[s.Release.RevisionLabel] = revision
 	s.Primary.Service = &svc
+	return s
+}
+
+// WithCanaryRevision is the spec with the canary of a release selecting
+// another revision than its own; "" changes nothing.
+func (s Spec) WithCanaryRevision(revision string) Spec {
+	if s.Release == nil || s.Canary.Service == nil || revision == "" {
+		return s
+	}
+	svc := *s.Canary.Service
+	svc.Selector = maps.Clone(svc.Selector)
+	svc.Selector[s.Release.RevisionLabel] = revision
+	s.Canary.Service = &svc
 	return s
 }
 
@@ -188,12 +216,12 @@ var maxHistory = limit("status.release.history")
 func (s ReleaseStatus) Bounded() ReleaseStatus {
 	if s.Stable != nil {
 		st := *s.Stable
-		st.Since = *clampTime(&st.Since)
+		st.Since = clampTimeValue(st.Since)
 		s.Stable = &st
 	}
 	if s.Retiring != nil {
 		r := *s.Retiring
-		r.At = *clampTime(&r.At)
+		r.At = clampTimeValue(r.At)
 		s.Retiring = &r
 	}
 	if len(s.History) > maxHistory {
@@ -201,7 +229,7 @@ func (s ReleaseStatus) Bounded() ReleaseStatus {
 	}
 	history := make([]ReleasedRevision, 0, len(s.History))
 	for _, h := range s.History {
-		h.SucceededAt = *clampTime(&h.SucceededAt)
+		h.SucceededAt = clampTimeValue(h.SucceededAt)
 		history = append(history, h)
 	}
 	if s.History != nil {

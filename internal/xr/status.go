@@ -220,7 +220,7 @@ func (s RolloutStatus) Bounded() RolloutStatus {
 			for i := range m.Measurements {
 				ms := &m.Measurements[i]
 				ms.Reason = CutRunes(ms.Reason, MaxStatusValue)
-				ms.Time = *clampTime(&ms.Time)
+				ms.Time = clampTimeValue(ms.Time)
 			}
 			metrics = append(metrics, m)
 		}
@@ -256,7 +256,8 @@ func CutRunes(s string, n int) string {
 
 func clampTime(t *metav1.Time) *metav1.Time {
 	switch {
-	case t == nil:
+	case t == nil || t.IsZero():
+		// A zero time is written as null: the same as no time at all.
 		return nil
 	case t.Time.Before(minStatusTime):
 		return &metav1.Time{Time: minStatusTime}
@@ -265,4 +266,12 @@ func clampTime(t *metav1.Time) *metav1.Time {
 	default:
 		return t
 	}
+}
+
+// clampTimeValue is clampTime for a time that is always written.
+func clampTimeValue(t metav1.Time) metav1.Time {
+	if c := clampTime(&t); c != nil {
+		return *c
+	}
+	return t
 }

@@ -259,14 +259,21 @@ type Metric struct {
 	FailureLimit     int32
 	NoData           NoData
 	// Steps are the indexes of the steps the metric counts in; nil counts
-	// it in every step with a weight above 0.
+	// it in every step with a weight above 0 (below 100 with
+	// CompareToPrimary).
 	Steps  []int32
 	DryRun bool
 }
 
-// CountsIn reports whether the metric counts in step i of steps.
+// CountsIn reports whether the metric counts in step i of steps. A metric
+// compared with the primary never counts where the canary gets all the
+// traffic: the primary gets none, so there is no baseline (Prometheus
+// answers NaN, 0 of 0), and the step would hold until its deadline.
 func (m Metric) CountsIn(steps []Step, i int32) bool {
 	if i < 0 || int(i) >= len(steps) {
+		return false
+	}
+	if m.CompareToPrimary && steps[i].Weight >= percentMax {
 		return false
 	}
 	if m.Steps == nil {

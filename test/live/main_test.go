@@ -18,6 +18,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,10 @@ var env struct {
 	root string
 	cp   *controlplane.Environment
 	c    *controlplane.Client
+	// functionMetrics is the host:port of the function's own metrics
+	// (--metrics-address, on loopback), which the metric analysis tests
+	// read.
+	functionMetrics string
 }
 
 func TestMain(m *testing.M) {
@@ -94,14 +99,21 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	fnMetrics, err := loopbackAddress()
+	if err != nil {
+		return 0, err
+	}
+	env.functionMetrics = fnMetrics
 	cp := &controlplane.Environment{
 		Root:              root,
 		Package:           xpkg,
 		CRDDirectoryPaths: []string{crds},
-		FunctionArgs:      []string{"--debug"},
-		Functions:         []controlplane.Function{{Name: functionGoTemplating, Package: goTemplating, Args: []string{"--debug"}}},
-		Gateway:           true,
-		Logf:              logf,
+		// The last --metrics-address wins over the harness's, which turns
+		// the metrics server off.
+		FunctionArgs: []string{"--debug", "--metrics-address=" + fnMetrics},
+		Functions:    []controlplane.Function{{Name: functionGoTemplating, Package: goTemplating, Args: []string{"--debug"}}},
+		Gateway:      true,
+		Logf:         logf,
 	}
 	env.cp = cp
 	keep := false
@@ -144,6 +156,16 @@ func run(m *testing.M) (int, error) {
 		logf("live: logs of every process (kept):\n%s%s", cp.DescribeLogs(), tails(cp))
 	}
 	return code, nil
+}
+
+// loopbackAddress is a loopback host:port that nothing listens on now.
+func loopbackAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // tails returns the end of Crossplane's, the function's and the gateway's

@@ -39,6 +39,7 @@ type Server struct {
 	Addr string
 
 	status   int
+	every    int64
 	requests atomic.Int64
 	http     *http.Server
 	grpc     *grpc.Server
@@ -51,6 +52,11 @@ type Option func(*Server)
 // WithStatus makes the backend answer HTTP requests with this status code
 // (default 200), as a failing canary does.
 func WithStatus(code int) Option { return func(s *Server) { s.status = code } }
+
+// WithErrorsEvery makes every nth request (the nth, the 2nth, ...) answer
+// 500, and the others as usual: a steady error ratio of 1/n, as a version
+// with a rare bug has. n below 1 changes nothing.
+func WithErrorsEvery(n int) Option { return func(s *Server) { s.every = int64(n) } }
 
 // Start starts a backend named name on addr (host:port).
 func Start(addr, name string, opts ...Option) (*Server, error) {
@@ -83,10 +89,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.grpc.ServeHTTP(w, r)
 		return
 	}
-	s.requests.Add(1)
+	code := s.status
+	if n := s.requests.Add(1); s.every > 0 && n%s.every == 0 {
+		code = http.StatusInternalServerError
+	}
 	w.Header().Set(Header, s.Name)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(s.status)
+	w.WriteHeader(code)
 	_, _ = fmt.Fprintln(w, s.Name)
 }
 

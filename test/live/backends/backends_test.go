@@ -78,6 +78,28 @@ func TestServerHTTP(t *testing.T) {
 	}
 }
 
+// TestServerErrorsEvery counts the answers of a backend that fails every
+// fifth request: exactly one in five, the fifth and the tenth.
+func TestServerErrorsEvery(t *testing.T) {
+	s, err := Start("127.0.0.1:0", "canary", WithErrorsEvery(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	got := make([]int, 0, 10)
+	for range 10 {
+		a := get(t, s.Addr)
+		if a.Backend != "canary" {
+			t.Errorf("answered by %q, want canary", a.Backend)
+		}
+		got = append(got, a.Status)
+	}
+	want := []int{200, 200, 200, 200, 500, 200, 200, 200, 200, 500}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the statuses of 10 requests: -want, +got:\n%s", diff)
+	}
+}
+
 // TestServerGRPC calls the health service over h2c, as a gateway does for
 // a Service port whose appProtocol is kubernetes.io/h2c.
 func TestServerGRPC(t *testing.T) {

@@ -1,0 +1,200 @@
+// Package memo keeps the results of pure functions of JSON values (a
+// CanaryRoute's spec, the function's Input) for the next run that reads the
+// same value.
+//
+// Crossplane calls the function with the same spec and Input on every
+// reconcile, and a few times per reconcile until the function's
+// requirements are answered: decoding and checking them again is most of a
+// run's work (see docs/performance.md). A value is keyed by a 128-bit hash
+// of its content with seeds drawn when the process starts, so that no
+// author can build two specs that share a key; results are kept within a
+// number of entries and an estimate of their bytes, the least recently
+// used evicted first.
+package memo
+
+import (
+	"container/list"
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"sync"
+)
+
+// Key identifies a JSON value by its content.
+type Key [2]uint64
+
+// seeds are the process's hash seeds: two, for 128 bits.
+var seeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// Of returns the key of a JSON value as the API machinery decodes one
+// (map[string]any, []any, string, float64, int64, bool, nil) and an
+// estimate of the bytes it holds. ok is false for a value of another type,
+// which is then not kept.
+func Of(v any) (key Key, bytes uint64, ok bool) {
+	var w walker
+	key, ok = w.hash(v)
+	return key, w.bytes, ok
+}
+
+// walker hashes a value with both seeds in one walk, and counts its bytes.
+type walker struct {
+	bytes uint64
+	buf   [8]byte
+}
+
+// Type tags keep values of different types apart.
+const (
+	tagNil uint64 = iota + 1
+	tagFalse
+	tagTrue
+	tagString
+	tagFloat
+	tagInt
+	tagList
+	tagObject
+)
+
+// hash hashes a value. Every leaf is hashed with the process's seeds, and
+// lists and objects combine their items' hashes: a list in order, an
+// object's members by their sum, so that their order, which Go's maps do
+// not keep, does not matter and nothing is sorted.
+func (w *walker) hash(v any) (Key, bool) {
+	switch v := v.(type) {
+	case nil:
+		w.bytes += 8
+		return w.tag(tagNil), true
+	case bool:
+		w.bytes += 8
+		if v {
+			return w.tag(tagTrue), true
+		}
+		return w.tag(tagFalse), true
+	case string:
+		w.bytes += 16 + uint64(len(v))
+		return w.mix(w.tag(tagString), Key{maphash.String(seeds[0], v), maphash.String(seeds[1], v)}), true
+	case float64:
+		return w.number(tagFloat, math.Float64bits(v)), true
+	case int64:
+		return w.number(tagInt, uint64(v)), true //nolint:gosec // The bits, not the number.
+	case []any:
+		w.bytes += 24
+		h := w.tag(tagList)
+		for _, item := range v {
+			ih, ok := w.hash(item)
+			if !ok {
+				return Key{}, false
+			}
+			h = w.mix(h, ih)
+		}
+		return w.mix(h, w.number(tagList, uint64(len(v)))), true
+	case map[string]any:
+		w.bytes += 48
+		var sum Key
+		for k, item := range v {
+			w.bytes += 16 + uint64(len(k))
+			ih, ok := w.hash(item)
+			if !ok {
+				return Key{}, false
+			}
+			member := w.mix(Key{maphash.String(seeds[0], k), maphash.String(seeds[1], k)}, ih)
+			sum[0] += member[0]
+			sum[1] += member[1]
+		}
+		return w.mix(w.tag(tagObject), sum), true
+	default:
+		return Key{}, false
+	}
+}
+
+// tag is the hash of a type's tag.
+func (w *walker) tag(t uint64) Key {
+	return w.number(t, t)
+}
+
+// number hashes a number's bits, seeded.
+func (w *walker) number(tag, bits uint64) Key {
+	w.bytes += 8
+	binary.LittleEndian.PutUint64(w.buf[:], bits^tag<<56)
+	return Key{maphash.Bytes(seeds[0], w.buf[:]), maphash.Bytes(seeds[1], w.buf[:])}
+}
+
+// mix combines two hashes, in order.
+func (w *walker) mix(a, b Key) Key {
+	return Key{fmix(a[0]*31 ^ fmix(b[0])), fmix(a[1]*31 ^ fmix(b[1]))}
+}
+
+// fmix is MurmurHash3's 64-bit finalizer: every bit of x moves every bit
+// of the result.
+func fmix(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// A Cache keeps values by key, within a number of entries and of bytes. It
+// is safe for concurrent use. What it keeps is shared by every run that
+// finds it: callers never modify a value they got from it.
+type Cache[V any] struct {
+	maxEntries int
+	maxBytes   uint64
+
+	mu      sync.Mutex
+	order   *list.List // of *entry[V], most recently used first
+	entries map[Key]*list.Element
+	bytes   uint64
+}
+
+type entry[V any] struct {
+	key   Key
+	value V
+	bytes uint64
+}
+
+// New returns a cache of at most entries values and bytes bytes.
+func New[V any](entries int, bytes uint64) *Cache[V] {
+	return &Cache[V]{maxEntries: entries, maxBytes: bytes, order: list.New(), entries: map[Key]*list.Element{}}
+}
+
+// Get returns the value kept for key.
+func (c *Cache[V]) Get(key Key) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*entry[V]).value, true //nolint:forcetypeassert // Only *entry[V] is stored.
+}
+
+// Add keeps a value of about bytes bytes, unless it would take more than an
+// eighth of the cache, and evicts the least recently used values until the
+// cache is within its bounds.
+func (c *Cache[V]) Add(key Key, value V, bytes uint64) {
+	if bytes > c.maxBytes/8 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[key]; ok {
+		return
+	}
+	c.entries[key] = c.order.PushFront(&entry[V]{key: key, value: value, bytes: bytes})
+	c.bytes += bytes
+	for c.order.Len() > c.maxEntries || c.bytes > c.maxBytes {
+		oldest := c.order.Remove(c.order.Back()).(*entry[V]) //nolint:forcetypeassert // Only *entry[V] is stored.
+		delete(c.entries, oldest.key)
+		c.bytes -= oldest.bytes
+	}
+}
+
+// Len is how many values the cache keeps, and their bytes.
+func (c *Cache[V]) Len() (int, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len(), c.bytes
+}

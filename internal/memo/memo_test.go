@@ -1,0 +1,151 @@
+package memo
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestOfTellsValuesApart(t *testing.T) {
+	// Pairs of values that differ in one way each: none may share a key.
+	values := map[string]any{
+		"nil":              nil,
+		"false":            false,
+		"true":             true,
+		"empty string":     "",
+		"string 1":         "1",
+		"float 1":          float64(1),
+		"int 1":            int64(1),
+		"float 0":          float64(0),
+		"empty list":       []any{},
+		"empty object":     map[string]any{},
+		"list a b":         []any{"a", "b"},
+		"list b a":         []any{"b", "a"},
+		"list ab":          []any{"ab"},
+		"list a, list b":   []any{[]any{"a"}, []any{"b"}},
+		"list of nil":      []any{nil},
+		"object a:b":       map[string]any{"a": "b"},
+		"object b:a":       map[string]any{"b": "a"},
+		"object a:b c:d":   map[string]any{"a": "b", "c": "d"},
+		"object a:d c:b":   map[string]any{"a": "d", "c": "b"},
+		"object a:{b:c}":   map[string]any{"a": map[string]any{"b": "c"}},
+		"object a:[b, c]":  map[string]any{"a": []any{"b", "c"}},
+		"object a:b twice": map[string]any{"a": "b", "x": map[string]any{"a": "b"}},
+	}
+	seen := map[Key]string{}
+	for name, v := range values {
+		key, _, ok := Of(v)
+		if !ok {
+			t.Errorf("Of(%s): not hashable", name)
+			continue
+		}
+		if other, ok := seen[key]; ok {
+			t.Errorf("Of(%s) == Of(%s)", name, other)
+		}
+		seen[key] = name
+	}
+}
+
+func TestOfIsTheSameForEqualValues(t *testing.T) {
+	build := func(order []string) map[string]any {
+		m := map[string]any{}
+		for _, k := range order {
+			m[k] = []any{k, map[string]any{"n": float64(len(k))}}
+		}
+		return m
+	}
+	a, _, _ := Of(build([]string{"x", "yy", "zzz", "w"}))
+	b, _, _ := Of(build([]string{"w", "zzz", "yy", "x"}))
+	if a != b {
+		t.Errorf("equal objects built in another order have other keys: %v, %v", a, b)
+	}
+}
+
+func TestOfRefusesOtherTypes(t *testing.T) {
+	for name, v := range map[string]any{
+		"an int":           1,
+		"a typed map":      map[string]string{"a": "b"},
+		"nested in a list": []any{"a", struct{}{}},
+		"nested in a map":  map[string]any{"a": []string{"b"}},
+	} {
+		if _, _, ok := Of(v); ok {
+			t.Errorf("Of(%s): want not hashable", name)
+		}
+	}
+}
+
+func TestCacheBounds(t *testing.T) {
+	key := func(s string) Key {
+		k, _, _ := Of(s)
+		return k
+	}
+	cases := map[string]struct {
+		entries  int
+		bytes    uint64
+		add      []string // each of 10 bytes
+		get      []string
+		want     []bool
+		wantLen  int
+		wantSize uint64
+	}{
+		"WithinBounds":         {entries: 4, bytes: 1000, add: []string{"a", "b"}, get: []string{"a", "b", "c"}, want: []bool{true, true, false}, wantLen: 2, wantSize: 20},
+		"OldestEvictedByCount": {entries: 2, bytes: 1000, add: []string{"a", "b", "c"}, get: []string{"a", "b", "c"}, want: []bool{false, true, true}, wantLen: 2, wantSize: 20},
+		"OldestEvictedByBytes": {entries: 10, bytes: 80, add: []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, get: []string{"a", "i"}, want: []bool{false, true}, wantLen: 8, wantSize: 80},
+		"TooLargeNotKept":      {entries: 10, bytes: 79, add: []string{"a"}, get: []string{"a"}, want: []bool{false}, wantLen: 0, wantSize: 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := New[string](tc.entries, tc.bytes)
+			for _, s := range tc.add {
+				c.Add(key(s), s, 10)
+			}
+			got := make([]bool, 0, len(tc.get))
+			for _, s := range tc.get {
+				v, ok := c.Get(key(s))
+				if ok && v != s {
+					t.Errorf("Get(%s) = %s", s, v)
+				}
+				got = append(got, ok)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("found (-want +got):\n%s", diff)
+			}
+			n, size := c.Len()
+			if n != tc.wantLen || size != tc.wantSize {
+				t.Errorf("Len() = %d, %d; want %d, %d", n, size, tc.wantLen, tc.wantSize)
+			}
+		})
+	}
+}
+
+func TestCacheKeepsTheRecentlyUsed(t *testing.T) {
+	c := New[int](2, 1000)
+	ka, _, _ := Of("a")
+	kb, _, _ := Of("b")
+	kc, _, _ := Of("c")
+	c.Add(ka, 1, 1)
+	c.Add(kb, 2, 1)
+	c.Get(ka) // a is now the most recently used: b goes.
+	c.Add(kc, 3, 1)
+	if _, ok := c.Get(kb); ok {
+		t.Error("b, the least recently used, was kept")
+	}
+	if _, ok := c.Get(ka); !ok {
+		t.Error("a, used last, was evicted")
+	}
+}
+
+func BenchmarkOf(b *testing.B) {
+	spec := map[string]any{
+		"parentRefs": []any{map[string]any{"name": "gateway", "namespace": "infra", "sectionName": "https"}},
+		"hostnames":  []any{"podinfo.example.com"},
+		"port":       float64(9898),
+		"primary":    map[string]any{"service": map[string]any{"selector": map[string]any{"app": "podinfo"}}},
+		"canary":     map[string]any{"revision": "v2", "backendRef": map[string]any{"name": "podinfo-canary", "namespace": "monitoring", "port": float64(9898)}},
+		"traffic":    map[string]any{"steps": []any{map[string]any{"weight": float64(10), "pause": "1m"}, map[string]any{"weight": float64(50)}}},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Of(spec)
+	}
+}

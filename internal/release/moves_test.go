@@ -1,0 +1,284 @@
+package release
+
+// No request reaches a Service whose selector is changing, and no
+// revision a Service may still send requests to loses its replicas: the
+// ways into and out of a promotion, a held composition, a new revision, and
+// what a forged or edited status or Service can do.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// servedBy is what a run's traffic reaches: for each Service the route
+// gives a weight, the revision it selects as observed (what the data plane
+// uses until the new selector is applied) and the revision it is about to
+// select; and the replicas the record gives the revisions the observed
+// Services select.
+type servedBy struct {
+	// PrimaryGetsTraffic: the route sends the primary Service requests.
+	PrimaryGetsTraffic bool
+	// PrimarySelectorChanges: the run moves the primary Service to another
+	// revision than the observed one.
+	PrimarySelectorChanges bool
+	// ObservedPrimaryReplicas are the replicas the record gives the
+	// revision the observed primary Service selects (-1: absent from the
+	// record, its workload no longer composed).
+	ObservedPrimaryReplicas int32
+}
+
+func served(in Input, d Decision) servedBy {
+	n, ok := d.Record.Replicas[in.ObservedPrimary]
+	if !ok {
+		n = -1
+	}
+	return servedBy{
+		PrimaryGetsTraffic:      d.Rollout.CanaryWeight < 100,
+		PrimarySelectorChanges:  d.PrimaryRevision != in.ObservedPrimary,
+		ObservedPrimaryReplicas: n,
+	}
+}
+
+// TestLeavingPromotionMovesNoServiceUnderTraffic: once a promotion moved
+// the primary Service to the new revision, every way out of the promotion
+// but its end (an abort, a new canary.revision, a changed canary side)
+// first moves the primary back while every request stays on the canary,
+// and the revision the primary still selects keeps its replicas.
+func TestLeavingPromotionMovesNoServiceUnderTraffic(t *testing.T) {
+	moved := func(f func(*Input)) Input {
+		return in("v2", "d2", 6*time.Minute, func(i *Input) {
+			// Both Services select v2, which carries every request.
+			i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v2", "v2"
+			i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
+			f(i)
+		})
+	}
+	// What the contract allows: a primary that gets traffic keeps its
+	// selector on this run, and the revision it selects keeps replicas.
+	safe := func(got servedBy) bool {
+		if got.PrimaryGetsTraffic && got.PrimarySelectorChanges {
+			return false
+		}
+		return !got.PrimaryGetsTraffic || got.ObservedPrimaryReplicas > 0
+	}
+	cases := map[string]struct {
+		reason string
+		in     Input
+	}{
+		"Abort": {
+			reason: "abort after the primary moved: every request to the primary Service, whose selector moves v2 -> v1 on this run, while v2 is scaled to 0",
+			in:     moved(func(i *Input) { i.Rollout.Traffic.Abort = true }),
+		},
+		"NewRevision": {
+			reason: "canary.revision set to v3 during the promotion: the primary gets 90% (or 100% with v3 awaiting capacity) while it moves v2 -> v1, and v2 leaves the record (its Deployment is deleted)",
+			in:     moved(func(i *Input) { i.Rollout.Revision, i.Rollout.CanaryDigest = "v3", "d3" }),
+		},
+		"CanaryChanged": {
+			reason: "the canary side changed (a new digest) during the promotion: the rollout restarts at step 0, the primary gets 90% while it moves v2 -> v1",
+			in:     moved(func(i *Input) { i.Rollout.CanaryDigest = "d2b" }),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := Decide(tc.in)
+			got := served(tc.in, d)
+			if !safe(got) {
+				t.Errorf("%s\nDecide(...): primary revision %q (observed %q), canary weight %d, record %v: %+v",
+					tc.reason, d.PrimaryRevision, tc.in.ObservedPrimary, d.Rollout.CanaryWeight, d.Record.Replicas, got)
+			}
+		})
+	}
+}
+
+// TestPausedNewRevisionKeepsHeldCanaryReplicas: a rollout of v2 paused at
+// 50% whose canary.revision is set to v3 holds the previous composition,
+// the canary Service selecting v2 with half the requests: v2 keeps the
+// replicas for them.
+func TestPausedNewRevisionKeepsHeldCanaryReplicas(t *testing.T) {
+	i := in("v3", "d3", 3*time.Minute, func(i *Input) {
+		// The held canary Service selects v2.
+		i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v1", "v2"
+		i.Rollout.Traffic.Paused = true
+		p := progressingAt(1, time.Minute)
+		p.Phase, p.Reason = xr.PhasePaused, rollout.ReasonPaused
+		i.Rollout.Previous, i.Rollout.RouteAtWeight = p, routeAt(50)
+	})
+	d := Decide(i)
+	if !d.Rollout.HoldPrevious || d.Rollout.CanaryWeight != 50 {
+		t.Fatalf("precondition: the paused run holds the previous composition at 50%%, got hold %t at %d%%", d.Rollout.HoldPrevious, d.Rollout.CanaryWeight)
+	}
+	// v2 carries 50% through the held canary Service: ceil(4*50/100) = 2.
+	if got := d.Record.Replicas["v2"]; got < 2 {
+		t.Errorf("the held canary Service sends 50%% of the requests to v2, the record gives v2 %d replicas (record %v, canary %q)", got, d.Record.Replicas, d.Record.Canary)
+	}
+}
+
+// TestPromoteWaitsForCapacity: traffic.promote skips pauses, gates and
+// approvals, never capacity: with 1 ready replica of 4 the rollout stays
+// where it is, and the record scales the canary for the last step.
+func TestPromoteWaitsForCapacity(t *testing.T) {
+	i := in("v2", "d2", 30*time.Second, func(i *Input) {
+		i.Status, i.ObservedPrimary, i.Ready = stableAt("v1", "d1"), "v1", ready(1)
+		i.Rollout.Traffic.Promote = &xr.Promote{Revision: "v2"}
+		i.Rollout.Previous, i.Rollout.RouteAtWeight = progressingAt(0, 0), routeAt(10)
+	})
+	d := Decide(i)
+	// One ready replica of four carries at most 25%.
+	if d.Rollout.CanaryWeight > 25 {
+		t.Errorf("traffic.promote sent %d%% to a canary with 1 ready replica of 4 (phase %s, reason %s: %s)",
+			d.Rollout.CanaryWeight, d.Rollout.Status.Phase, d.Rollout.Status.Reason, d.Rollout.Status.Message)
+	}
+}
+
+// TestResumeShortOfStep0WaitsForCapacity: a rollout waiting at 0% to
+// enter step 0, paused and resumed while the canary still has no ready
+// replica, keeps waiting (it was not relocated to step 0 as if the steps had
+// changed).
+func TestResumeShortOfStep0WaitsForCapacity(t *testing.T) {
+	waiting := &xr.RolloutStatus{
+		Phase: xr.PhaseProgressing, Reason: rollout.ReasonAwaitingCapacity, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](0),
+		StepStartedAt: &metav1.Time{Time: t0}, CanaryWeight: 0, PrimaryWeight: 100,
+	}
+	paused := in("v2", "d2", time.Minute, func(i *Input) {
+		i.Status, i.ObservedPrimary, i.Ready = stableAt("v1", "d1"), "v1", ready(0)
+		i.Rollout.Traffic.Paused = true
+		i.Rollout.Previous, i.Rollout.RouteAtWeight = waiting, routeAt(0)
+	})
+	p := Decide(paused)
+	resumed := in("v2", "d2", 2*time.Minute, func(i *Input) {
+		i.Status, i.ObservedPrimary, i.Ready = stableAt("v1", "d1"), "v1", ready(0)
+		i.Rollout.Previous, i.Rollout.RouteAtWeight = &p.Rollout.Status, routeAt(0)
+	})
+	d := Decide(resumed)
+	if d.Rollout.CanaryWeight != 0 {
+		t.Errorf("resumed with the canary at 0 ready replicas: %d%% goes to it (reason %s: %s)", d.Rollout.CanaryWeight, d.Rollout.Status.Reason, d.Rollout.Status.Message)
+	}
+}
+
+// TestPrimaryEditedAloneNotBelieved: someone who may edit the primary
+// Service (not the CanaryRoute) points its selector at revision v9, which
+// the release never promoted: v1 stays stable, the primary is composed
+// back to it, and v1 keeps its replicas.
+func TestPrimaryEditedAloneNotBelieved(t *testing.T) {
+	i := in("v1", "d1", time.Hour, func(i *Input) {
+		i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v9"
+		i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: 100}
+	})
+	d := Decide(i)
+	type view struct {
+		Primary, Stable string
+		V1Replicas      int32
+	}
+	got := view{Primary: d.PrimaryRevision, Stable: d.Status.Stable.Revision, V1Replicas: d.Record.Replicas["v1"]}
+	want := view{Primary: "v1", Stable: "v1", V1Replicas: 4}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("an edited primary Service selector decides the stable revision: -want, +got:\n%s\nrecord %v", diff, d.Record.Replicas)
+	}
+}
+
+// TestPromotionEndsAtProgressDeadline: a promotion whose primary Service is
+// never observed selecting the new revision, or whose workload never gets
+// its replicas ready, fails at traffic.progressDeadline: after the primary
+// Service, if it moved, is back at the stable revision.
+func TestPromotionEndsAtProgressDeadline(t *testing.T) {
+	cases := map[string]func(*Input){
+		"PrimaryNeverMoves": func(i *Input) { i.ObservedPrimary = "v1" },
+		"NeverReady":        func(i *Input) { i.ObservedPrimary, i.Ready = "v2", ready(3) },
+	}
+	for name, f := range cases {
+		t.Run(name, func(t *testing.T) {
+			i := in("v2", "d2", 48*time.Hour, func(i *Input) {
+				i.Status = stableAt("v1", "d1")
+				i.Rollout.Traffic.ProgressDeadline = 30 * time.Minute
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
+				f(i)
+			})
+			// A primary Service that moved goes back first, the canary
+			// carrying every request: then the promotion fails.
+			d := Decide(i)
+			for run := 0; run < 2 && d.Rollout.Status.Phase == xr.PhasePromoting; run++ {
+				if d.Rollout.CanaryWeight != 100 || d.PrimaryRevision != "v1" {
+					t.Fatalf("leaving the promotion: canary at %d%%, primary at %s", d.Rollout.CanaryWeight, d.PrimaryRevision)
+				}
+				i.Rollout.Previous, i.ObservedPrimary = &d.Rollout.Status, d.PrimaryRevision
+				d = Decide(i)
+			}
+			got := []any{d.Rollout.Status.Phase, d.Rollout.Status.Reason, d.Rollout.CanaryWeight, d.PrimaryRevision}
+			want := []any{xr.PhaseFailed, rollout.ReasonProgressDeadlineExceeded, int32(0), "v1"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("48h into a promotion with progressDeadline 30m: -want, +got:\n%s\n%s", diff, d.Rollout.Status.Message)
+			}
+		})
+	}
+}
+
+// TestSecondPromotionKeepsRetiringDelay: v1 retires at
+// promotion+scaleDownDelay; a promotion of v3 before then, which retires
+// v2, leaves v1 its replicas until its own delay passed.
+func TestSecondPromotionKeepsRetiringDelay(t *testing.T) {
+	i := in("v3", "d3", 10*time.Second, func(i *Input) {
+		i.Status = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1"})
+		i.Status.Retiring = &xr.RetiringRevision{Revision: "v1", At: at(30 * time.Second)}
+		i.ObservedPrimary = "v3"
+		p := promotingAt(100)
+		p.Revision, p.CanaryDigest = "v3", "d3"
+		i.Rollout.Previous, i.Rollout.RouteAtWeight = p, routeAt(100)
+	})
+	d := Decide(i)
+	if d.Rollout.Status.Reason != ReasonPromoted {
+		t.Fatalf("precondition: v3 promoted, got %s: %s", d.Rollout.Status.Reason, d.Rollout.Status.Message)
+	}
+	if got, ok := d.Record.Replicas["v1"]; !ok || got != 4 {
+		t.Errorf("v1 retires at t0+30s, the run at t0+10s gives it %d replicas (present: %t); record %v", got, ok, d.Record.Replicas)
+	}
+}
+
+// TestSettledStatusStableAfterPromotion: the run after a promotion, which
+// changes nothing, writes the status the promotion wrote: what judged the
+// stable revision stays on record.
+func TestSettledStatusStableAfterPromotion(t *testing.T) {
+	p := promotingAt(100)
+	p.Analysis = []xr.AnalysisVerdict{{Name: "smoke", Step: 1, Verdict: "Passed", Time: at(time.Minute)}}
+	p.BakeStartedAt = ptr.To(at(2 * time.Minute))
+	promote := in("v2", "d2", 6*time.Minute, func(i *Input) {
+		i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v2"
+		i.Rollout.Previous, i.Rollout.RouteAtWeight = p, routeAt(100)
+	})
+	d1 := Decide(promote)
+	if d1.Rollout.Status.Reason != ReasonPromoted {
+		t.Fatalf("precondition: promoted, got %s: %s", d1.Rollout.Status.Reason, d1.Rollout.Status.Message)
+	}
+	next := in("v2", "d2", 7*time.Minute, func(i *Input) {
+		st := d1.Status
+		i.Status, i.ObservedPrimary = &st, "v2"
+		i.Rollout.Previous, i.Rollout.RouteAtWeight = &d1.Rollout.Status, routeAt(0)
+	})
+	d2 := Decide(next)
+	if diff := cmp.Diff(d1.Rollout.Status, d2.Rollout.Status); diff != "" {
+		t.Errorf("the run after the promotion changes status.rollout with nothing moving: -promoted, +next:\n%s", diff)
+	}
+}
+
+// TestNewRevisionWaitsForCanaryService: a rollout of v2 at 50% gets
+// canary.revision v3, whose workload is ready already. The canary Service
+// moves to v3 at 0%, and v2, which it selects until the new selector is
+// applied, keeps its replicas.
+func TestNewRevisionWaitsForCanaryService(t *testing.T) {
+	i := in("v3", "d3", 3*time.Minute, func(i *Input) {
+		// The canary Service still selects v2.
+		i.Status, i.ObservedPrimary, i.ObservedCanary, i.Ready = stableAt("v1", "d1"), "v1", "v2", ready(4)
+		i.Rollout.Previous, i.Rollout.RouteAtWeight = progressingAt(1, time.Minute), routeAt(50)
+	})
+	d := Decide(i)
+	_, v2Kept := d.Record.Replicas["v2"]
+	if d.Rollout.CanaryWeight > 0 || !v2Kept {
+		t.Errorf("the run that moves the canary Service from v2 to v3 sends it %d%% and drops v2 from the record %v", d.Rollout.CanaryWeight, d.Record.Replicas)
+	}
+}
