@@ -837,16 +837,24 @@ func requiredFor(t *testing.T, dir string, rsp *fnv1.RunFunctionResponse, objs [
 	return out
 }
 
-// pipelineInput is the Input of the Composition's only pipeline step.
+// pipelineInput is the Input of the Composition's step of this function.
 func pipelineInput(t *testing.T, dir string, comp map[string]any) map[string]any {
 	t.Helper()
 	spec, _ := comp["spec"].(map[string]any)
 	pipeline, _ := spec["pipeline"].([]any)
-	if len(pipeline) != 1 {
-		t.Fatalf("%s: want a pipeline of one step, got %d", dir, len(pipeline))
+	// The step of this function: the release example has a second one.
+	var steps []map[string]any
+	for _, s := range pipeline {
+		step, _ := s.(map[string]any)
+		ref, _ := step["functionRef"].(map[string]any)
+		if ref["name"] == "function-canary-route" {
+			steps = append(steps, step)
+		}
 	}
-	step, _ := pipeline[0].(map[string]any)
-	input, ok := step["input"].(map[string]any)
+	if len(steps) != 1 {
+		t.Fatalf("%s: want one pipeline step of function-canary-route, got %d", dir, len(steps))
+	}
+	input, ok := steps[0]["input"].(map[string]any)
 	if !ok {
 		t.Fatalf("%s: the pipeline step has no input", dir)
 	}

@@ -23,6 +23,10 @@
 #   prometheus               Prometheus (v0.316.0 of its module), without
 #                            service discovery (-tags remove_all_sd): the
 #                            live tests scrape the gateway's metrics with it
+#   go-templating            function-go-templating v0.4.1 (the only version
+#                            the module proxy serves): the release example's
+#                            second function, which composes each revision's
+#                            Deployment (example/release, test/, test/live)
 #   all                      every tool above, with the time each build took
 #
 # The binaries are cached in XP_CACHE (default bin/), so CI and the tests
@@ -32,7 +36,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tools="crossplane crossplane-core egctl kube-apiserver kube-controller-manager etcd gateway prometheus"
+tools="crossplane crossplane-core egctl kube-apiserver kube-controller-manager etcd gateway prometheus go-templating"
 
 usage() {
   echo "usage: $0 ${tools// /|}|all" >&2
@@ -86,6 +90,8 @@ describe() {
       pv=$(modversion prometheus github.com/prometheus/prometheus)
       pv=${pv#v0.3}
       ldflags="-s -w -X github.com/prometheus/common/version.Version=3.$((10#${pv%%.*})).${pv#*.}" ;;
+    go-templating)
+      module=go-templating pkg=github.com/crossplane-contrib/function-go-templating takes="about 2 minutes" ;;
     *) usage ;;
   esac
 }

@@ -1,7 +1,8 @@
 // Package e2e runs the function the way platform teams do: the real
 // crossplane CLI renders every example against the function, served over
-// gRPC, and `crossplane beta validate` checks the output against the Gateway
-// API CRDs and the example XRDs.
+// gRPC (and, for the release example, function-go-templating beside it),
+// and `crossplane beta validate` checks the output against the Gateway API
+// CRDs and the example XRDs.
 package e2e
 
 import (
@@ -14,10 +15,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // now is the instant at which the function evaluates rollouts, so that the
@@ -26,12 +30,22 @@ const now = "2026-12-02T10:07:00Z"
 
 var update = flag.Bool("update", false, "rewrite the golden files (review the diff before committing)")
 
+// The Functions that examples name, and the annotation by which crossplane
+// render reaches a function that is already running.
+const (
+	functionCanaryRoute  = "function-canary-route"
+	functionGoTemplating = "function-go-templating"
+	annotationTarget     = "render.crossplane.io/runtime-development-target"
+)
+
 // env is what TestMain sets up once for every test.
 var env struct {
 	root       string
 	crossplane string
 	egctl      string
-	target     string
+	// targets are the addresses of the running functions, by the name of
+	// the Function that examples' functions.yaml give them.
+	targets    map[string]string
 	gatewayAPI string
 	cacheDir   string
 }
@@ -103,36 +117,63 @@ func run(m *testing.M) (int, error) {
 	if out, err := command(root, "go", "build", "-o", fn, ".").CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("cannot build the function: %w: %s", err, out)
 	}
-	addr, err := freeAddress()
-	if err != nil {
-		return 0, err
+	// function-go-templating, the release example's second function: built
+	// once from the pinned tools module (hack/tool.sh go-templating), or
+	// taken from $GO_TEMPLATING.
+	goTemplating := os.Getenv("GO_TEMPLATING")
+	if goTemplating == "" {
+		out, err := command(root, "bash", "hack/tool.sh", "go-templating").Output()
+		if err != nil {
+			return 0, fmt.Errorf("cannot build function-go-templating: %w", err)
+		}
+		goTemplating = strings.TrimSpace(string(out))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := exec.CommandContext(ctx, fn, "--insecure", "--address="+addr, "--metrics-address=", "--now="+now)
 	var logs bytes.Buffer
-	srv.Stdout, srv.Stderr = &logs, &logs
-	if err := srv.Start(); err != nil {
-		return 0, err
+	env.targets = map[string]string{}
+	for _, f := range []struct {
+		name string
+		cmd  []string
+	}{
+		{functionCanaryRoute, []string{fn, "--metrics-address=", "--now=" + now}},
+		{functionGoTemplating, []string{goTemplating}},
+	} {
+		addr, err := freeAddress()
+		if err != nil {
+			return 0, err
+		}
+		srv := exec.CommandContext(ctx, f.cmd[0], append(f.cmd[1:], "--insecure", "--address="+addr)...)
+		w := prefixed(&logs, f.name+": ")
+		srv.Stdout, srv.Stderr = w, w
+		if err := srv.Start(); err != nil {
+			return 0, err
+		}
+		if err := waitForListener(addr); err != nil {
+			return 0, fmt.Errorf("%s: %w: %s", f.name, err, readLogs(&logs))
+		}
+		env.targets[f.name] = addr
 	}
-	if err := waitForListener(addr); err != nil {
-		return 0, fmt.Errorf("%w: %s", err, logs.String())
-	}
-	env.target = addr
 
 	code := m.Run()
 	if code != 0 {
-		fmt.Fprintf(os.Stderr, "function logs:\n%s\n", logs.String())
+		fmt.Fprintf(os.Stderr, "functions' logs:\n%s\n", readLogs(&logs))
 	}
 	return code, nil
 }
 
 // TestRenderExamples renders every example with the real CLI and compares
-// the output with its reviewed golden file.
+// the output with its reviewed golden file. An example with a second
+// pipeline step shows the pipeline context too, which is what passes
+// between the steps (the release record).
 func TestRenderExamples(t *testing.T) {
 	for _, dir := range examples(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			got := render(t, dir, "--include-function-results")
+			args := []string{"--include-function-results"}
+			if len(functions(t, dir)) > 1 {
+				args = append(args, "--include-context")
+			}
+			got := render(t, dir, args...)
 			golden := filepath.Join(dir, "rendered.yaml")
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
@@ -148,7 +189,7 @@ func TestRenderExamples(t *testing.T) {
 			}
 
 			// The same request must give byte-identical desired state.
-			if again := render(t, dir, "--include-function-results"); !bytes.Equal(got, again) {
+			if again := render(t, dir, args...); !bytes.Equal(got, again) {
 				t.Errorf("crossplane render %s is not deterministic:\n%s", dir, cmp.Diff(string(got), string(again)))
 			}
 		})
@@ -184,14 +225,45 @@ func TestValidateExamples(t *testing.T) {
 			}
 			// Only built-in kinds may lack a schema: crossplane beta
 			// validate knows CRDs, not the API server's own types. The
-			// proxy Services and the analysis Jobs reach a real API
-			// server in test/live, which validates them.
+			// proxy Services, the analysis Jobs and the release's
+			// Deployments reach a real API server in test/live, which
+			// validates them.
 			for _, line := range strings.Split(string(result), "\n") {
-				if strings.Contains(line, "could not find CRD/XRD") && !strings.Contains(line, "/v1, Kind=Service") && !strings.Contains(line, "batch/v1, Kind=Job") {
+				if strings.Contains(line, "could not find CRD/XRD") && !strings.Contains(line, "/v1, Kind=Service") &&
+					!strings.Contains(line, "batch/v1, Kind=Job") && !strings.Contains(line, "apps/v1, Kind=Deployment") {
 					t.Errorf("no schema checked %s", line)
 				}
 			}
 		})
+	}
+}
+
+// TestReleaseTemplateWithoutRecord renders the release example's pipeline
+// for a CanaryRoute without spec.release: function-canary-route writes no
+// release record, and the template of the second step fails loudly, a
+// Fatal of that step (Crossplane then applies nothing, so the Deployments
+// keep their replicas), instead of composing Deployments with no replicas.
+func TestReleaseTemplateWithoutRecord(t *testing.T) {
+	dir := filepath.Join(env.root, "example", "release")
+	xr := filepath.Join(t.TempDir(), "xr.yaml")
+	if err := os.WriteFile(xr, []byte(`apiVersion: platform.example.org/v1alpha1
+kind: CanaryRoute
+metadata: {name: podinfo, namespace: test}
+spec:
+  crossplane: {compositionRef: {name: canaryroute-release}}
+  parentRefs: [{name: gateway, namespace: istio-ingress}]
+  port: 9898
+  primary: {service: {selector: {app: podinfo, version: v1}}}
+  canary: {service: {selector: {app: podinfo, version: v2}}}
+  traffic: {weight: 10}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"render", xr, filepath.Join(dir, "composition.yaml"), functionsFile(t, dir), "--xrd", xrdFor(t, dir)}
+	out, err := command(env.root, env.crossplane, args...).CombinedOutput()
+	want := `pipeline step "deployments" returned a fatal result: cannot execute template`
+	if err == nil || !bytes.Contains(out, []byte(want)) || !bytes.Contains(out, []byte("no release record under canaryroute.fn.crossplane.io/release")) {
+		t.Errorf("crossplane %s: want an error with %q and the template's own message, got %v:\n%s", strings.Join(args, " "), want, err, out)
 	}
 }
 
@@ -217,8 +289,7 @@ func render(t *testing.T, dir string, extra ...string) []byte {
 	t.Helper()
 	args := []string{
 		"render",
-		filepath.Join(dir, "xr.yaml"), filepath.Join(dir, "composition.yaml"), filepath.Join(dir, "functions.yaml"),
-		"--function-annotations", "render.crossplane.io/runtime-development-target=" + env.target,
+		filepath.Join(dir, "xr.yaml"), filepath.Join(dir, "composition.yaml"), functionsFile(t, dir),
 		"--xrd", xrdFor(t, dir),
 	}
 	// The CRD schemas a cluster would hand over, as required schemas.
@@ -237,6 +308,59 @@ func render(t *testing.T, dir string, extra ...string) []byte {
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("crossplane %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// functions reads an example's functions.yaml: the Functions its pipeline
+// runs.
+func functions(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "functions.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split("\n"+string(b), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatalf("%s/functions.yaml: %v", dir, err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// functionsFile writes a copy of an example's functions.yaml in which each
+// Function names the address of the running function of its name:
+// crossplane render's --function-annotations sets one value on every
+// Function alike, so two functions need it written per Function.
+func functionsFile(t *testing.T, dir string) string {
+	t.Helper()
+	fns := functions(t, dir)
+	docs := make([]string, 0, len(fns))
+	for _, fn := range fns {
+		target, ok := env.targets[fn.GetName()]
+		if !ok {
+			t.Fatalf("%s/functions.yaml: no function %s runs in this test", dir, fn.GetName())
+		}
+		a := fn.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[annotationTarget] = target
+		fn.SetAnnotations(a)
+		b, err := yaml.Marshal(fn.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(b))
+	}
+	out := filepath.Join(t.TempDir(), "functions.yaml")
+	if err := os.WriteFile(out, []byte(strings.Join(docs, "---\n")), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -279,6 +403,33 @@ func gatewayCRDs(module, dst string) (string, error) {
 		}
 	}
 	return dst, nil
+}
+
+// prefixed writes each write to w with a prefix, so that two processes'
+// logs in one buffer say whose they are.
+func prefixed(w *bytes.Buffer, prefix string) *prefixWriter {
+	return &prefixWriter{w: w, prefix: prefix}
+}
+
+type prefixWriter struct {
+	w      *bytes.Buffer
+	prefix string
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	logsMu.Lock()
+	defer logsMu.Unlock()
+	p.w.WriteString(p.prefix)
+	return p.w.Write(b)
+}
+
+// logsMu guards the functions' log buffer, which both processes write.
+var logsMu sync.Mutex
+
+func readLogs(b *bytes.Buffer) string {
+	logsMu.Lock()
+	defer logsMu.Unlock()
+	return b.String()
 }
 
 func command(dir, name string, args ...string) *exec.Cmd {

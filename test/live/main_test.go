@@ -33,6 +33,10 @@ import (
 // hack/release.sh builds.
 const EnvPackage = "CANARY_ROUTE_XPKG"
 
+// functionGoTemplating is the Function that the release example's
+// Composition names for its second step.
+const functionGoTemplating = "function-go-templating"
+
 // env is the control plane that TestMain starts for every test.
 var env struct {
 	root string
@@ -84,6 +88,13 @@ func run(m *testing.M) (int, error) {
 		logf("live: released the function's package in %s: %s", time.Since(started).Round(time.Second), xpkg)
 	}
 
+	// function-go-templating, the release example's second step, from a
+	// package built the same way (controlplane.GoTemplatingPackage).
+	goTemplating, err := controlplane.GoTemplatingPackage(ctx, root, tmp)
+	if err != nil {
+		return 0, err
+	}
+
 	crds, err := controlplane.GatewayAPICRDs(ctx, root, "standard")
 	if err != nil {
 		return 0, err
@@ -100,6 +111,7 @@ func run(m *testing.M) (int, error) {
 		// The last --metrics-address wins over the harness's, which turns
 		// the metrics server off.
 		FunctionArgs: []string{"--debug", "--metrics-address=" + fnMetrics},
+		Functions:    []controlplane.Function{{Name: functionGoTemplating, Package: goTemplating, Args: []string{"--debug"}}},
 		Gateway:      true,
 		Logf:         logf,
 	}

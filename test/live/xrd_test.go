@@ -92,6 +92,17 @@ func TestExamplesAdmitted(t *testing.T) {
 	if err != nil || len(crds) == 0 {
 		t.Fatalf("no Input CRD in package/input: %v", err)
 	}
+	// And the Input CRD of function-go-templating, the release example's
+	// second step, from the package folder of the module hack/tools pins.
+	mod, err := controlplane.ModuleDir(t.Context(), env.root, "go-templating", controlplane.GoTemplatingModulePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := filepath.Glob(filepath.Join(mod, "package", "input", "*.yaml"))
+	if err != nil || len(more) == 0 {
+		t.Fatalf("no Input CRD in %s/package/input: %v", mod, err)
+	}
+	crds = append(crds, more...)
 	for _, f := range crds {
 		objs, err := controlplane.ReadObjects(f)
 		if err != nil {

@@ -81,6 +81,9 @@ type Environment struct {
 	FunctionManifest string
 	// FunctionArgs are more flags for the function, such as --debug.
 	FunctionArgs []string
+	// Functions are other functions to install beside it, from their own
+	// packages in the same way, such as the second step of a pipeline.
+	Functions []Function
 	// APIServerArgs are more flags for kube-apiserver, such as
 	// --service-cluster-ip-range=10.0.0.0/16 instead of ServiceCIDR; a
 	// flag given twice takes its last value.
@@ -126,6 +129,7 @@ type Environment struct {
 	procs        []*process
 	registry     *httptest.Server
 	function     *functionRuntime
+	functions    []*functionRuntime
 	closers      []func() error
 	createdDir   bool
 	started      time.Time
@@ -198,6 +202,12 @@ func (e *Environment) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	if len(e.Functions) > 0 {
+		e.logf("installing %d more functions", len(e.Functions))
+		if err := e.installFunctions(ctx); err != nil {
+			return err
+		}
+	}
 	e.logf("control plane ready in %s (kubeconfig %s)", time.Since(e.started).Round(time.Second), e.Kubeconfig)
 	return nil
 }
@@ -207,6 +217,9 @@ func (e *Environment) Start(ctx context.Context) error {
 func (e *Environment) Stop() error {
 	if e.function != nil {
 		e.function.stop()
+	}
+	for _, f := range e.functions {
+		f.stop()
 	}
 	for i := len(e.closers) - 1; i >= 0; i-- {
 		_ = e.closers[i]()

@@ -43,6 +43,9 @@ const (
 	PackageRepository = "crossplane-contrib/function-canary-route"
 	// PackageTag is the tag it pushes.
 	PackageTag = "v0.0.0-live"
+	// OtherRepository is where it pushes the packages of the other
+	// Functions (Environment.Functions), under their names.
+	OtherRepository = "live/"
 
 	labelParentPackage  = "pkg.crossplane.io/package"
 	conditionRuntime    = "RuntimeHealthy"
@@ -59,19 +62,78 @@ const (
 	errFmtFunctionReady = "the function is not listening on %s: %v (log: %s)"
 )
 
+// A Function is another function that the harness installs beside the
+// function under test, from its own package and in the same way: pushed to
+// the registry, named by a Function of its Name, its binary taken out of the
+// package's runtime image and served with mTLS (PackageOf builds such a
+// package from a binary and a package folder).
+type Function struct {
+	// Name is the Function's name, which Compositions' functionRef names.
+	Name string
+	// Package is its .xpkg, with a runtime image embedded.
+	Package string
+	// Args are its flags, beside --address and --tls-certs-dir.
+	Args []string
+}
+
 // installFunction does what installing the function's package takes, with
 // Crossplane's External package runtime: it pushes the .xpkg to a registry
 // on loopback, applies the Function manifest naming it, and runs the
 // function's binary from the package's own runtime image, with a serving
 // certificate signed by Crossplane's CA, as an external runtime would.
 func (e *Environment) installFunction(ctx context.Context) error {
-	img, err := tarball.ImageFromPath(e.Package, nil)
-	if err != nil {
-		return errors.Wrap(err, errLoadPackage)
+	if err := e.startRegistry(); err != nil {
+		return err
 	}
+	e.PackageRef = e.Registry + "/" + PackageRepository + ":" + PackageTag
+	fn, err := e.functionManifest()
+	if err != nil {
+		return err
+	}
+	rt, err := e.installPackage(ctx, installation{
+		manifest: fn, pkg: e.Package, ref: e.PackageRef, dir: filepath.Join(e.Dir, "function"), process: "function", runtimeLog: "runtime",
+		// Its metrics server is off: nothing scrapes it, and it would bind
+		// every interface.
+		args: append([]string{"--metrics-address="}, e.FunctionArgs...),
+	})
+	e.function = rt
+	return err
+}
 
-	// The registry speaks plain HTTP: go-containerregistry, and so
-	// Crossplane's package manager, use HTTP for registries on loopback.
+// installFunctions installs the other Functions, one after the other.
+func (e *Environment) installFunctions(ctx context.Context) error {
+	if err := e.startRegistry(); err != nil {
+		return err
+	}
+	for _, f := range e.Functions {
+		fn := &unstructured.Unstructured{}
+		fn.SetGroupVersionKind(FunctionGVK)
+		fn.SetName(f.Name)
+		ref := e.Registry + "/" + OtherRepository + f.Name + ":" + PackageTag
+		if err := unstructured.SetNestedField(fn.Object, ref, "spec", "package"); err != nil {
+			return errors.Wrap(err, errReadManifest)
+		}
+		rt, err := e.installPackage(ctx, installation{
+			manifest: fn, pkg: f.Package, ref: ref, dir: filepath.Join(e.Dir, "functions", f.Name), process: f.Name, runtimeLog: "runtime-" + f.Name,
+			args: f.Args,
+		})
+		if rt != nil {
+			e.functions = append(e.functions, rt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startRegistry starts the registry, once. It speaks plain HTTP:
+// go-containerregistry, and so Crossplane's package manager, use HTTP for
+// registries on loopback.
+func (e *Environment) startRegistry() error {
+	if e.registry != nil {
+		return nil
+	}
 	regLog, err := os.Create(filepath.Join(e.logs, "registry.log"))
 	if err != nil {
 		return errors.Wrapf(err, errFmtCreateLog, "registry")
@@ -79,58 +141,77 @@ func (e *Environment) installFunction(ctx context.Context) error {
 	e.closers = append(e.closers, regLog.Close)
 	e.registry = httptest.NewServer(registry.New(registry.Logger(log.New(regLog, "", log.LstdFlags))))
 	e.Registry = strings.TrimPrefix(e.registry.URL, "http://")
-	e.PackageRef = e.Registry + "/" + PackageRepository + ":" + PackageTag
-	ref, err := name.ParseReference(e.PackageRef, name.StrictValidation)
+	return nil
+}
+
+// An installation is one function package to install.
+type installation struct {
+	// manifest is the Function, naming ref.
+	manifest *unstructured.Unstructured
+	// pkg is the .xpkg, pushed to ref in the registry.
+	pkg, ref string
+	// dir holds the binary and its certificates; process names its log,
+	// runtimeLog the log of its runtime's updates.
+	dir, process, runtimeLog string
+	args                     []string
+}
+
+// installPackage pushes a package, runs the binary of its runtime image as
+// an external runtime would, applies its Function and waits until it is
+// Installed and Healthy. The runtime it returns, once started, is stopped
+// by Stop whatever the error.
+func (e *Environment) installPackage(ctx context.Context, in installation) (*functionRuntime, error) {
+	img, err := tarball.ImageFromPath(in.pkg, nil)
 	if err != nil {
-		return errors.Wrap(err, errPushPackage)
+		return nil, errors.Wrap(err, errLoadPackage)
+	}
+	ref, err := name.ParseReference(in.ref, name.StrictValidation)
+	if err != nil {
+		return nil, errors.Wrap(err, errPushPackage)
 	}
 	if err := remote.Write(ref, img, remote.WithContext(ctx)); err != nil {
-		return errors.Wrap(err, errPushPackage)
+		return nil, errors.Wrap(err, errPushPackage)
 	}
 
-	fnDir := filepath.Join(e.Dir, "function")
-	if err := ensureDir(filepath.Join(fnDir, "tls")); err != nil {
-		return err
+	if err := ensureDir(filepath.Join(in.dir, "tls")); err != nil {
+		return nil, err
 	}
-	bin := filepath.Join(fnDir, "function")
+	bin := filepath.Join(in.dir, "function")
 	if err := extractEntrypoint(img, bin); err != nil {
-		return errors.Wrap(err, errExtractBinary)
-	}
-
-	fn, err := e.functionManifest()
-	if err != nil {
-		return err
+		return nil, errors.Wrap(err, errExtractBinary)
 	}
 	port, err := freePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rt := &functionRuntime{
-		name:    fn.GetName(),
-		binary:  bin,
-		certDir: filepath.Join(fnDir, "tls"),
-		address: hostPort(port),
-		args:    e.FunctionArgs,
-		logs:    e.logs,
-		client:  e.client,
+		name:       in.manifest.GetName(),
+		process:    in.process,
+		runtimeLog: in.runtimeLog,
+		binary:     bin,
+		certDir:    filepath.Join(in.dir, "tls"),
+		address:    hostPort(port),
+		args:       in.args,
+		logs:       e.logs,
+		client:     e.client,
 	}
-	e.function = rt
 	if err := rt.writeCertificates(e.crossplaneCA); err != nil {
-		return err
+		return nil, err
 	}
 	if err := rt.Start(ctx); err != nil {
-		return err
+		return rt, err
 	}
 
 	rctx, cancel := context.WithCancel(context.Background())
 	e.closers = append(e.closers, func() error { cancel(); return nil })
 	go rt.sync(rctx)
 
-	if _, err := e.client.Apply(ctx, fn); err != nil {
-		return err
+	if _, err := e.client.Apply(ctx, in.manifest); err != nil {
+		return rt, err
 	}
-	return Await(ctx, startTimeout, time.Second, "Function "+fn.GetName()+" Installed and Healthy", func(ctx context.Context) (bool, string) {
-		u, err := e.client.Get(ctx, FunctionGVK, "", fn.GetName())
+	fn := in.manifest.GetName()
+	return rt, Await(ctx, startTimeout, time.Second, "Function "+fn+" Installed and Healthy", func(ctx context.Context) (bool, string) {
+		u, err := e.client.Get(ctx, FunctionGVK, "", fn)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -203,13 +284,16 @@ func extractEntrypoint(img v1.Image, dst string) error {
 // function runner dials, and its RuntimeHealthy condition, which makes the
 // Function Healthy.
 type functionRuntime struct {
-	name    string
-	binary  string
-	certDir string
-	address string
-	args    []string
-	logs    string
-	client  *Client
+	name string
+	// process names its log, runtimeLog the log of the runtime's updates.
+	process    string
+	runtimeLog string
+	binary     string
+	certDir    string
+	address    string
+	args       []string
+	logs       string
+	client     *Client
 
 	// tls is the function's serving certificate, its key and Crossplane's
 	// CA, as files and as the revision's TLS server Secret.
@@ -243,11 +327,10 @@ func (r *functionRuntime) writeCertificates(ca *CA) error {
 	return nil
 }
 
-// Start starts the function and waits until it listens. Its metrics server
-// is off: nothing scrapes it, and it would bind every interface.
+// Start starts the function and waits until it listens.
 func (r *functionRuntime) Start(ctx context.Context) error {
-	args := append([]string{"--address=" + r.address, "--tls-certs-dir=" + r.certDir, "--metrics-address="}, r.args...)
-	p, err := startProcess("function", r.logs, nil, r.binary, args...)
+	args := append([]string{"--address=" + r.address, "--tls-certs-dir=" + r.certDir}, r.args...)
+	p, err := startProcess(r.process, r.logs, nil, r.binary, args...)
 	if err != nil {
 		return err
 	}
@@ -288,7 +371,7 @@ func (r *functionRuntime) running() bool {
 // sync keeps the active revision's endpoint and runtime health up to date
 // until ctx ends.
 func (r *functionRuntime) sync(ctx context.Context) {
-	f, err := os.OpenFile(filepath.Join(r.logs, "runtime.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(filepath.Join(r.logs, r.runtimeLog+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		f = nil
 	}

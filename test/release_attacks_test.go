@@ -1,0 +1,287 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// The release example's pipeline attacked at its seams: the release
+// example (mid-release, 6.7.0 stable, 6.7.1 at step 0) rendered with one
+// thing changed, through both functions, as Crossplane would run them.
+
+// releaseOutcome is what a render of the release pipeline composed: the
+// revision each proxy Service selects, each Deployment's replicas by
+// revision, the XR's rollout phase and reason and its stable revision; or
+// the Fatal that stopped it.
+type releaseOutcome struct {
+	Fatal    string
+	Primary  string
+	Canary   string
+	Replicas map[string]int64
+	Phase    string
+	Reason   string
+	Stable   string
+}
+
+// TestReleaseAttacks renders the release example with one thing changed
+// and checks what the pipeline would apply.
+func TestReleaseAttacks(t *testing.T) {
+	type change struct {
+		xr       func(xr *unstructured.Unstructured)
+		observed func(objs []*unstructured.Unstructured)
+		required func(objs []*unstructured.Unstructured)
+	}
+	cases := map[string]struct {
+		reason string
+		// bug, when set, skips the case: it names an engine bug that the
+		// case shows, for whoever fixes it to unskip.
+		bug    string
+		change change
+		want   releaseOutcome
+	}{
+		"AsRendered": {
+			reason: "The example as it is: step 0 held for step 1's capacity, 6.6.0 retired at 0, 6.7.0 stable at 4, 6.7.1 scaled ahead to 2.",
+			want: releaseOutcome{
+				Primary: "6.7.0", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 2},
+				Phase: "Progressing", Reason: "AwaitingCapacity", Stable: "6.7.0",
+			},
+		},
+		"RevisionLabelInSelector": {
+			reason: "Attack: a revision label that is one of the selector's keys would make every revision's Service select the same pods (the primary's among them): a Fatal naming spec.release.revisionLabel, so nothing is applied.",
+			change: change{xr: func(xr *unstructured.Unstructured) {
+				mustSet(xr.Object, "app", "spec", "release", "revisionLabel")
+			}},
+			want: releaseOutcome{Fatal: "spec.release.revisionLabel"},
+		},
+		"ForgedStable": {
+			reason: "Attack: status.release naming a stable revision that never rolled out (9.9.9) is memory, not proof: the observed primary Service selects 6.7.0, which stays stable and keeps its replicas; 9.9.9 gets none.",
+			bug: "release.status believes status.release over the observed primary Service unless the observed revision is in the " +
+				"record's history or both Services select it, so one forged field moves the primary Service (90% of the requests " +
+				"here) to 9.9.9, whose pods do not exist yet, in the same run, and release.record drops 6.7.0, which the observed " +
+				"primary selects, since it is no revision the record knows: Crossplane deletes the Deployment that serves the " +
+				"requests. When status and the observed primary disagree and neither is corroborated, nothing should move: hold, " +
+				"keep the observed primary's revision and its replicas, and warn",
+			change: change{xr: func(xr *unstructured.Unstructured) {
+				mustSet(xr.Object, "9.9.9", "status", "release", "stable", "revision")
+			}},
+			want: releaseOutcome{
+				Primary: "6.7.0", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 2},
+				Phase: "Progressing", Reason: "AwaitingCapacity", Stable: "6.7.0",
+			},
+		},
+		"RollbackOfAnotherDigest": {
+			reason: "Attack: a history entry whose digest is not the revision's as written now (edited status, or the revision's side changed since) rolls back nothing: setting canary.revision to 6.6.0 rolls it out through the steps, from step 0.",
+			change: change{xr: func(xr *unstructured.Unstructured) {
+				mustSet(xr.Object, "6.6.0", "spec", "canary", "revision")
+				history, _, _ := unstructured.NestedSlice(xr.Object, "status", "release", "history")
+				history[0].(map[string]any)["digest"] = "v2-0000000000000000" //nolint:forcetypeassert // The example's YAML.
+				mustSet(xr.Object, history, "status", "release", "history")
+			}},
+			// 6.7.1 keeps a replica while the canary Service still selects
+			// it (it moves to 6.6.0 on this run).
+			want: releaseOutcome{
+				Primary: "6.7.0", Canary: "6.6.0", Replicas: map[string]int64{"6.7.0": 4, "6.6.0": 2, "6.7.1": 1},
+				Phase: "Progressing", Reason: "AwaitingCapacity", Stable: "6.7.0",
+			},
+		},
+		"WorkloadKindNotAllowed": {
+			reason: "Attack: a workload of a kind the Input's allowedWorkloadKinds does not list (a Secret, to learn whether it exists) is never read: a Fatal naming spec.release.workload.kind.",
+			change: change{xr: func(xr *unstructured.Unstructured) {
+				mustSet(xr.Object, map[string]any{"apiVersion": "v1", "kind": "Secret", "name": "db-{{revision}}"}, "spec", "release", "workload")
+			}},
+			want: releaseOutcome{Fatal: "spec.release.workload.kind"},
+		},
+		"WorkloadOfAnotherOwner": {
+			reason: "Attack: workload.name can name any object of an allowed kind in the route namespace (another team's Deployment, by choosing the revision), and the pipeline's next step composes the Deployments by that name, so Crossplane would adopt it (server-side apply, forced, a controller reference added where none is) and delete it once the revision leaves the record. A canary workload that this XR did not compose must be a Fatal naming spec.release.workload.",
+			bug: "the function reads the canary's workload but never checks who composed it (internal/run readiness, reconcile.Workload); " +
+				"the takeover rule covers only the objects it composes itself",
+			change: change{required: func(objs []*unstructured.Unstructured) {
+				// Another team's Deployment: no crossplane.io/composite label.
+				objs[0].SetLabels(map[string]string{"app": "payments", "team": "payments"})
+			}},
+			want: releaseOutcome{Fatal: "spec.release.workload"},
+		},
+		"RescuedAbortKeepsTheRelease": {
+			reason: "An emergency abort of a CanaryRoute that cannot be composed (here a workload kind the Input does not allow) keeps the stable revision at spec.release.replicas (4), leaves the retired 6.6.0 at 0, and keeps status.release.",
+			bug: "a rescued abort writes no status.release, and Crossplane's server-side apply of the XR's status then removes " +
+				"it (seen live: stable, history and retiring lost); and compose.rescuedRecord gives the retired 6.6.0, past its " +
+				"at, its replicas again",
+			change: change{xr: func(xr *unstructured.Unstructured) {
+				mustSet(xr.Object, true, "spec", "traffic", "abort")
+				mustSet(xr.Object, "StatefulSet", "spec", "release", "workload", "kind")
+				mustSet(xr.Object, []any{map[string]any{"group": "", "kind": "Service", "name": "podinfo-canary", "namespace": "test", "port": int64(9898)}}, "status", "rollout", "canaryBackends")
+			}},
+			want: releaseOutcome{
+				Primary: "6.7.0", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 0},
+				Phase: "Aborted", Reason: "AbortRescued", Stable: "6.7.0",
+			},
+		},
+		"RescuedAbortDuringPromotion": {
+			reason: "An emergency abort that is rescued while a promotion has moved the primary Service to 6.7.1 re-emits that Service as observed and sends it every request: the revision it selects must keep its replicas, not go to 0 as the canary's.",
+			// 6.7.1 keeping its replicas is fixed (compose.rescuedRecord keeps
+			// the revisions the Services select); what is left is
+			// RescuedAbortKeepsTheRelease's.
+			bug: "as RescuedAbortKeepsTheRelease: no status.release, and the retired 6.6.0 scaled up again",
+			change: change{
+				xr: func(xr *unstructured.Unstructured) {
+					mustSet(xr.Object, true, "spec", "traffic", "abort")
+					mustSet(xr.Object, "StatefulSet", "spec", "release", "workload", "kind")
+					mustSet(xr.Object, map[string]any{
+						"phase": "Promoting", "reason": "PromotionStarted", "revision": "6.7.1", "canaryDigest": "v2-d94caf669a1718ba",
+						"step": int64(2), "stepStartedAt": "2026-12-02T10:05:00Z", "canaryWeight": int64(100), "primaryWeight": int64(0),
+						"message":        "promoting revision 6.7.1: the primary Service moves to it",
+						"canaryBackends": []any{map[string]any{"group": "", "kind": "Service", "name": "podinfo-canary", "namespace": "test", "port": int64(9898)}},
+					}, "status", "rollout")
+				},
+				observed: func(objs []*unstructured.Unstructured) {
+					for _, o := range objs {
+						switch {
+						case o.GetKind() == "HTTPRoute":
+							rules, _, _ := unstructured.NestedSlice(o.Object, "spec", "rules")
+							refs := rules[0].(map[string]any)["backendRefs"].([]any) //nolint:forcetypeassert // The example's YAML.
+							refs[0].(map[string]any)["weight"] = int64(0)            //nolint:forcetypeassert // The example's YAML.
+							refs[1].(map[string]any)["weight"] = int64(100)          //nolint:forcetypeassert // The example's YAML.
+							mustSet(o.Object, rules, "spec", "rules")
+						case o.GetKind() == "Service" && o.GetName() == "podinfo-primary":
+							mustSet(o.Object, "6.7.1", "spec", "selector", "version")
+						}
+					}
+				},
+			},
+			want: releaseOutcome{
+				Primary: "6.7.1", Canary: "6.7.1", Replicas: map[string]int64{"6.6.0": 0, "6.7.0": 4, "6.7.1": 4},
+				Phase: "Aborted", Reason: "AbortRescued", Stable: "6.7.0",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if tc.bug != "" {
+				t.Skip("engine bug: " + tc.bug)
+			}
+			got := renderRelease(t, tc.change.xr, tc.change.observed, tc.change.required)
+			if tc.want.Fatal != "" && strings.Contains(got.Fatal, tc.want.Fatal) {
+				got.Fatal = tc.want.Fatal
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\ncrossplane render: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// renderRelease renders the release example with its XR, observed and
+// required resources changed, and reads what the pipeline composed.
+func renderRelease(t *testing.T, xr func(*unstructured.Unstructured), observed, required func([]*unstructured.Unstructured)) releaseOutcome {
+	t.Helper()
+	dir := filepath.Join(env.root, "example", "release")
+	tmp := t.TempDir()
+	files := map[string]string{}
+	for file, change := range map[string]func([]*unstructured.Unstructured){
+		"xr.yaml": func(objs []*unstructured.Unstructured) {
+			if xr != nil {
+				xr(objs[0])
+			}
+		},
+		"observed.yaml": observed,
+		"required.yaml": required,
+	} {
+		objs := readYAML(t, filepath.Join(dir, file))
+		if change != nil {
+			change(objs)
+		}
+		files[file] = filepath.Join(tmp, file)
+		writeYAML(t, files[file], objs)
+	}
+	args := []string{
+		"render", files["xr.yaml"], filepath.Join(dir, "composition.yaml"), functionsFile(t, dir),
+		"--xrd", xrdFor(t, dir), "--observed-resources", files["observed.yaml"], "--required-resources", files["required.yaml"],
+	}
+	var stderr bytes.Buffer
+	cmd := command(env.root, env.crossplane, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if !strings.Contains(stderr.String(), "returned a fatal result") {
+			t.Fatalf("crossplane %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return releaseOutcome{Fatal: stderr.String()}
+	}
+	var o releaseOutcome
+	for _, u := range decodeYAML(t, out) {
+		switch u.GetKind() {
+		case "CanaryRoute":
+			o.Phase, _, _ = unstructured.NestedString(u.Object, "status", "rollout", "phase")
+			o.Reason, _, _ = unstructured.NestedString(u.Object, "status", "rollout", "reason")
+			o.Stable, _, _ = unstructured.NestedString(u.Object, "status", "release", "stable", "revision")
+		case "Service":
+			rev, _, _ := unstructured.NestedString(u.Object, "spec", "selector", "version")
+			if strings.HasSuffix(u.GetName(), "-primary") {
+				o.Primary = rev
+			} else {
+				o.Canary = rev
+			}
+		case "Deployment":
+			if o.Replicas == nil {
+				o.Replicas = map[string]int64{}
+			}
+			// sigs.k8s.io/yaml decodes numbers as float64.
+			n, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas")
+			f, _ := n.(float64)
+			o.Replicas[u.GetLabels()["version"]] = int64(f)
+		}
+	}
+	return o
+}
+
+func mustSet(obj map[string]any, value any, path ...string) {
+	if err := unstructured.SetNestedField(obj, value, path...); err != nil {
+		panic(err)
+	}
+}
+
+func readYAML(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeYAML(t, b)
+}
+
+func decodeYAML(t *testing.T, b []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split("\n"+string(b), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func writeYAML(t *testing.T, path string, objs []*unstructured.Unstructured) {
+	t.Helper()
+	docs := make([]string, 0, len(objs))
+	for _, o := range objs {
+		b, err := yaml.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(b))
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(docs, "---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
