@@ -62,12 +62,6 @@ func TestReleaseAttacks(t *testing.T) {
 		},
 		"ForgedStable": {
 			reason: "Attack: status.release naming a stable revision that never rolled out (9.9.9) is memory, not proof: the observed primary Service selects 6.7.0, which stays stable and keeps its replicas; 9.9.9 gets none.",
-			bug: "release.status believes status.release over the observed primary Service unless the observed revision is in the " +
-				"record's history or both Services select it, so one forged field moves the primary Service (90% of the requests " +
-				"here) to 9.9.9, whose pods do not exist yet, in the same run, and release.record drops 6.7.0, which the observed " +
-				"primary selects, since it is no revision the record knows: Crossplane deletes the Deployment that serves the " +
-				"requests. When status and the observed primary disagree and neither is corroborated, nothing should move: hold, " +
-				"keep the observed primary's revision and its replicas, and warn",
 			change: change{xr: func(xr *unstructured.Unstructured) {
 				mustSet(xr.Object, "9.9.9", "status", "release", "stable", "revision")
 			}},

@@ -158,23 +158,19 @@ func status(in Input) xr.ReleaseStatus {
 	if in.ObservedPrimary == "" || (prev != nil && prev.Phase == xr.PhasePromoting) {
 		return st
 	}
-	switch {
-	case st.Stable == nil:
-		// No record (a status lost, or written by hand): the primary
-		// serves what it selects, and a digest nobody can vouch for rolls
-		// nothing back.
-		st.Stable = &xr.StableRevision{Revision: in.ObservedPrimary, Since: metav1.Time{Time: in.Rollout.Now}}
-	case st.Stable.Revision != in.ObservedPrimary &&
-		(slices.Contains(st.Revisions(), in.ObservedPrimary) || in.ObservedCanary == in.ObservedPrimary):
-		// The record names another revision than the cluster, which is the
-		// evidence of which one the primary serves when it agrees with the
-		// record's history or with itself (both Services select it: status
-		// written by hand).
-		st.Stable = &xr.StableRevision{Revision: in.ObservedPrimary, Since: st.Stable.Since}
+	if st.Stable == nil || st.Stable.Revision != in.ObservedPrimary {
+		// The record does not match the cluster: the primary serves what
+		// it selects, and a digest nobody can vouch for rolls nothing
+		// back. Status is memory, not proof: anyone who may write it may
+		// name any revision, and moving the primary Service on its word
+		// would move every request the primary gets. (The Service is the
+		// evidence: protect it as the CanaryRoute itself.)
+		since := metav1.Time{Time: in.Rollout.Now}
+		if st.Stable != nil {
+			since = st.Stable.Since
+		}
+		st.Stable = &xr.StableRevision{Revision: in.ObservedPrimary, Since: since}
 	}
-	// A primary Service edited alone to select a revision the release
-	// never promoted is not believed: it is composed back to the stable
-	// one.
 	return st
 }
 

@@ -272,9 +272,8 @@ func TestDecide(t *testing.T) {
 			},
 		},
 		"ForgedStableDistrusted": {
-			reason: "Attack: status.release naming a stable revision that never rolled out (v9) is not believed: both Services observed selecting v1 say which is stable, so v9 rolls out through the steps (the canary Service moves to it at 0% first).",
+			reason: "Attack: status.release naming a stable revision that never rolled out (v9) is not believed: the primary Service observed selecting v1 says which is stable, so v9 rolls out through the steps (the canary Service moves to it at 0% first).",
 			in: in("v9", "d9", time.Hour, func(i *Input) {
-				// Both Services select v1: the cluster agrees with itself.
 				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v9", "d9"), "v1", "v1"
 				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v9", CanaryDigest: "d9", Step: ptr.To[int32](2), PrimaryWeight: 100}
 			}),
