@@ -101,7 +101,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 // abort if the user asked for one, else a Fatal result.
 func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) (*fnv1.RunFunctionResponse, metrics.Outcome) {
 	observed, _ := request.GetObservedComposedResources(req)
-	if rescue, ok := compose.RescueAbort(oxr.Resource.Object, byKey(observed), err); ok {
+	if rescue, ok := compose.RescueAbort(oxr.Resource.Object, byKey(observed), err, f.clock.Now()); ok {
 		if rsp, out, ok := rescued(req, oxr, rescue, err); ok {
 			log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
 			return rsp, out

@@ -213,7 +213,7 @@ func rescued(req *fnv1.RunFunctionRequest, oxr *resource.Composite, r compose.Re
 		// none after a call that made some would send it back for a call
 		// that composes again, and so on until it gives up the reconcile.
 		rsp.Requirements = reconcile.Own(reconcile.Previous(req))
-		if setDesired(rsp, r.Objects) != nil || setStatus(rsp, req, xr.Status{Rollout: &r.Status}) != nil {
+		if setDesired(rsp, r.Objects) != nil || setStatus(rsp, req, xr.Status{Rollout: &r.Status, Release: r.Release}) != nil {
 			return nil, metrics.Outcome{}, false
 		}
 		if r.Record != nil && setRecord(rsp, r.Record) != nil {

@@ -94,8 +94,6 @@ func TestReleaseAttacks(t *testing.T) {
 		},
 		"WorkloadOfAnotherOwner": {
 			reason: "Attack: workload.name can name any object of an allowed kind in the route namespace (another team's Deployment, by choosing the revision), and the pipeline's next step composes the Deployments by that name, so Crossplane would adopt it (server-side apply, forced, a controller reference added where none is) and delete it once the revision leaves the record. A canary workload that this XR did not compose must be a Fatal naming spec.release.workload.",
-			bug: "the function reads the canary's workload but never checks who composed it (internal/run readiness, reconcile.Workload); " +
-				"the takeover rule covers only the objects it composes itself",
 			change: change{required: func(objs []*unstructured.Unstructured) {
 				// Another team's Deployment: no crossplane.io/composite label.
 				objs[0].SetLabels(map[string]string{"app": "payments", "team": "payments"})
@@ -104,9 +102,6 @@ func TestReleaseAttacks(t *testing.T) {
 		},
 		"RescuedAbortKeepsTheRelease": {
 			reason: "An emergency abort of a CanaryRoute that cannot be composed (here a workload kind the Input does not allow) keeps the stable revision at spec.release.replicas (4), leaves the retired 6.6.0 at 0, and keeps status.release.",
-			bug: "a rescued abort writes no status.release, and Crossplane's server-side apply of the XR's status then removes " +
-				"it (seen live: stable, history and retiring lost); and compose.rescuedRecord gives the retired 6.6.0, past its " +
-				"at, its replicas again",
 			change: change{xr: func(xr *unstructured.Unstructured) {
 				mustSet(xr.Object, true, "spec", "traffic", "abort")
 				mustSet(xr.Object, "StatefulSet", "spec", "release", "workload", "kind")
@@ -119,10 +114,6 @@ func TestReleaseAttacks(t *testing.T) {
 		},
 		"RescuedAbortDuringPromotion": {
 			reason: "An emergency abort that is rescued while a promotion has moved the primary Service to 6.7.1 re-emits that Service as observed and sends it every request: the revision it selects must keep its replicas, not go to 0 as the canary's.",
-			// 6.7.1 keeping its replicas is fixed (compose.rescuedRecord keeps
-			// the revisions the Services select); what is left is
-			// RescuedAbortKeepsTheRelease's.
-			bug: "as RescuedAbortKeepsTheRelease: no status.release, and the retired 6.6.0 scaled up again",
 			change: change{
 				xr: func(xr *unstructured.Unstructured) {
 					mustSet(xr.Object, true, "spec", "traffic", "abort")

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -60,6 +61,11 @@ type Rescue struct {
 	// canary gets none. Nil without a release, or when the XR does not
 	// tell the stable revision or the replicas.
 	Record *release.Record
+	// Release is status.release as read, written back unchanged: the
+	// XR's status is applied whole, and a rescue that wrote none would
+	// erase the stable revision, the history and the retiring revision.
+	// Nil when status.release does not decode.
+	Release *xr.ReleaseStatus
 }
 
 // RescueAbort is the emergency abort of a CanaryRoute that cannot be
@@ -67,7 +73,8 @@ type Rescue struct {
 // its author asks for one (spec.traffic.abort): an abort must never be
 // blocked by an unrelated mistake. composite is the observed XR's content,
 // read leniently since it may not parse; observed are the objects the
-// function composed earlier, by key.
+// function composed earlier, by key; now is the run's time (a retiring
+// revision keeps its replicas only until its time).
 //
 // It composes what the previous run composed, unchanged but for the route,
 // where every canary backend goes to weight 0 and every canary-only rule
@@ -82,7 +89,7 @@ type Rescue struct {
 // backends recorded, no route composed yet (then nothing sends traffic to
 // the canary, and a Fatal keeps it so), or a route that does not decode or
 // that the API server would refuse once the canary is cut.
-func RescueAbort(composite map[string]any, observed map[Key]map[string]any, cause error) (Rescue, bool) {
+func RescueAbort(composite map[string]any, observed map[Key]map[string]any, cause error, now time.Time) (Rescue, bool) {
 	xrp := fieldpath.Pave(composite)
 	if abort, _ := xrp.GetBool("spec.traffic.abort"); !abort {
 		return Rescue{}, false
@@ -122,7 +129,8 @@ func RescueAbort(composite map[string]any, observed map[Key]map[string]any, caus
 	r.Status.Phase, r.Status.Reason, r.Status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil
 	r.Status.CanaryWeight, r.Status.PrimaryWeight = 0, 100
 	r.Status.Message = MsgRescuedAbort
-	r.Record = rescuedRecord(xrp, r.Status, observed[KeyServicePrimary])
+	r.Release = lenientRelease(xrp)
+	r.Record = rescuedRecord(xrp, r.Status, r.Release, observed[KeyServicePrimary], now)
 	if prior.Phase != xr.PhaseAborted || prior.Reason != rollout.ReasonAbortRescued {
 		r.Warning = &Warning{rollout.EventAborted, fmt.Sprintf(msgRescueFmt, cause.Error())}
 	}
@@ -297,21 +305,32 @@ func lenientRollout(xrp *fieldpath.Paved) xr.RolloutStatus {
 	return s
 }
 
+// lenientRelease is status.release as read, when it decodes; nil
+// otherwise (then the rescue leaves it out, as a Fatal would).
+func lenientRelease(xrp *fieldpath.Paved) *xr.ReleaseStatus {
+	var st xr.ReleaseStatus
+	if _, err := xrp.GetValue("status.release"); err != nil || xrp.GetValueInto("status.release", &st) != nil {
+		return nil
+	}
+	return &st
+}
+
 // rescuedRecord is a release's record for a rescued abort, read leniently:
 // the stable revision status.release names, and the one the rescued
 // primary Service selects (a promotion may have moved it; the rescue sends
 // it every request), keep spec.release.replicas (default 1), the canary
-// gets none, and a retiring revision keeps its replicas (a rescue retires
-// nothing). The pipeline's next step composes the pods from it: without a
+// gets none, and a retiring revision keeps its replicas until its time, as
+// on any run (a rescue neither retires early nor brings a retired revision
+// back). The pipeline's next step composes the pods from it: without a
 // record it could scale the stable revision down.
-func rescuedRecord(xrp *fieldpath.Paved, s xr.RolloutStatus, primary map[string]any) *release.Record {
+func rescuedRecord(xrp *fieldpath.Paved, s xr.RolloutStatus, rs *xr.ReleaseStatus, primary map[string]any, now time.Time) *release.Record {
 	if _, err := xrp.GetValue("spec.release"); err != nil {
 		return nil
 	}
-	var st xr.ReleaseStatus
-	if xrp.GetValueInto("status.release", &st) != nil || st.Stable == nil || st.Stable.Revision == "" {
+	if rs == nil || rs.Stable == nil || rs.Stable.Revision == "" {
 		return nil
 	}
+	st := *rs
 	replicas := int32(1)
 	// Numbers come as float64 from the request, int64 from elsewhere.
 	if v, err := xrp.GetValue("spec.release.replicas"); err == nil {
@@ -329,7 +348,10 @@ func rescuedRecord(xrp *fieldpath.Paved, s xr.RolloutStatus, primary map[string]
 	canary, _ := xrp.GetString("spec.canary.revision")
 	r := &release.Record{Stable: st.Stable.Revision, Canary: canary, Phase: s.Phase, Step: s.Step, Replicas: map[string]int32{}}
 	if rt := st.Retiring; rt != nil && rt.Revision != "" {
-		r.Replicas[rt.Revision] = replicas
+		r.Replicas[rt.Revision] = 0
+		if now.Before(rt.At.Time) {
+			r.Replicas[rt.Revision] = replicas
+		}
 	}
 	if canary != "" {
 		r.Replicas[canary] = 0

@@ -1,11 +1,14 @@
 package compose
 
 import (
+	"time"
+
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -286,7 +289,7 @@ status:
 			for k, y := range tc.observed {
 				observed[k] = object(t, y)
 			}
-			r, ok := RescueAbort(composite, observed, cause)
+			r, ok := RescueAbort(composite, observed, cause, time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 			got := want{ok: ok}
 			if ok {
 				got.rescued = rescuedOf(t, r)
@@ -316,6 +319,50 @@ func TestDescribeBackends(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, DescribeBackends(tc.ids)); diff != "" {
 				t.Errorf("%s\nDescribeBackends(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestRescuedRecord(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	const release = `{stable: {revision: "6.7.0", since: "2026-12-02T09:30:00Z"}, retiring: {revision: "6.6.0", at: %q}}`
+	primary := map[string]any{"spec": map[string]any{"selector": map[string]any{"app": "podinfo", "version": "6.7.0"}}}
+	cases := map[string]struct {
+		reason    string
+		retiresAt string
+		want      map[string]int32
+	}{
+		"RetiringBeforeItsTime": {
+			reason:    "A rescue retires nothing early: the retiring revision keeps its replicas until its time.",
+			retiresAt: "2026-12-02T10:00:30Z",
+			want:      map[string]int32{"6.6.0": 4, "6.7.0": 4, "6.7.1": 0},
+		},
+		"RetiredPastItsTime": {
+			reason:    "A rescue never brings a retired revision back: past its time it gets none.",
+			retiresAt: "2026-12-02T09:30:30Z",
+			want:      map[string]int32{"6.6.0": 0, "6.7.0": 4, "6.7.1": 0},
+		},
+		"RetiringAtItsTime": {
+			reason:    "At its time exactly, the retiring revision gets none, as on any run.",
+			retiresAt: "2026-12-02T10:00:00Z",
+			want:      map[string]int32{"6.6.0": 0, "6.7.0": 4, "6.7.1": 0},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			composite := map[string]any{}
+			set("spec.release", `{selector: {app: podinfo}, revisionLabel: version, replicas: 4, workload: {name: "podinfo-{{revision}}"}}`)(t, composite)
+			set("spec.canary.revision", `"6.7.1"`)(t, composite)
+			set("status.release", fmt.Sprintf(release, tc.retiresAt))(t, composite)
+			xrp := fieldpath.Pave(composite)
+			rs := lenientRelease(xrp)
+			if rs == nil || rs.Retiring == nil {
+				t.Fatalf("%s\nlenientRelease(...): status.release not read", tc.reason)
+			}
+			rec := rescuedRecord(xrp, xr.RolloutStatus{Phase: xr.PhaseAborted}, rs, primary, now)
+			if diff := cmp.Diff(tc.want, rec.Replicas); diff != "" {
+				t.Errorf("%s\nrescuedRecord(...).Replicas: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

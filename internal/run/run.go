@@ -9,12 +9,14 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
@@ -113,6 +115,9 @@ func Compose(ctx context.Context, in In) (Out, error) {
 	// Never compose over an object that this XR did not compose.
 	targets := plan.Targets()
 	if err := ownership.Check(in.Owner, targets, in.Existing); err != nil {
+		return Out{}, err
+	}
+	if err := workloadOwned(cr, in); err != nil {
 		return Out{}, err
 	}
 	// One budget bounds every expression this run evaluates.
@@ -227,6 +232,33 @@ func measured(ctx context.Context, in In, ri rollout.Input, budget *expr.Budget)
 func observedRevision(svc map[string]any, label string) string {
 	selector, _, _ := unstructured.NestedStringMap(svc, "spec", "selector")
 	return selector[label]
+}
+
+// workloadOwned refuses a release whose canary workload exists and was not
+// composed by this XR. The pipeline's next step composes the workloads by
+// the name spec.release.workload gives, and the revision is the author's to
+// choose: a name that lands on another team's Deployment would have
+// Crossplane adopt it (server-side apply takes it over) and delete it once
+// the revision leaves the record. The takeover rule of the objects the
+// function composes itself holds for the ones it makes the next step
+// compose.
+func workloadOwned(cr *xr.CanaryRoute, in In) error {
+	r := cr.Spec.Release
+	if r == nil || r.Workload == nil || in.Workload == nil {
+		return nil
+	}
+	revision := cr.Spec.Canary.Revision
+	obj := in.Workload(revision)
+	if obj == nil {
+		return nil
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	if u.GetName() != r.Workload.NameOf(revision) || ownership.OwnedBy(u, in.Owner) {
+		return nil
+	}
+	return field.Forbidden(field.NewPath("spec", "release", "workload"), fmt.Sprintf(
+		"%s %s/%s exists and was not composed by this CanaryRoute: refusing to take it over (choose another workload name, or label it %s=%s to hand it over)",
+		fielderr.Quote(u.GetKind()), u.GetNamespace(), fielderr.Quote(u.GetName()), ownership.LabelComposite, in.Owner.Name))
 }
 
 // readiness reads a release's workloads for their ready replicas; nil
