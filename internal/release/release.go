@@ -41,6 +41,17 @@ var EventReasons = []string{ReasonReleased, ReasonPromotionStarted, ReasonPromot
 
 const percentTotal = 100
 
+// PromotionSettle is how long a promotion waits, once the route is found
+// sending every request to the canary (and accepted, unless the CanaryRoute
+// does not wait for its gateway), before it moves the primary Service. A
+// gateway reports a route Accepted when it is valid, not when its data
+// plane serves it: Traefik writes the status, then applies configurations
+// at most every half second, and Envoy's xDS is eventually consistent too.
+// Requests sent to the primary while its selector changes would reach the
+// new revision's pods before they are stable, or none. Ten seconds covers
+// the gateways here with a wide margin; a promotion is not in a hurry.
+const PromotionSettle = 10 * time.Second
+
 // Input is what the release loop decides from.
 type Input struct {
 	// Rollout is the engine's input: the spec's traffic, the canary's
@@ -335,6 +346,7 @@ func startPromotion(in Input, st xr.ReleaseStatus, rollback bool) Decision {
 			s.CanaryWeight = p.CanaryWeight
 		}
 	}
+	s = withWeights(s, s.CanaryWeight)
 	ri.Previous = &s
 	in.Rollout = ri
 	d := promoting(in, st)
@@ -354,6 +366,10 @@ func startPromotion(in Input, st xr.ReleaseStatus, rollback bool) Decision {
 func promoting(in Input, st xr.ReleaseStatus) Decision {
 	ri := in.Rollout
 	s := *ri.Previous
+	// While promoting, nextStepAt is when the primary Service moves (see
+	// PromotionSettle); it is set from the run that finds the route
+	// carrying every request to the canary.
+	movesAt := s.NextStepAt
 	s.NextStepAt, s.AwaitingApproval = nil, false
 	revision, replicas := ri.Revision, in.Release.Replicas
 	d := Decision{Status: st, PrimaryRevision: st.Stable.Revision}
@@ -406,6 +422,15 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 
 	// The canary carries every request first.
 	if s.CanaryWeight < percentTotal {
+		if in.ObservedCanary != revision {
+			// A rollback moves the canary Service to the earlier revision
+			// on this run: it gets requests once it is observed selecting
+			// it, never while its selector changes.
+			s.Reason = rollout.ReasonAwaitingCapacity
+			s.Message = fmt.Sprintf("promoting revision %s: the canary Service does not select it yet", revision)
+			d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Active: s.CanaryWeight > 0, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
+			return d
+		}
 		if ok, why := carries(in, revision, replicas); !ok {
 			s.Reason = rollout.ReasonAwaitingCapacity
 			s.Message = fmt.Sprintf("promoting revision %s: the canary cannot carry every request yet: %s", revision, why)
@@ -424,12 +449,27 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
 		return d
 	}
-	d.PrimaryRevision = revision
 	if in.ObservedPrimary != revision {
+		// A gateway says a route is accepted before its data plane
+		// serves it: the primary Service moves PromotionSettle after the
+		// route was first found carrying every request to the canary, so
+		// that no request is still on its way to the primary.
+		if movesAt == nil {
+			movesAt = &metav1.Time{Time: ri.Now.Add(PromotionSettle)}
+		}
+		s.NextStepAt = movesAt
+		if wait := movesAt.Sub(ri.Now); wait > 0 {
+			s.Message = fmt.Sprintf("promoting revision %s: the route sends every request to the canary; the primary Service moves to it at %s, once the gateway serves the route",
+				revision, movesAt.UTC().Format(time.RFC3339))
+			d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: max(wait, rollout.MinRequeue), Healthy: true}
+			return d
+		}
+		d.PrimaryRevision = revision
 		s.Message = fmt.Sprintf("promoting revision %s: the primary Service moves to it", revision)
 		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
 		return d
 	}
+	d.PrimaryRevision = revision
 	if ok, why := carries(in, revision, replicas); !ok {
 		s.Reason = rollout.ReasonAwaitingCapacity
 		s.Message = fmt.Sprintf("promoting revision %s: the primary selects it, waiting for it to carry every request: %s", revision, why)

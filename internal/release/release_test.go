@@ -95,6 +95,9 @@ func TestDecide(t *testing.T) {
 		retiring string
 		replicas map[string]int32
 		events   []string
+		// movesAt is status.rollout.nextStepAt, after t0, while promoting:
+		// when the primary Service moves.
+		movesAt *time.Duration
 	}
 	cases := map[string]struct {
 		reason string
@@ -151,25 +154,50 @@ func TestDecide(t *testing.T) {
 			},
 		},
 		"LastStepStartsThePromotion": {
-			reason: "Once the last step passed, the promotion starts: the route already sends every request to the canary, so the primary Service moves to it on the same run.",
+			reason: "Once the last step passed, the promotion starts: the route already sends every request to the canary, but the primary Service moves only PromotionSettle later, once the gateway serves the route.",
 			in: in("v2", "d2", 5*time.Minute, func(i *Input) {
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = progressingAt(2, time.Minute), routeAt(100)
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted},
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted}, movesAt: ptr.To(5*time.Minute + PromotionSettle),
 			},
 		},
-		"PromotionWaitsForThePrimary": {
-			reason: "The route moves back to the primary only once the primary Service is observed selecting the new revision.",
+		"PromotionSettles": {
+			reason: "Until the time the route was first found carrying every request to the canary plus PromotionSettle, the primary Service stays where it is, and the time stays as set.",
 			in: in("v2", "d2", 6*time.Minute, func(i *Input) {
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
+				i.Rollout.Previous.NextStepAt = ptr.To(at(6*time.Minute + time.Second))
+			}),
+			want: want{
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4}, movesAt: ptr.To(6*time.Minute + time.Second),
+			},
+		},
+		"PromotionSettleRestartsWithoutTheRoute": {
+			reason: "A route not found at 100% holds the promotion, and the settle time starts again once it is.",
+			in: in("v2", "d2", 6*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(50)
+				i.Rollout.Previous.NextStepAt = ptr.To(at(5 * time.Minute))
+			}),
+			want: want{
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4},
+			},
+		},
+		"PromotionWaitsForThePrimary": {
+			reason: "Once settled, the primary Service moves; the route moves back to the primary only once the primary Service is observed selecting the new revision.",
+			in: in("v2", "d2", 6*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
+				i.Rollout.Previous.NextStepAt = ptr.To(at(6 * time.Minute))
 			}),
 			want: want{
 				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v1",
-				replicas: map[string]int32{"v1": 4, "v2": 4},
+				replicas: map[string]int32{"v1": 4, "v2": 4}, movesAt: ptr.To(6 * time.Minute),
 			},
 		},
 		"Promoted": {
@@ -204,6 +232,18 @@ func TestDecide(t *testing.T) {
 			}),
 			want: want{
 				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v2", history: []string{"v1"},
+				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted},
+			},
+		},
+		"RollbackWaitsForTheCanaryService": {
+			reason: "A rollback moves the canary Service to the earlier revision on the run that starts it: no request goes to it while its selector changes, only once it is observed selecting the revision.",
+			in: in("v1", "d1", time.Hour, func(i *Input) {
+				i.Rollout.Traffic.RollbackWindow = 3
+				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1"}), "v2", "v2"
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
+			}),
+			want: want{
+				phase: xr.PhasePromoting, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v2", stable: "v2", history: []string{"v1"},
 				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted},
 			},
 		},
@@ -301,6 +341,9 @@ func TestDecide(t *testing.T) {
 			}
 			for _, e := range d.Rollout.Events {
 				got.events = append(got.events, e.Reason)
+			}
+			if n := d.Rollout.Status.NextStepAt; n != nil && d.Rollout.Status.Phase == xr.PhasePromoting {
+				got.movesAt = ptr.To(n.Sub(t0))
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nDecide(...): -want, +got:\n%s\nmessage: %s", tc.reason, diff, d.Rollout.Status.Message)

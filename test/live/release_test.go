@@ -164,13 +164,6 @@ func TestReleaseLoop(t *testing.T) {
 // sent it requests again: none may, and the gateway must have been sending
 // them elsewhere for long enough that none was on its way.
 func TestReleasePromotionDrainsThePrimary(t *testing.T) {
-	t.Skip("engine bug (release.promoting): the primary Service moves on the first run that observes the route Accepted at 100%, " +
-		"but a gateway may report a route Accepted before it serves that configuration (Traefik writes the status, then applies " +
-		"configurations at most every 500 ms; Gateway API's Accepted says the route is valid, not that it is served): live, " +
-		"before the promotion was quick, 1 of 11,466, 27 of 13,348 and 27 of 15,024 steady requests reached the primary " +
-		"after its selector changed (three runs of four); since the promotion takes one run (main at acc6791), 31 of 62 " +
-		"and 56 of 112, in the 170 to 260 ms between the move and the route's move back. Unskip once the promotion waits " +
-		"for the canary-only route to be served (a settle time after its acceptance).")
 	t.Parallel()
 	awaitEstablished(t)
 	r := releaseToV2(t, "drain")
@@ -288,12 +281,6 @@ func TestReleaseRollback(t *testing.T) {
 // canary Service to the earlier revision before the route sends it a
 // request: the Service may not be sent requests while its selector changes.
 func TestReleaseRollbackMovesTheCanaryFirst(t *testing.T) {
-	t.Skip("engine bug (release.startPromotion, promoting): a rollback moves the canary Service to the earlier revision and " +
-		"sends it every request on the same run (the earlier revision's replicas are ready), so Crossplane applies both " +
-		"together: live, the route carried the canary at 100% before its Service's selector changed from v2 to v1, and, on " +
-		"main at acc6791 (where a new revision waits at 0% until the canary Service selects it), the route gave the moved " +
-		"Service every request in the same reconcile. Unskip once a rollback, like a new revision, gives the canary a " +
-		"weight only after the observed canary Service selects its revision.")
 	t.Parallel()
 	awaitEstablished(t)
 	_, log, _ := rollBack(t, "rollbackcanary")
@@ -309,11 +296,6 @@ func TestReleaseRollbackMovesTheCanaryFirst(t *testing.T) {
 // emergency abort is rescued, and the release keeps its memory and its
 // replicas.
 func TestReleaseRescuedAbortKeepsTheRelease(t *testing.T) {
-	t.Skip("engine bug (compose.RescueAbort): a rescued abort writes no status.release, which Crossplane's server-side " +
-		"apply of the XR's status then removes: live, status.release was empty after the rescue (stable, history and " +
-		"retiring lost: no rollback is possible, and the next rescue has no record, which fails the template step). " +
-		"(The rescue's record giving the stable revision 1 replica, seen live before, is fixed on main at acc6791.) " +
-		"TestReleaseAttacks/RescuedAbortKeepsTheRelease in test/ shows it with crossplane render.")
 	t.Parallel()
 	awaitEstablished(t)
 	ns := newNamespace(t, "rescue")
