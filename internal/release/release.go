@@ -422,26 +422,7 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 
 	// The canary carries every request first.
 	if s.CanaryWeight < percentTotal {
-		if in.ObservedCanary != revision {
-			// A rollback moves the canary Service to the earlier revision
-			// on this run: it gets requests once it is observed selecting
-			// it, never while its selector changes.
-			s.Reason = rollout.ReasonAwaitingCapacity
-			s.Message = fmt.Sprintf("promoting revision %s: the canary Service does not select it yet", revision)
-			d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Active: s.CanaryWeight > 0, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
-			return d
-		}
-		if ok, why := carries(in, revision, replicas); !ok {
-			s.Reason = rollout.ReasonAwaitingCapacity
-			s.Message = fmt.Sprintf("promoting revision %s: the canary cannot carry every request yet: %s", revision, why)
-			d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Active: s.CanaryWeight > 0, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
-			return d
-		}
-		s = withWeights(s, percentTotal)
-		s.Reason = ReasonPromotionStarted
-		s.Message = fmt.Sprintf("promoting revision %s: every request goes to the canary while the primary Service moves to it", revision)
-		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
-		return d
+		return toCanary(in, s, d)
 	}
 	// The route carries it, accepted: the primary Service moves.
 	if ok, why := routeAtFull(ri); !ok {
@@ -450,24 +431,7 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 		return d
 	}
 	if in.ObservedPrimary != revision {
-		// A gateway says a route is accepted before its data plane
-		// serves it: the primary Service moves PromotionSettle after the
-		// route was first found carrying every request to the canary, so
-		// that no request is still on its way to the primary.
-		if movesAt == nil {
-			movesAt = &metav1.Time{Time: ri.Now.Add(PromotionSettle)}
-		}
-		s.NextStepAt = movesAt
-		if wait := movesAt.Sub(ri.Now); wait > 0 {
-			s.Message = fmt.Sprintf("promoting revision %s: the route sends every request to the canary; the primary Service moves to it at %s, once the gateway serves the route",
-				revision, movesAt.UTC().Format(time.RFC3339))
-			d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: max(wait, rollout.MinRequeue), Healthy: true}
-			return d
-		}
-		d.PrimaryRevision = revision
-		s.Message = fmt.Sprintf("promoting revision %s: the primary Service moves to it", revision)
-		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
-		return d
+		return movePrimary(in, s, movesAt, d)
 	}
 	d.PrimaryRevision = revision
 	if ok, why := carries(in, revision, replicas); !ok {
@@ -477,6 +441,56 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 		return d
 	}
 	return promoted(in, st)
+}
+
+// toCanary is a promotion's first move: every request to the canary, once
+// its Service selects the revision and its workload can carry them.
+func toCanary(in Input, s xr.RolloutStatus, d Decision) Decision {
+	revision := in.Rollout.Revision
+	if in.ObservedCanary != revision {
+		// A rollback moves the canary Service to the earlier revision on
+		// this run: it gets requests once it is observed selecting it,
+		// never while its selector changes.
+		s.Reason = rollout.ReasonAwaitingCapacity
+		s.Message = fmt.Sprintf("promoting revision %s: the canary Service does not select it yet", revision)
+		d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Active: s.CanaryWeight > 0, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
+		return d
+	}
+	if ok, why := carries(in, revision, in.Release.Replicas); !ok {
+		s.Reason = rollout.ReasonAwaitingCapacity
+		s.Message = fmt.Sprintf("promoting revision %s: the canary cannot carry every request yet: %s", revision, why)
+		d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Active: s.CanaryWeight > 0, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
+		return d
+	}
+	s = withWeights(s, percentTotal)
+	s.Reason = ReasonPromotionStarted
+	s.Message = fmt.Sprintf("promoting revision %s: every request goes to the canary while the primary Service moves to it", revision)
+	d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
+	return d
+}
+
+// movePrimary moves the primary Service to the promoted revision once the
+// route has carried every request to the canary for PromotionSettle: a
+// gateway says a route is accepted before its data plane serves it, and no
+// request may still be on its way to the primary when its selector
+// changes. movesAt is the time an earlier run set; a time further than
+// PromotionSettle away (a status written by hand) is brought back to it.
+func movePrimary(in Input, s xr.RolloutStatus, movesAt *metav1.Time, d Decision) Decision {
+	ri := in.Rollout
+	if latest := ri.Now.Add(PromotionSettle); movesAt == nil || movesAt.After(latest) {
+		movesAt = &metav1.Time{Time: latest}
+	}
+	s.NextStepAt = movesAt
+	if wait := movesAt.Sub(ri.Now); wait > 0 {
+		s.Message = fmt.Sprintf("promoting revision %s: the route sends every request to the canary; the primary Service moves to it at %s, once the gateway serves the route",
+			ri.Revision, movesAt.UTC().Format(time.RFC3339))
+		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: max(wait, rollout.MinRequeue), Healthy: true}
+		return d
+	}
+	d.PrimaryRevision = ri.Revision
+	s.Message = fmt.Sprintf("promoting revision %s: the primary Service moves to it", ri.Revision)
+	d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
+	return d
 }
 
 // promoted ends a promotion: the revision is stable, the one before it

@@ -176,6 +176,18 @@ func TestDecide(t *testing.T) {
 				replicas: map[string]int32{"v1": 4, "v2": 4}, movesAt: ptr.To(6*time.Minute + time.Second),
 			},
 		},
+		"PromotionSettleNeverLonger": {
+			reason: "A nextStepAt further than PromotionSettle away (a status written by hand) is brought back to it: a promotion is never held longer by its status.",
+			in: in("v2", "d2", 6*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
+				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
+				i.Rollout.Previous.NextStepAt = ptr.To(at(24 * time.Hour))
+			}),
+			want: want{
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				replicas: map[string]int32{"v1": 4, "v2": 4}, movesAt: ptr.To(6*time.Minute + PromotionSettle),
+			},
+		},
 		"PromotionSettleRestartsWithoutTheRoute": {
 			reason: "A route not found at 100% holds the promotion, and the settle time starts again once it is.",
 			in: in("v2", "d2", 6*time.Minute, func(i *Input) {
