@@ -22,6 +22,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
+	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/run"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -102,6 +103,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) (*fnv1.RunFunctionResponse, metrics.Outcome) {
 	observed, _ := request.GetObservedComposedResources(req)
 	if rescue, ok := compose.RescueAbort(oxr.Resource.Object, byKey(observed), err, f.clock.Now()); ok {
+		dropForeignWorkload(req, oxr, rescue.Record)
 		if rsp, out, ok := rescued(req, oxr, rescue, err); ok {
 			log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
 			return rsp, out
@@ -110,6 +112,29 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 	// The log has the message, never the whole spec.
 	log.Info("Fatal result", "error", err.Error())
 	return fatal(req, oxr, err), metrics.Outcome{Result: metrics.ResultFatal}
+}
+
+// dropForeignWorkload takes the canary's revision out of a rescued
+// abort's record when the canary workload Crossplane fetched was not
+// composed by this XR: the rescue refuses no takeover (its cause may be
+// that very refusal), and the pipeline's next step composes what the
+// record names, another team's Deployment too.
+func dropForeignWorkload(req *fnv1.RunFunctionRequest, oxr *resource.Composite, rec *release.Record) {
+	if rec == nil || rec.Canary == "" {
+		return
+	}
+	fetched, err := request.GetRequiredResources(req)
+	if err != nil {
+		delete(rec.Replicas, rec.Canary)
+		return
+	}
+	workloads, _ := required(fetched, reconcile.Workload)
+	owner := ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())}
+	for _, w := range workloads {
+		if !ownership.OwnedBy(w, owner) {
+			delete(rec.Replicas, rec.Canary)
+		}
+	}
 }
 
 // compose reads the policy and the CanaryRoute, plans what it composes,

@@ -37,7 +37,6 @@ func TestReleaseAttacks2(t *testing.T) {
 	}
 	cases := map[string]struct {
 		reason string
-		bug    string
 		change change
 		want   releaseOutcome
 	}{
@@ -51,8 +50,6 @@ func TestReleaseAttacks2(t *testing.T) {
 		},
 		"RescueKeepsTheSecondRetiree": {
 			reason: "A rescue retires nothing early (docs/rollout.md, compose.rescuedRecord): the second retiree 6.5.0 keeps its replicas until 10:07:10, as on a composing run, instead of leaving the record (its Deployment deleted 10 s early while the gateway may still drain to it).",
-			bug: "compose.rescuedRecord reads only status.release.retiring, not the revision history[1] names, which release.retirements keeps " +
-				"until history[0].succeededAt + scaleDownDelay: the rescue's record omits 6.5.0 and the template no longer composes it",
 			change: change{xr: func(xr *unstructured.Unstructured) {
 				twoPromotions(xr)
 				rescue(xr)
@@ -65,8 +62,6 @@ func TestReleaseAttacks2(t *testing.T) {
 		},
 		"RescueNeverComposesAForeignWorkload": {
 			reason: "Attack: a canary workload of another owner is a Fatal naming spec.release.workload, but with spec.traffic.abort set that Fatal is rescued, and the rescue's record still lists the canary's revision (at 0): the template then composes the other team's Deployment podinfo-6.7.1 at 0 replicas, which Crossplane adopts (scaling it to 0) and deletes once the revision leaves the record. The takeover refusal must hold through a rescue: nothing is composed for 6.7.1.",
-			bug: "compose.rescuedRecord puts spec.canary.revision in the record (Replicas[canary] = 0) whatever the cause of the rescue; " +
-				"run.workloadOwned's Fatal is rescued like any other, so the pipeline's next step composes over the foreign workload",
 			change: change{
 				xr: rescue,
 				required: func(objs []*unstructured.Unstructured) {
@@ -97,9 +92,6 @@ func TestReleaseAttacks2(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if tc.bug != "" {
-				t.Skip("bug: " + tc.bug)
-			}
 			got := renderRelease(t, tc.change.xr, tc.change.observed, tc.change.required)
 			if tc.want.Fatal != "" && strings.Contains(got.Fatal, tc.want.Fatal) {
 				got.Fatal = tc.want.Fatal

@@ -305,14 +305,37 @@ func lenientRollout(xrp *fieldpath.Paved) xr.RolloutStatus {
 	return s
 }
 
-// lenientRelease is status.release as read, when it decodes; nil
-// otherwise (then the rescue leaves it out, as a Fatal would).
+// lenientReplicas is spec.release.replicas as read from a spec that may
+// not parse: 1 to 1,000, else the default, 1.
+func lenientReplicas(xrp *fieldpath.Paved) int32 {
+	// Numbers come as float64 from the request, int64 from elsewhere.
+	v, err := xrp.GetValue("spec.release.replicas")
+	if err != nil {
+		return 1
+	}
+	switch n := v.(type) {
+	case float64:
+		if n >= 1 && n <= 1000 && n == math.Trunc(n) {
+			return int32(n)
+		}
+	case int64:
+		if n >= 1 && n <= 1000 {
+			return int32(n)
+		}
+	}
+	return 1
+}
+
+// lenientRelease is status.release as read, within the XRD's limits, when
+// it decodes; nil otherwise (then the rescue leaves it out, as a Fatal would).
 func lenientRelease(xrp *fieldpath.Paved) *xr.ReleaseStatus {
 	var st xr.ReleaseStatus
 	if _, err := xrp.GetValue("status.release"); err != nil || xrp.GetValueInto("status.release", &st) != nil {
 		return nil
 	}
-	return &st
+	// As the XRD admits it: one written under older limits is not a
+	// reason for Crossplane to refuse the rescue.
+	return ptr.To(st.Bounded())
 }
 
 // rescuedRecord is a release's record for a rescued abort, read leniently:
@@ -331,29 +354,25 @@ func rescuedRecord(xrp *fieldpath.Paved, s xr.RolloutStatus, rs *xr.ReleaseStatu
 		return nil
 	}
 	st := *rs
-	replicas := int32(1)
-	// Numbers come as float64 from the request, int64 from elsewhere.
-	if v, err := xrp.GetValue("spec.release.replicas"); err == nil {
-		switch n := v.(type) {
-		case float64:
-			if n >= 1 && n <= 1000 && n == math.Trunc(n) {
-				replicas = int32(n)
-			}
-		case int64:
-			if n >= 1 && n <= 1000 {
-				replicas = int32(n)
-			}
-		}
-	}
+	replicas := lenientReplicas(xrp)
 	canary, _ := xrp.GetString("spec.canary.revision")
 	r := &release.Record{Stable: st.Stable.Revision, Canary: canary, Phase: s.Phase, Step: s.Step, Replicas: map[string]int32{}}
-	if rt := st.Retiring; rt != nil && rt.Revision != "" {
-		r.Replicas[rt.Revision] = 0
-		if now.Before(rt.At.Time) {
-			r.Replicas[rt.Revision] = replicas
+	delay, _ := xrp.GetString("spec.release.scaleDownDelay")
+	for revision, at := range release.Retirements(st, xr.LenientScaleDownDelay(delay)) {
+		if revision == "" {
+			continue
+		}
+		r.Replicas[revision] = 0
+		if now.Before(at) {
+			r.Replicas[revision] = replicas
 		}
 	}
-	if canary != "" {
+	if canary != "" && canary == s.Revision {
+		// Only a revision that a good run rolled out, which checked that
+		// this XR composed its workload: the spec of a CanaryRoute that
+		// cannot be composed may name any revision, another team's
+		// Deployment among them, and the next step composes what the
+		// record names.
 		r.Replicas[canary] = 0
 	}
 	if label, _ := xrp.GetString("spec.release.revisionLabel"); label != "" {

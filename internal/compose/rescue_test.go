@@ -360,7 +360,7 @@ func TestRescuedRecord(t *testing.T) {
 			if rs == nil || rs.Retiring == nil {
 				t.Fatalf("%s\nlenientRelease(...): status.release not read", tc.reason)
 			}
-			rec := rescuedRecord(xrp, xr.RolloutStatus{Phase: xr.PhaseAborted}, rs, primary, now)
+			rec := rescuedRecord(xrp, xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "6.7.1"}, rs, primary, now)
 			if diff := cmp.Diff(tc.want, rec.Replicas); diff != "" {
 				t.Errorf("%s\nrescuedRecord(...).Replicas: -want, +got:\n%s", tc.reason, diff)
 			}

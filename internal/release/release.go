@@ -133,7 +133,7 @@ func Decide(in Input) Decision {
 	d.Rollout.Status = d.Rollout.Status.Bounded()
 	d.Record = record(in, d)
 	// Called again when a retired revision's replicas are due to go.
-	for _, at := range retirements(in, d.Status) {
+	for _, at := range Retirements(d.Status, in.Release.ScaleDownDelay) {
 		if wait := at.Sub(in.Rollout.Now); wait > 0 && wait < d.Rollout.Requeue {
 			d.Rollout.Requeue = max(wait, rollout.MinRequeue)
 		}
@@ -141,15 +141,15 @@ func Decide(in Input) Decision {
 	return d
 }
 
-// retirements are the revisions that a promotion retired and keep their
+// Retirements are the revisions that a promotion retired and keep their
 // replicas until a time: the one status.release.retiring names, and the
 // one the promotion before it retired, which history dates (the revision
 // after it became stable at its succeededAt). A second promotion within
 // scaleDownDelay of the first so never cuts the first one's delay short.
-func retirements(in Input, st xr.ReleaseStatus) map[string]time.Time {
+func Retirements(st xr.ReleaseStatus, scaleDownDelay time.Duration) map[string]time.Time {
 	out := map[string]time.Time{}
 	if h := st.History; len(h) >= 2 {
-		out[h[1].Revision] = h[0].SucceededAt.Add(in.Release.ScaleDownDelay)
+		out[h[1].Revision] = h[0].SucceededAt.Add(scaleDownDelay)
 	}
 	if rt := st.Retiring; rt != nil {
 		out[rt.Revision] = rt.At.Time
@@ -373,10 +373,7 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 	s.NextStepAt, s.AwaitingApproval = nil, false
 	revision, replicas := ri.Revision, in.Release.Replicas
 	d := Decision{Status: st, PrimaryRevision: st.Stable.Revision}
-	if !ri.Traffic.Paused && s.Reason == rollout.ReasonPaused {
-		// Resumed: paused time never counts toward the deadline.
-		s.StepStartedAt, s.Reason = &metav1.Time{Time: ri.Now}, ReasonPromotionStarted
-	}
+	s = promotionClock(ri, s)
 	deadline := !ri.Traffic.Paused && ri.Traffic.ProgressDeadline > 0 && s.StepStartedAt != nil && !ri.Now.Before(s.StepStartedAt.Add(ri.Traffic.ProgressDeadline))
 	switch {
 	case (ri.Traffic.Abort || deadline) && movedPrimary(in, st):
@@ -426,6 +423,11 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 	}
 	// The route carries it, accepted: the primary Service moves.
 	if ok, why := routeAtFull(ri); !ok {
+		if in.ObservedPrimary == revision {
+			// The primary moved already: it stays, as it would without
+			// evidence of what the gateway sends it either way.
+			d.PrimaryRevision = revision
+		}
 		s.Message = fmt.Sprintf("promoting revision %s: waiting for the route to send every request to the canary: %s", revision, why)
 		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
 		return d
@@ -441,6 +443,21 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 		return d
 	}
 	return promoted(in, st)
+}
+
+// promotionClock restarts a promotion's clock (stepStartedAt, which its
+// progressDeadline counts from) where it must: on resuming, since paused
+// time never counts toward the deadline, and at a time to come (a status
+// written by hand, a replica's clock ahead), which counts as now, as in
+// the engine: a deadline is never put off.
+func promotionClock(ri rollout.Input, s xr.RolloutStatus) xr.RolloutStatus {
+	if !ri.Traffic.Paused && s.Reason == rollout.ReasonPaused {
+		s.StepStartedAt, s.Reason = &metav1.Time{Time: ri.Now}, ReasonPromotionStarted
+	}
+	if s.StepStartedAt != nil && s.StepStartedAt.After(ri.Now) {
+		s.StepStartedAt = &metav1.Time{Time: ri.Now}
+	}
+	return s
 }
 
 // toCanary is a promotion's first move: every request to the canary, once
@@ -583,7 +600,7 @@ func record(in Input, d Decision) Record {
 		Stable: d.Status.Stable.Revision, Canary: ri.Revision, Phase: s.Phase, Step: s.Step,
 		CanaryWeight: d.Rollout.CanaryWeight, Replicas: map[string]int32{},
 	}
-	for revision, at := range retirements(in, d.Status) {
+	for revision, at := range Retirements(d.Status, in.Release.ScaleDownDelay) {
 		switch {
 		case revision == r.Stable || revision == r.Canary:
 		case ri.Now.Before(at):

@@ -237,3 +237,14 @@ func (s ReleaseStatus) Bounded() ReleaseStatus {
 	}
 	return s
 }
+
+// LenientScaleDownDelay is spec.release.scaleDownDelay as read from a spec
+// that may not parse (an emergency abort's): the delay it gives when valid,
+// else the default.
+func LenientScaleDownDelay(raw string) time.Duration {
+	d, errs := duration(nil, raw)
+	if raw == "" || len(errs) > 0 || d > maxScaleDownDelay {
+		return defaultScaleDownDelay
+	}
+	return d.Truncate(time.Second)
+}
