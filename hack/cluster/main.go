@@ -2,7 +2,8 @@
 // foreground until it gets SIGTERM or SIGINT; hack/cluster.sh up starts it in
 // the background and hack/cluster.sh down stops it. It starts etcd,
 // kube-apiserver, kube-controller-manager and Crossplane with the function
-// installed from its package (test/live/controlplane), installs the Gateway
+// installed from its package (test/live/controlplane), and
+// function-go-templating (the release example's second step), installs the Gateway
 // API CRDs, the CanaryRoute XRDs and the ClusterRole of example/, and runs the
 // real gateway of the live tests (Traefik, hack/tool.sh gateway) with its
 // GatewayClass and Gateway. A demo backend answers on every Service's
@@ -65,12 +66,19 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	// function-go-templating, the release example's second step, built
+	// from its pinned module as the live tests build it.
+	goTemplating, err := controlplane.GoTemplatingPackage(ctx, root, abs)
+	if err != nil {
+		return err
+	}
 	env := &controlplane.Environment{
 		Root:              root,
 		Dir:               filepath.Join(abs, "controlplane"),
 		Package:           *pkg,
 		CRDDirectoryPaths: []string{crds},
 		FunctionArgs:      []string{"--debug"},
+		Functions:         []controlplane.Function{{Name: "function-go-templating", Package: goTemplating, Args: []string{"--debug"}}},
 		Gateway:           true,
 		Logf:              func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) },
 	}
