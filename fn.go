@@ -22,7 +22,6 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
-	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/run"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -80,7 +79,7 @@ func (f *Function) compiler() (*expr.Compiler, error) {
 // asked for an emergency abort, which bad input never blocks.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	start := f.metrics.Start()
-	log := f.log.WithValues("tag", req.GetMeta().GetTag(), "xr", compositeName(req), "namespace", compositeNamespace(req))
+	log := f.log.WithValues("tag", req.GetMeta().GetTag(), "xr", compositeMeta(req, "name"), "namespace", compositeMeta(req, "namespace"))
 
 	var rsp *fnv1.RunFunctionResponse
 	var out metrics.Outcome
@@ -102,8 +101,11 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 // abort if the user asked for one, else a Fatal result.
 func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) (*fnv1.RunFunctionResponse, metrics.Outcome) {
 	observed, _ := request.GetObservedComposedResources(req)
-	if rescue, ok := compose.RescueAbort(oxr.Resource.Object, byKey(observed), err, f.clock.Now()); ok {
-		dropForeignWorkload(req, oxr, rescue.Record)
+	if rescue, ok := compose.RescueAbort(oxr.Resource.Object, reconcile.Observed(observed), err, f.clock.Now()); ok {
+		// The rescue refuses no takeover (its cause may be that very
+		// refusal): the record must not name another owner's workload.
+		fetched, ferr := request.GetRequiredResources(req)
+		reconcile.Fetched(fetched).DropForeignCanary(rescue.Record, ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())}, ferr != nil)
 		if rsp, out, ok := rescued(req, oxr, rescue, err); ok {
 			log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
 			return rsp, out
@@ -112,29 +114,6 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 	// The log has the message, never the whole spec.
 	log.Info("Fatal result", "error", err.Error())
 	return fatal(req, oxr, err), metrics.Outcome{Result: metrics.ResultFatal}
-}
-
-// dropForeignWorkload takes the canary's revision out of a rescued
-// abort's record when the canary workload Crossplane fetched was not
-// composed by this XR: the rescue refuses no takeover (its cause may be
-// that very refusal), and the pipeline's next step composes what the
-// record names, another team's Deployment too.
-func dropForeignWorkload(req *fnv1.RunFunctionRequest, oxr *resource.Composite, rec *release.Record) {
-	if rec == nil || rec.Canary == "" {
-		return
-	}
-	fetched, err := request.GetRequiredResources(req)
-	if err != nil {
-		delete(rec.Replicas, rec.Canary)
-		return
-	}
-	workloads, _ := required(fetched, reconcile.Workload)
-	owner := ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())}
-	for _, w := range workloads {
-		if !ownership.OwnedBy(w, owner) {
-			delete(rec.Replicas, rec.Canary)
-		}
-	}
 }
 
 // compose reads the policy and the CanaryRoute, plans what it composes,
@@ -150,8 +129,8 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	out, err := run.Compose(ctx, run.In{
 		Plan:       r.plan,
 		Observed:   r.observed,
-		Existing:   existing(r.required),
-		Gate:       gateObjects(r.required),
+		Existing:   r.required.Existing,
+		Gate:       r.required.GateObjects,
 		Owner:      r.owner,
 		Conditions: compose.ObservedConditions(oxr.Resource.Object),
 		Now:        f.clock.Now(),
@@ -162,13 +141,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 		},
 		Taken:        reconcile.Measurements(req),
 		ObserveQuery: f.metrics.Query,
-		Workload: func(string) map[string]any {
-			objects, _ := required(r.required, reconcile.Workload)
-			if len(objects) == 0 {
-				return nil
-			}
-			return objects[0].Object
-		},
+		Workload:     r.required.CanaryWorkload,
 	})
 	if err != nil {
 		return nil, metrics.Outcome{}, err
@@ -210,7 +183,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 // key), who composes, and the plan they make.
 type facts struct {
 	cr       *xr.CanaryRoute
-	required map[string][]resource.Required
+	required reconcile.Fetched
 	observed map[compose.Key]map[string]any
 	self     ownership.Ref
 	owner    ownership.Composite
@@ -244,14 +217,14 @@ func (f *Function) read(req *fnv1.RunFunctionRequest, oxr *resource.Composite) (
 		return nil, errors.Wrap(err, errRequest)
 	}
 	if cr.Scope == xr.ScopeClaim {
-		claims, answered := required(r.required, reconcile.Claim)
+		claims, answered := r.required.Required(reconcile.Claim)
 		cr.ClaimProven = ownership.Claimed(cr.Claim, r.self, claims, answered)
 	}
 	observed, err := request.GetObservedComposedResources(req)
 	if err != nil {
 		return nil, errors.Wrap(err, errRequest)
 	}
-	r.observed = byKey(observed)
+	r.observed = reconcile.Observed(observed)
 	compiler, err := f.compiler()
 	if err != nil {
 		return nil, err

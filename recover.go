@@ -52,7 +52,7 @@ func (r *recoverer) RunFunction(ctx context.Context, req *fnv1.RunFunctionReques
 		}
 		msg := capPanicValue(fmt.Sprint(v))
 		r.log.Info("Recovered from a panic: the run ends with a Fatal result",
-			"tag", req.GetMeta().GetTag(), "xr", compositeName(req), "namespace", compositeNamespace(req), "panic", msg, "stack", string(debug.Stack()))
+			"tag", req.GetMeta().GetTag(), "xr", compositeMeta(req, "name"), "namespace", compositeMeta(req, "namespace"), "panic", msg, "stack", string(debug.Stack()))
 		rsp, err = fatal(req, nil, errors.Errorf(errPanicFmt, msg)), nil
 		// A panic ends the run: nothing of it is applied, but what the
 		// Fatal says.

@@ -3,19 +3,15 @@ package main
 import (
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
-	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
-	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 )
 
@@ -95,45 +91,4 @@ func schemasPending(req *fnv1.RunFunctionRequest, plan *compose.Plan) bool {
 	}
 	_, answered := request.GetRequiredSchema(req, served.SelfKey)
 	return !answered
-}
-
-// required are the objects Crossplane fetched for a requirement, and
-// whether it answered it at all.
-func required(r map[string][]resource.Required, name string) ([]*unstructured.Unstructured, bool) {
-	items, answered := r[name]
-	out := make([]*unstructured.Unstructured, 0, len(items))
-	for _, i := range items {
-		out = append(out, i.Resource)
-	}
-	return out, answered
-}
-
-// existing returns the objects Crossplane fetched for a target.
-func existing(fetched map[string][]resource.Required) func(compose.Key) []metav1.Object {
-	return func(k compose.Key) []metav1.Object {
-		items := fetched[reconcile.Existing(string(k))]
-		out := make([]metav1.Object, 0, len(items))
-		for _, r := range items {
-			out = append(out, r.Resource)
-		}
-		return out
-	}
-}
-
-// gateObjects returns the objects Crossplane fetched for a gate.
-func gateObjects(fetched map[string][]resource.Required) func(int) []*unstructured.Unstructured {
-	return func(i int) []*unstructured.Unstructured {
-		objects, _ := required(fetched, reconcile.Gate(i))
-		return objects
-	}
-}
-
-// byKey are the observed composed resources as their unstructured
-// content, by key.
-func byKey(observed map[resource.Name]resource.ObservedComposed) map[compose.Key]map[string]any {
-	out := make(map[compose.Key]map[string]any, len(observed))
-	for name, o := range observed {
-		out[compose.Key(name)] = o.Resource.Object
-	}
-	return out
 }

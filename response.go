@@ -112,15 +112,10 @@ func setRecord(rsp *fnv1.RunFunctionResponse, rec any) error {
 	if err != nil {
 		return err
 	}
-	c := &structpb.Struct{Fields: map[string]*structpb.Value{}}
 	if rsp.GetContext() != nil {
-		c = proto.Clone(rsp.GetContext()).(*structpb.Struct) //nolint:forcetypeassert // A clone has the type of its original.
+		rsp.Context = proto.CloneOf(rsp.GetContext())
 	}
-	if c.Fields == nil {
-		c.Fields = map[string]*structpb.Value{}
-	}
-	c.Fields[contextRelease] = v
-	rsp.Context = c
+	response.SetContextKey(rsp, contextRelease, v)
 	return nil
 }
 
@@ -158,25 +153,20 @@ func fatal(req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) *fn
 // setConditions sets conditions of the XR, on the XR and its claim.
 func setConditions(rsp *fnv1.RunFunctionResponse, conditions ...compose.Condition) {
 	for _, c := range conditions {
-		setCondition(rsp, c)
+		set := response.ConditionUnknown
+		switch c.Status {
+		case metav1.ConditionTrue:
+			set = response.ConditionTrue
+		case metav1.ConditionFalse:
+			set = response.ConditionFalse
+		case metav1.ConditionUnknown:
+		}
+		opt := set(rsp, c.Type, c.Reason)
+		if c.Message != "" {
+			opt = opt.WithMessage(c.Message)
+		}
+		opt.TargetCompositeAndClaim()
 	}
-}
-
-// setCondition sets one of the XR's conditions, on the XR and its claim.
-func setCondition(rsp *fnv1.RunFunctionResponse, c compose.Condition) {
-	var opt *response.ConditionOption
-	switch c.Status {
-	case metav1.ConditionTrue:
-		opt = response.ConditionTrue(rsp, c.Type, c.Reason)
-	case metav1.ConditionFalse:
-		opt = response.ConditionFalse(rsp, c.Type, c.Reason)
-	default:
-		opt = response.ConditionUnknown(rsp, c.Type, c.Reason)
-	}
-	if c.Message != "" {
-		opt = opt.WithMessage(c.Message)
-	}
-	opt.TargetCompositeAndClaim()
 }
 
 // event emits a result, Normal or Warning, which Crossplane turns into an
@@ -189,12 +179,8 @@ func event(rsp *fnv1.RunFunctionResponse, warning bool, reason, message string) 
 	response.Normal(rsp, message).WithReason(reason).TargetCompositeAndClaim()
 }
 
-// compositeName and compositeNamespace read the observed XR's name and
-// namespace for the log, without converting the whole XR.
-func compositeName(req *fnv1.RunFunctionRequest) string { return compositeMeta(req, "name") }
-
-func compositeNamespace(req *fnv1.RunFunctionRequest) string { return compositeMeta(req, "namespace") }
-
+// compositeMeta reads a field of the observed XR's metadata (its name,
+// its namespace) for the log, without converting the whole XR.
 func compositeMeta(req *fnv1.RunFunctionRequest, field string) string {
 	return req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue().GetFields()[field].GetStringValue()
 }
