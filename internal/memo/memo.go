@@ -106,9 +106,21 @@ func (w *walker) hash(v any) (Key, bool) {
 	}
 }
 
+// tagKeys are the hashes of the type tags, computed once: every node of a
+// value hashes its tag.
+var tagKeys = func() [tagObject + 1]Key {
+	var keys [tagObject + 1]Key
+	var w walker
+	for t := tagNil; t <= tagObject; t++ {
+		keys[t] = w.number(t, t)
+	}
+	return keys
+}()
+
 // tag is the hash of a type's tag.
 func (w *walker) tag(t uint64) Key {
-	return w.number(t, t)
+	w.bytes += 8
+	return tagKeys[t]
 }
 
 // number hashes a number's bits, seeded.
