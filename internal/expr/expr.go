@@ -79,6 +79,13 @@ func (p *Program) Eval(ctx context.Context, budget *Budget, object map[string]an
 		return false, ErrBudget
 	}
 	out, details, err := p.eval(ctx, object)
+	return verdict(budget, out, details, err)
+}
+
+// verdict charges an evaluation's cost to the run's budget (the cost limit
+// when CEL did not count it: an evaluation cut short) and reads its boolean
+// result.
+func verdict(budget *Budget, out ref.Val, details *cel.EvalDetails, err error) (bool, error) {
 	if cost := details.ActualCost(); cost != nil {
 		budget.charge(*cost)
 	} else {

@@ -6,8 +6,6 @@ import (
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 // The variables of a metric's successWhen: the canary's number, and the
@@ -38,19 +36,7 @@ func (p *Program) EvalMetric(ctx context.Context, budget *Budget, result, baseli
 		return false, ErrBudget
 	}
 	out, details, err := p.prg.ContextEval(ctx, &activation{result: result, baseline: baseline, evaluation: &evaluation{}})
-	if cost := details.ActualCost(); cost != nil {
-		budget.charge(*cost)
-	} else {
-		budget.charge(CostLimit)
-	}
-	if err != nil {
-		return false, err
-	}
-	b, ok := out.(types.Bool)
-	if !ok {
-		return false, errors.Errorf("the expression returned %s, not a bool", out.Type().TypeName())
-	}
-	return bool(b), nil
+	return verdict(budget, out, details, err)
 }
 
 // doubles makes every integer literal of a parsed metric expression a
