@@ -14,7 +14,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -485,18 +484,7 @@ type revisionBackend struct {
 // clusterIP, stopped when the test ends.
 func serveRevisions(t *testing.T, ns, svc string, l *eventLog) *revisionBackend {
 	t.Helper()
-	var addr string
-	await(t, settle, fmt.Sprintf("Service %s/%s with a clusterIP", ns, svc), func(ctx context.Context) (bool, string) {
-		s, err := env.c.Kube.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		if s.Spec.ClusterIP == "" || s.Spec.ClusterIP == corev1.ClusterIPNone || len(s.Spec.Ports) == 0 {
-			return false, fmt.Sprintf("clusterIP %q, ports %v", s.Spec.ClusterIP, s.Spec.Ports)
-		}
-		addr = net.JoinHostPort(s.Spec.ClusterIP, strconv.Itoa(int(s.Spec.Ports[0].Port)))
-		return true, ""
-	})
+	addr := serviceAddress(t, ns, svc)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

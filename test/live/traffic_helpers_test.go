@@ -199,10 +199,9 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port //nolint:forcetypeassert // A TCP listener.
 }
 
-// serve starts a backend named name on a Service's clusterIP and first
-// port, once the Service exists, and stops it when the test ends: the
-// gateway sends there the requests it routes to the Service.
-func serve(t *testing.T, ns, svc, name string, opts ...backends.Option) *backends.Server {
+// serviceAddress is the clusterIP and first port of a Service, once it
+// has them.
+func serviceAddress(t *testing.T, ns, svc string) string {
 	t.Helper()
 	var addr string
 	await(t, settle, fmt.Sprintf("Service %s/%s with a clusterIP", ns, svc), func(ctx context.Context) (bool, string) {
@@ -216,6 +215,15 @@ func serve(t *testing.T, ns, svc, name string, opts ...backends.Option) *backend
 		addr = net.JoinHostPort(s.Spec.ClusterIP, strconv.Itoa(int(s.Spec.Ports[0].Port)))
 		return true, ""
 	})
+	return addr
+}
+
+// serve starts a backend named name on a Service's clusterIP and first
+// port, once the Service exists, and stops it when the test ends: the
+// gateway sends there the requests it routes to the Service.
+func serve(t *testing.T, ns, svc, name string, opts ...backends.Option) *backends.Server {
+	t.Helper()
+	addr := serviceAddress(t, ns, svc)
 	b, err := backends.Start(addr, name, opts...)
 	if err != nil {
 		t.Fatal(err)
