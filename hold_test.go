@@ -90,20 +90,12 @@ status:
 					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
 					"RolloutHealthy=True Paused: paused at step 1 (50%); revision v3 starts at step 0 when paused is cleared",
 				},
-				Resources: []string{"route-httproute"},
-				Ready:     map[string]string{"route-httproute": "READY_FALSE"},
-				Weights:   [][]string{{"Service/monitoring/canary-proxy:3456=1"}, {"Service/podinfo-primary:9898=50", "Service/monitoring/canary-proxy:3456=50"}},
-				Rollout: map[string]any{
-					"phase": "Paused", "reason": "Paused", "revision": "v2", "step": float64(1), "stepStartedAt": "2026-12-02T10:00:00Z",
-					"canaryWeight": float64(50), "primaryWeight": float64(50), "canaryBackends": canaryProxyBackends,
-					"message": "paused at step 1 (50%); revision v3 starts at step 0 when paused is cleared",
-				},
-				TTL: time.Minute,
-				Requirements: []string{
-					"existing-referencegrant-monitoring: gateway.networking.k8s.io/v1beta1 ReferenceGrant monitoring/httproute.podinfo.test",
-					"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo",
-					"existing-service-primary: v1 Service test/podinfo-primary",
-				},
+				Resources:    []string{"route-httproute"},
+				Ready:        map[string]string{"route-httproute": "READY_FALSE"},
+				Weights:      [][]string{{"Service/monitoring/canary-proxy:3456=1"}, {"Service/podinfo-primary:9898=50", "Service/monitoring/canary-proxy:3456=50"}},
+				Rollout:      pausedToCanaryProxy(),
+				TTL:          time.Minute,
+				Requirements: monitoringRequirements(),
 			},
 		},
 
@@ -160,12 +152,8 @@ status:
 					"canaryBackends": []any{map[string]any{"group": "", "kind": "Service", "namespace": "monitoring", "name": "canary-v3", "port": float64(3456)}},
 					"message":        "paused with the canary at 0%: the route was not observed, so nothing composed can be held; revision v3 starts at step 0 when paused is cleared",
 				},
-				TTL: time.Minute,
-				Requirements: []string{
-					"existing-referencegrant-monitoring: gateway.networking.k8s.io/v1beta1 ReferenceGrant monitoring/httproute.podinfo.test",
-					"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo",
-					"existing-service-primary: v1 Service test/podinfo-primary",
-				},
+				TTL:          time.Minute,
+				Requirements: monitoringRequirements(),
 			},
 		},
 		"HeldRouteReadyOnceItExists": {
@@ -181,20 +169,12 @@ status:
 					"ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: monitoring",
 					"RolloutHealthy=True Paused: paused at step 1 (50%); revision v3 starts at step 0 when paused is cleared",
 				},
-				Resources: []string{"route-httproute"},
-				Ready:     map[string]string{"route-httproute": "READY_TRUE"},
-				Weights:   [][]string{{"Service/monitoring/canary-proxy:3456=1"}, {"Service/podinfo-primary:9898=50", "Service/monitoring/canary-proxy:3456=50"}},
-				Rollout: map[string]any{
-					"phase": "Paused", "reason": "Paused", "revision": "v2", "step": float64(1), "stepStartedAt": "2026-12-02T10:00:00Z",
-					"canaryWeight": float64(50), "primaryWeight": float64(50), "canaryBackends": canaryProxyBackends,
-					"message": "paused at step 1 (50%); revision v3 starts at step 0 when paused is cleared",
-				},
-				TTL: time.Minute,
-				Requirements: []string{
-					"existing-referencegrant-monitoring: gateway.networking.k8s.io/v1beta1 ReferenceGrant monitoring/httproute.podinfo.test",
-					"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo",
-					"existing-service-primary: v1 Service test/podinfo-primary",
-				},
+				Resources:    []string{"route-httproute"},
+				Ready:        map[string]string{"route-httproute": "READY_TRUE"},
+				Weights:      [][]string{{"Service/monitoring/canary-proxy:3456=1"}, {"Service/podinfo-primary:9898=50", "Service/monitoring/canary-proxy:3456=50"}},
+				Rollout:      pausedToCanaryProxy(),
+				TTL:          time.Minute,
+				Requirements: monitoringRequirements(),
 			},
 		},
 
@@ -501,6 +481,28 @@ status:
 			},
 		},
 	})
+}
+
+// pausedToCanaryProxy is status.rollout of the Flagger scenario paused at
+// step 1 (50%) with revision v3 waiting, its canary the proxy Service in
+// monitoring.
+func pausedToCanaryProxy() map[string]any {
+	return map[string]any{
+		"phase": "Paused", "reason": "Paused", "revision": "v2", "step": float64(1), "stepStartedAt": "2026-12-02T10:00:00Z",
+		"canaryWeight": float64(50), "primaryWeight": float64(50), "canaryBackends": canaryProxyBackends,
+		"message": "paused at step 1 (50%); revision v3 starts at step 0 when paused is cleared",
+	}
+}
+
+// monitoringRequirements are the takeover check's requirements of the
+// Flagger scenario: the grant in monitoring, the route and the primary's
+// proxy Service.
+func monitoringRequirements() []string {
+	return []string{
+		"existing-referencegrant-monitoring: gateway.networking.k8s.io/v1beta1 ReferenceGrant monitoring/httproute.podinfo.test",
+		"existing-route-httproute: gateway.networking.k8s.io/v1 HTTPRoute test/podinfo",
+		"existing-service-primary: v1 Service test/podinfo-primary",
+	}
 }
 
 // heldExternalName is a previous composition at 50/50 whose canary is an
