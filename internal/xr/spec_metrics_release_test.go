@@ -14,11 +14,7 @@ import (
 
 // metricsReleaseCase is a TestParseMetricsRelease case, shaped as a
 // TestParseSpec case.
-type metricsReleaseCase struct {
-	reason string
-	args   specArgs
-	want   specWant
-}
+type metricsReleaseCase = specCase
 
 // metricsReleaseCases are the cases of the newest spec fields:
 // traffic.metrics, traffic.bake, release and traffic.rollbackWindow.
@@ -576,26 +572,7 @@ func metricsReleaseCases() map[string]metricsReleaseCase {
 // release and traffic.rollbackWindow: the value that a valid field yields,
 // and the field path and reason of every invalid one.
 func TestParseMetricsRelease(t *testing.T) {
-	for name, tc := range metricsReleaseCases() {
-		t.Run(name, func(t *testing.T) {
-			cr, err := Parse(xrWith(t, tc.args.patches...), tc.args.defaults)
-			if diff := diffErrs(t, tc.want.errs, fieldErrors(t, err)); diff != "" {
-				t.Errorf("%s\nParse(...): -want errors, +got errors:\n%s", tc.reason, diff)
-			}
-			if tc.args.pick == nil {
-				if err == nil && tc.want.errs != nil {
-					t.Errorf("%s\nParse(...): want an error, got none", tc.reason)
-				}
-				return
-			}
-			if cr == nil {
-				t.Fatalf("%s\nParse(...): want a CanaryRoute, got nil", tc.reason)
-			}
-			if diff := cmp.Diff(tc.want.value, tc.args.pick(cr)); diff != "" {
-				t.Errorf("%s\nParse(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
+	runParseCases(t, metricsReleaseCases())
 }
 
 func TestMetricCountsIn(t *testing.T) {

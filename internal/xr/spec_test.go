@@ -1335,7 +1335,14 @@ rollout: {phase: Stable, canaryWeight: 20, primaryWeight: 80, futureField: {a: 1
 // TestParseSpec pins each rule of the spec in docs/reference.md: the value that a valid
 // field yields, and the field path and reason of every invalid one.
 func TestParseSpec(t *testing.T) {
-	for name, tc := range specCases() {
+	runParseCases(t, specCases())
+}
+
+// runParseCases runs TestParseSpec's kind of cases: the errors Parse
+// reports, then the value a case picks of a valid result.
+func runParseCases(t *testing.T, cases map[string]specCase) {
+	t.Helper()
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			cr, err := Parse(xrWith(t, tc.args.patches...), tc.args.defaults)
 			if diff := diffErrs(t, tc.want.errs, fieldErrors(t, err)); diff != "" {
