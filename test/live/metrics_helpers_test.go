@@ -66,6 +66,38 @@ func startPrometheus(t *testing.T) string {
 	return prom
 }
 
+// metricsRollout is a rollout judged by metrics, under load through the
+// gateway: the namespace, the steps and the route's canary weights as they
+// were written, when the XR was applied, the canary's backend, and the
+// probe of its hostname.
+type metricsRollout struct {
+	ns     string
+	steps  *stepWatch
+	rec    *recorder
+	start  time.Time
+	canary *backends.Server
+	p      probe
+}
+
+// startMetricsRollout applies a metricsXR with the metrics given (YAML) in a
+// new namespace named after prefix, serves both sides with the options
+// given, and sends the probe's load; the watches start before the XR.
+func startMetricsRollout(t *testing.T, prefix, metrics string, primaryOpts, canaryOpts []backends.Option) metricsRollout {
+	t.Helper()
+	prom := startPrometheus(t)
+	r := metricsRollout{ns: newNamespace(t, prefix)}
+	xr := metricsXR(t, r.ns, prom, freePort(t), metrics)
+	r.steps = watchSteps(t, r.ns, "web")
+	r.rec = record(t, gvkHTTPRoute, r.ns, "web", "web-canary")
+	r.start = time.Now()
+	apply(t, xr)
+	serve(t, r.ns, "web-primary", primary, primaryOpts...)
+	r.canary = serve(t, r.ns, "web-canary", canary, canaryOpts...)
+	r.p = probe{host: hostname(r.ns)}
+	load(t, r.p, loadPerSecond)
+	return r
+}
+
 // metricsXR is trafficXR with metricSteps, a progressDeadline of 1m, and
 // the metrics of traffic (YAML of a list, each without provider and
 // query, which are the Input's provider and errorRatio), composed by the

@@ -28,17 +28,9 @@ import (
 func TestMetricsFailingCanaryFails(t *testing.T) {
 	t.Parallel()
 	awaitEstablished(t)
-	prom := startPrometheus(t)
-	ns := newNamespace(t, "metfail")
-	xr := metricsXR(t, ns, prom, freePort(t), `[{name: error-rate, interval: 5s, successWhen: "result <= 0.05", failureLimit: 2}]`)
-	steps := watchSteps(t, ns, "web")
-	rec := record(t, gvkHTTPRoute, ns, "web", "web-canary")
-	start := time.Now()
-	apply(t, xr)
-	serve(t, ns, "web-primary", primary)
-	can := serve(t, ns, "web-canary", canary, backends.WithStatus(http.StatusInternalServerError))
-	p := probe{host: hostname(ns)}
-	load(t, p, loadPerSecond)
+	r := startMetricsRollout(t, "metfail", `[{name: error-rate, interval: 5s, successWhen: "result <= 0.05", failureLimit: 2}]`,
+		nil, []backends.Option{backends.WithStatus(http.StatusInternalServerError)})
+	ns, steps, rec, start, can, p := r.ns, r.steps, r.rec, r.start, r.canary, r.p
 
 	await(t, metricWait, "the rollout Failed at 0% (MetricFailed)", rolloutEnded(ns, "web", "Failed", "MetricFailed", 0))
 	took := time.Since(start)
@@ -97,17 +89,8 @@ func TestMetricsFailingCanaryFails(t *testing.T) {
 func TestMetricsHealthyCanaryPromoted(t *testing.T) {
 	t.Parallel()
 	awaitEstablished(t)
-	prom := startPrometheus(t)
-	ns := newNamespace(t, "metok")
-	xr := metricsXR(t, ns, prom, freePort(t), `[{name: error-rate, interval: 5s, successWhen: "result <= 0.05", failureLimit: 2}]`)
-	steps := watchSteps(t, ns, "web")
-	rec := record(t, gvkHTTPRoute, ns, "web", "web-canary")
-	start := time.Now()
-	apply(t, xr)
-	serve(t, ns, "web-primary", primary)
-	serve(t, ns, "web-canary", canary)
-	p := probe{host: hostname(ns)}
-	load(t, p, loadPerSecond)
+	r := startMetricsRollout(t, "metok", `[{name: error-rate, interval: 5s, successWhen: "result <= 0.05", failureLimit: 2}]`, nil, nil)
+	ns, steps, rec, start, p := r.ns, r.steps, r.rec, r.start, r.p
 
 	await(t, metricWait, "the rollout Succeeded at 100%", rolloutEnded(ns, "web", "Succeeded", "", 100))
 	took := time.Since(start)
@@ -143,16 +126,9 @@ func TestMetricsHealthyCanaryPromoted(t *testing.T) {
 func TestMetricsDryRunOnlyRecords(t *testing.T) {
 	t.Parallel()
 	awaitEstablished(t)
-	prom := startPrometheus(t)
-	ns := newNamespace(t, "metdry")
-	xr := metricsXR(t, ns, prom, freePort(t), `[{name: error-rate, interval: 5s, successWhen: "result <= 0.05", dryRun: true}]`)
-	steps := watchSteps(t, ns, "web")
-	start := time.Now()
-	apply(t, xr)
-	serve(t, ns, "web-primary", primary)
-	serve(t, ns, "web-canary", canary, backends.WithStatus(http.StatusInternalServerError))
-	p := probe{host: hostname(ns)}
-	load(t, p, loadPerSecond)
+	r := startMetricsRollout(t, "metdry", `[{name: error-rate, interval: 5s, successWhen: "result <= 0.05", dryRun: true}]`,
+		nil, []backends.Option{backends.WithStatus(http.StatusInternalServerError)})
+	ns, steps, start, p := r.ns, r.steps, r.start, r.p
 
 	await(t, metricWait, "the rollout Succeeded at 100%", rolloutEnded(ns, "web", "Succeeded", "", 100))
 	took := time.Since(start)
@@ -207,18 +183,11 @@ func TestMetricsDryRunOnlyRecords(t *testing.T) {
 func TestMetricsCompareToPrimary(t *testing.T) {
 	t.Parallel()
 	awaitEstablished(t)
-	prom := startPrometheus(t)
-	ns := newNamespace(t, "metcmp")
-	xr := metricsXR(t, ns, prom, freePort(t), `
+	everyTenth := []backends.Option{backends.WithErrorsEvery(10)}
+	r := startMetricsRollout(t, "metcmp", `
 - {name: error-rate, interval: 5s, successWhen: "result <= baseline * 1.5", compareTo: primary, failureLimit: 3, steps: [0, 1]}
-- {name: error-rate-absolute, interval: 5s, successWhen: "result <= 0.05", dryRun: true, steps: [0, 1]}`)
-	steps := watchSteps(t, ns, "web")
-	start := time.Now()
-	apply(t, xr)
-	serve(t, ns, "web-primary", primary, backends.WithErrorsEvery(10))
-	serve(t, ns, "web-canary", canary, backends.WithErrorsEvery(10))
-	p := probe{host: hostname(ns)}
-	load(t, p, loadPerSecond)
+- {name: error-rate-absolute, interval: 5s, successWhen: "result <= 0.05", dryRun: true, steps: [0, 1]}`, everyTenth, everyTenth)
+	ns, steps, start := r.ns, r.steps, r.start
 
 	await(t, metricWait, "the rollout Succeeded at 100%", rolloutEnded(ns, "web", "Succeeded", "", 100))
 	took := time.Since(start)
@@ -278,14 +247,10 @@ func TestMetricsCompareToPrimary(t *testing.T) {
 func TestMetricsCompareToPrimaryAtFullWeight(t *testing.T) {
 	t.Parallel()
 	awaitEstablished(t)
-	prom := startPrometheus(t)
-	ns := newNamespace(t, "metfull")
-	xr := metricsXR(t, ns, prom, freePort(t), `
-- {name: error-rate, interval: 5s, successWhen: "result <= 0.2 || result <= baseline * 1.5", compareTo: primary, failureLimit: 3}`)
-	apply(t, xr)
-	serve(t, ns, "web-primary", primary, backends.WithErrorsEvery(10))
-	serve(t, ns, "web-canary", canary, backends.WithErrorsEvery(10))
-	load(t, probe{host: hostname(ns)}, loadPerSecond)
+	everyTenth := []backends.Option{backends.WithErrorsEvery(10)}
+	r := startMetricsRollout(t, "metfull", `
+- {name: error-rate, interval: 5s, successWhen: "result <= 0.2 || result <= baseline * 1.5", compareTo: primary, failureLimit: 3}`, everyTenth, everyTenth)
+	ns := r.ns
 
 	await(t, metricWait, "the rollout Succeeded at 100%", rolloutEnded(ns, "web", "Succeeded", "", 100))
 }
