@@ -213,12 +213,16 @@ func TestAnalysisJob(t *testing.T) {
 	finish(&jobs.Items[0], true)
 	await(t, 2*time.Minute, "v3 Succeeded after the retry", phase(ns, "podinfo", "Succeeded", 100))
 
+	// The recorder drops an object's Normal events past a burst of 25
+	// (client-go's spam filter, Crossplane's own ComposeResources among
+	// them): v3's AnalysisPassed, late in the test, may be one of them, so
+	// only v2's is required. Failed is a Warning, counted apart.
 	await(t, settle, "one Warning for the failure, one event for the retry", func(ctx context.Context) (bool, string) {
 		distinct, sent, err := eventCounts(ctx, ns, "podinfo")
 		if err != nil {
 			return false, err.Error()
 		}
-		return sent["RolloutFailed"] == 1 && sent["RolloutRetried"] == 1 && distinct["AnalysisPassed"] == 2,
+		return sent["RolloutFailed"] == 1 && sent["RolloutRetried"] == 1 && distinct["AnalysisPassed"] >= 1 && distinct["AnalysisPassed"] <= 2,
 			fmt.Sprintf("events by reason (distinct %v, sent %v)", distinct, sent)
 	})
 }
