@@ -16,6 +16,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
 )
@@ -139,6 +140,7 @@ allowedGateKinds:
 
 // BenchmarkRunFunction measures whole runs in process.
 func BenchmarkRunFunction(b *testing.B) {
+	asServed(b)
 	f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
 	for name, req := range benchRequests(b) {
 		b.Run(name, func(b *testing.B) {
@@ -158,6 +160,7 @@ func BenchmarkRunFunction(b *testing.B) {
 // of the conversions around RunFunction too. hack/bench compares the same
 // path with an echo function's.
 func BenchmarkServeGRPC(b *testing.B) {
+	asServed(b)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -190,6 +193,7 @@ func BenchmarkServeGRPC(b *testing.B) {
 // most a CanaryRoute may hold, compiled by a compiler of its own on every
 // iteration.
 func BenchmarkColdExpressions(b *testing.B) {
+	asServed(b)
 	t := &testing.T{}
 	gates := make([]string, 0, 8)
 	for i := range 8 {
@@ -221,6 +225,7 @@ const grpcLimit = 4 << 20
 // BenchmarkHostileInputs measures a run on each hostile spec: the reference (docs/reference.md) wants
 // an answer within 100 ms for anything under the gRPC limit.
 func BenchmarkHostileInputs(b *testing.B) {
+	asServed(b)
 	f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
 	for name, spec := range hostileSpecs() {
 		b.Run(name, func(b *testing.B) {
@@ -234,4 +239,14 @@ func BenchmarkHostileInputs(b *testing.B) {
 			}
 		})
 	}
+}
+
+// asServed runs a benchmark as the function runs when served: without the
+// tests' check of the routes that runs share (compose.VerifyShared), which
+// builds each of them again.
+func asServed(b *testing.B) {
+	b.Helper()
+	verify := compose.VerifyShared
+	compose.VerifyShared = false
+	b.Cleanup(func() { compose.VerifyShared = verify })
 }

@@ -915,3 +915,7 @@ func runInProcess(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionR
 	}
 	return rsp
 }
+
+// Every run of the tests proves that the routes runs share are the routes
+// their plans build, and that nothing changes them: see compose.VerifyShared.
+func init() { compose.VerifyShared = true }

@@ -35,35 +35,39 @@ func newResponse(req *fnv1.RunFunctionRequest, ttl time.Duration) *fnv1.RunFunct
 }
 
 // setDesired adds composed objects to the response's desired composed
-// resources, each with its readiness.
+// resources, each encoded as response.SetDesiredComposedResources encodes
+// one, with its readiness; a route that runs share is encoded once (see
+// compose.Wire).
 func setDesired(rsp *fnv1.RunFunctionResponse, objects []compose.Object) error {
-	desired := make(map[resource.Name]*resource.DesiredComposed, len(objects))
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = make(map[string]*fnv1.Resource, len(objects))
+	}
 	for _, o := range objects {
-		u, err := asComposed(o.Object)
+		s, err := o.Encode(asComposed)
 		if err != nil {
 			return errors.Wrapf(err, "cannot convert the composed %s", o.Key)
 		}
-		d := &resource.DesiredComposed{Resource: u, Ready: resource.ReadyFalse}
+		r := &fnv1.Resource{Resource: s, Ready: fnv1.Ready_READY_FALSE}
 		if o.Ready {
-			d.Ready = resource.ReadyTrue
+			r.Ready = fnv1.Ready_READY_TRUE
 		}
-		desired[resource.Name(o.Key)] = d
+		rsp.Desired.Resources[string(o.Key)] = r
 	}
-	return response.SetDesiredComposedResources(rsp, desired)
+	return nil
 }
 
-// asComposed converts a typed object to a composed resource. Composed
+// asComposed is a typed object's wire form as a composed resource. Composed
 // objects never carry status (the function has no opinion on it) nor a
 // creation timestamp. The API machinery's converter honours the types' JSON
 // tags, omitempty included, as encoding/json does.
-func asComposed(obj runtime.Object) (*composed.Unstructured, error) {
+func asComposed(obj runtime.Object) (*structpb.Struct, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, err
 	}
 	delete(m, "status")
 	unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
-	return &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: m}}, nil
+	return resource.AsStruct(&composed.Unstructured{Unstructured: unstructured.Unstructured{Object: m}})
 }
 
 // setStatus writes the status fields that the function owns onto the

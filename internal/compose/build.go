@@ -125,6 +125,8 @@ type build struct {
 	obj       runtime.Object
 	buildErrs field.ErrorList
 	admitErrs field.ErrorList
+	// wire is the route's wire form, for a route that runs share.
+	wire *Wire
 }
 
 func (b build) errs() field.ErrorList { return append(slices.Clip(b.buildErrs), b.admitErrs...) }
@@ -132,7 +134,8 @@ func (b build) errs() field.ErrorList { return append(slices.Clip(b.buildErrs), 
 // build builds the route of a step at a weight and checks it, once a run:
 // the checks of the steps, the engine's look at the observed route and the
 // route the run composes ask for the same routes. The route it returns is
-// shared: whoever changes it changes a copy.
+// shared, by the runs that build the same route too (see sharedBuilds):
+// whoever changes it changes a copy.
 func (p *Plan) build(step *int32, weight int32, active bool) build {
 	key := buildKey{shape: p.shape(step), weight: weight, active: active}
 	if b, ok := p.builds[key]; ok {
@@ -140,11 +143,36 @@ func (p *Plan) build(step *int32, weight int32, active bool) build {
 	}
 	params := p.RouteFor(step)
 	params.CanaryWeight, params.Active = weight, active
-	var b build
-	b.obj, b.buildErrs = route.Build(params)
-	b.admitErrs = route.Admit(params, b.obj)
+	sk, shareable := p.sharedKey(key)
+	if shareable {
+		if b, ok := sharedBuilds.Get(sk); ok {
+			if VerifyShared {
+				verify(sk, b, fresh(params))
+			}
+			p.builds[key] = b
+			return b
+		}
+	}
+	b := fresh(params)
+	if shareable && len(b.buildErrs)+len(b.admitErrs) == 0 {
+		b.wire = &Wire{object: b.obj}
+		// The route and its wire form, about as large as the spec each,
+		// and the parsed spec that the key keeps alive.
+		sharedBuilds.Add(sk, b, 3*p.CR.SpecID().Bytes())
+	}
 	p.builds[key] = b
 	return b
+}
+
+// WireOf is the wire form of a route this plan built and runs share, or
+// nil for any other object (a copy with the canary cut, a held route).
+func (p *Plan) WireOf(obj runtime.Object) *Wire {
+	for _, b := range p.builds {
+		if b.wire != nil && b.obj == obj {
+			return b.wire
+		}
+	}
+	return nil
 }
 
 // shape is the step whose own matches and mirror shape its route, or -1
@@ -196,6 +224,9 @@ type Object struct {
 	Key    Key
 	Object runtime.Object
 	Ready  bool
+	// Wire, when set, is the object's wire form that runs share: the
+	// response sends it instead of encoding the object again.
+	Wire *Wire
 }
 
 // Desired is what the run composes: the route, the proxy Services and the
@@ -205,7 +236,7 @@ type Object struct {
 // that stopped composing a Service, or the route of a previous kind go away.
 func (p *Plan) Desired(built runtime.Object, obs route.Observation, observed func(Key) bool) []Object {
 	cr := p.CR
-	out := []Object{{Key: p.RouteKey(), Object: built, Ready: RouteReady(cr, obs)}}
+	out := []Object{{Key: p.RouteKey(), Object: built, Ready: RouteReady(cr, obs), Wire: p.WireOf(built)}}
 	// Services and grants are ready once they exist: nothing reports on
 	// them.
 	for _, role := range []xr.Role{xr.RolePrimary, xr.RoleCanary} {

@@ -206,3 +206,6 @@ func testCompiler(t testing.TB) *expr.Compiler {
 	}
 	return c
 }
+
+// See VerifyShared.
+func init() { VerifyShared = true }

@@ -148,30 +148,33 @@ func fmix(x uint64) uint64 {
 
 // A Cache keeps values by key, within a number of entries and of bytes. It
 // is safe for concurrent use. What it keeps is shared by every run that
-// finds it: callers never modify a value they got from it.
-type Cache[V any] struct {
+// finds it: callers never modify a value they got from it. Its keys are
+// mostly a Key of a JSON value; a key that holds a pointer keeps what it
+// points to alive until the entry is evicted, so that no other value can
+// take its address.
+type Cache[K comparable, V any] struct {
 	maxEntries int
 	maxBytes   uint64
 
 	mu      sync.Mutex
-	order   *list.List // of *entry[V], most recently used first
-	entries map[Key]*list.Element
+	order   *list.List // of *entry[K, V], most recently used first
+	entries map[K]*list.Element
 	bytes   uint64
 }
 
-type entry[V any] struct {
-	key   Key
+type entry[K comparable, V any] struct {
+	key   K
 	value V
 	bytes uint64
 }
 
 // New returns a cache of at most entries values and bytes bytes.
-func New[V any](entries int, bytes uint64) *Cache[V] {
-	return &Cache[V]{maxEntries: entries, maxBytes: bytes, order: list.New(), entries: map[Key]*list.Element{}}
+func New[K comparable, V any](entries int, bytes uint64) *Cache[K, V] {
+	return &Cache[K, V]{maxEntries: entries, maxBytes: bytes, order: list.New(), entries: map[K]*list.Element{}}
 }
 
 // Get returns the value kept for key.
-func (c *Cache[V]) Get(key Key) (V, bool) {
+func (c *Cache[K, V]) Get(key K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
@@ -180,13 +183,13 @@ func (c *Cache[V]) Get(key Key) (V, bool) {
 		return zero, false
 	}
 	c.order.MoveToFront(e)
-	return e.Value.(*entry[V]).value, true //nolint:forcetypeassert // Only *entry[V] is stored.
+	return e.Value.(*entry[K, V]).value, true //nolint:forcetypeassert // Only *entry[K, V] is stored.
 }
 
 // Add keeps a value of about bytes bytes, unless it would take more than an
 // eighth of the cache, and evicts the least recently used values until the
 // cache is within its bounds.
-func (c *Cache[V]) Add(key Key, value V, bytes uint64) {
+func (c *Cache[K, V]) Add(key K, value V, bytes uint64) {
 	if bytes > c.maxBytes/8 {
 		return
 	}
@@ -195,17 +198,17 @@ func (c *Cache[V]) Add(key Key, value V, bytes uint64) {
 	if _, ok := c.entries[key]; ok {
 		return
 	}
-	c.entries[key] = c.order.PushFront(&entry[V]{key: key, value: value, bytes: bytes})
+	c.entries[key] = c.order.PushFront(&entry[K, V]{key: key, value: value, bytes: bytes})
 	c.bytes += bytes
 	for c.order.Len() > c.maxEntries || c.bytes > c.maxBytes {
-		oldest := c.order.Remove(c.order.Back()).(*entry[V]) //nolint:forcetypeassert // Only *entry[V] is stored.
+		oldest := c.order.Remove(c.order.Back()).(*entry[K, V]) //nolint:forcetypeassert // Only *entry[K, V] is stored.
 		delete(c.entries, oldest.key)
 		c.bytes -= oldest.bytes
 	}
 }
 
 // Len is how many values the cache keeps, and their bytes.
-func (c *Cache[V]) Len() (int, uint64) {
+func (c *Cache[K, V]) Len() (int, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len(), c.bytes

@@ -95,7 +95,7 @@ func TestCacheBounds(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c := New[string](tc.entries, tc.bytes)
+			c := New[Key, string](tc.entries, tc.bytes)
 			for _, s := range tc.add {
 				c.Add(key(s), s, 10)
 			}
@@ -119,7 +119,7 @@ func TestCacheBounds(t *testing.T) {
 }
 
 func TestCacheKeepsTheRecentlyUsed(t *testing.T) {
-	c := New[int](2, 1000)
+	c := New[Key, int](2, 1000)
 	ka, _, _ := Of("a")
 	kb, _, _ := Of("b")
 	kc, _, _ := Of("c")

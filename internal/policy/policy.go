@@ -114,7 +114,7 @@ type parsedInput struct {
 
 // parsed keeps the Inputs parsed last: a Composition's Input is the same on
 // every run of every CanaryRoute it composes.
-var parsed = memo.New[parsedInput](64, 16<<20)
+var parsed = memo.New[memo.Key, parsedInput](64, 16<<20)
 
 func parse(input map[string]any) (*Policy, error) {
 	// Nothing oversized reaches the decoder: see package bounds. The Input

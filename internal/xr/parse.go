@@ -72,7 +72,7 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 	}
 
 	// Nothing oversized reaches the decoder: see package bounds.
-	p := parsedSpecOf(spec, defaultParentRefs)
+	p, kept := parsedSpecOf(spec, defaultParentRefs)
 	if errs := append(slices.Clone(p.boundsErrs), statusBounds(obj["status"])...); len(errs) > 0 {
 		return nil, fielderr.Summarize(errs)
 	}
@@ -82,6 +82,9 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 	}
 
 	cr := &CanaryRoute{Name: u.GetName()}
+	if kept {
+		cr.specID = SpecID{parsed: p}
+	}
 	var errs field.ErrorList
 	cr.Scope, cr.RouteNamespace, errs = routeNamespace(u, spec, p.raw.Namespace)
 	cr.RouteName = routeName(u, spec, p.raw.RouteName)
@@ -118,18 +121,20 @@ type parsedSpec struct {
 	spec                             Spec
 	boundsErrs, decodeErrs, specErrs field.ErrorList
 	defaultParentRefs                []gwv1.ParentReference
+	// bytes is the estimate of the spec's bytes it is kept at.
+	bytes uint64
 }
 
 // parsedSpecs keeps the specs parsed last. Decoding a spec strictly (each
 // field through JSON, then its matches and filters again) is a third of a
 // run, and Crossplane sends the same spec run after run.
-var parsedSpecs = memo.New[*parsedSpec](512, 64<<20)
+var parsedSpecs = memo.New[memo.Key, *parsedSpec](512, 64<<20)
 
 // parsedSpecOf decodes and parses a spec, or finds it parsed by an earlier
 // run with the same Input's default parents. A parsed spec is kept at four
 // times the spec's own estimate: the raw and the parsed forms, and their
-// headers.
-func parsedSpecOf(spec map[string]any, defaultParentRefs []gwv1.ParentReference) *parsedSpec {
+// headers. kept is false for a spec parsed for this run alone.
+func parsedSpecOf(spec map[string]any, defaultParentRefs []gwv1.ParentReference) (p *parsedSpec, kept bool) {
 	// Only the fields the function reads: Crossplane's own (resourceRefs,
 	// the composition's revision) change without changing the route.
 	read := make(map[string]any, len(sortedSpecKeys))
@@ -141,24 +146,24 @@ func parsedSpecOf(spec map[string]any, defaultParentRefs []gwv1.ParentReference)
 	key, bytes, cacheable := memo.Of(read)
 	if cacheable {
 		if p, ok := parsedSpecs.Get(key); ok && equality.Semantic.DeepEqual(p.defaultParentRefs, defaultParentRefs) {
-			return p
+			return p, true
 		}
 	}
 	specPath := field.NewPath("spec")
-	p := &parsedSpec{defaultParentRefs: defaultParentRefs}
+	p = &parsedSpec{defaultParentRefs: defaultParentRefs, bytes: 4 * bytes}
 	p.boundsErrs = specBounds(specPath, spec)
 	if len(p.boundsErrs) > 0 {
 		// Nothing oversized reaches the decoder.
-		return p
+		return p, false
 	}
 	p.raw, p.decodeErrs = decodeSpec(specPath, spec)
 	if len(p.decodeErrs) == 0 {
 		p.spec, p.specErrs = parseSpec(specPath, p.raw, defaultParentRefs)
 	}
 	if cacheable {
-		parsedSpecs.Add(key, p, 4*bytes)
+		parsedSpecs.Add(key, p, p.bytes)
 	}
-	return p
+	return p, cacheable
 }
 
 // routeNamespace decides where the route lives, per the XR's scope.

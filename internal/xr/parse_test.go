@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -270,7 +271,7 @@ func TestParse(t *testing.T) {
 	for name, tc := range parseCases(t) {
 		t.Run(name, func(t *testing.T) {
 			cr, err := Parse(tc.args.xr, tc.args.defaults)
-			if diff := cmp.Diff(tc.want.cr, cr); diff != "" {
+			if diff := cmp.Diff(tc.want.cr, cr, cmpopts.IgnoreUnexported(CanaryRoute{})); diff != "" {
 				t.Errorf("%s\nParse(...): -want, +got:\n%s", tc.reason, diff)
 			}
 			if diff := diffErrs(t, tc.want.errs, fieldErrors(t, err)); diff != "" {

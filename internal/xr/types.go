@@ -108,6 +108,31 @@ type CanaryRoute struct {
 
 	Spec   Spec
 	Status Status
+
+	specID SpecID
+}
+
+// A SpecID names the spec a CanaryRoute was parsed from, as the function
+// parsed it (with its Input's default parents): CanaryRoutes with the same
+// SpecID have the same Spec, whatever their names and status, until a run
+// changes its own copy (a release's Service selectors). It lets what is
+// derived from a spec alone be kept across runs. Its zero value names no
+// spec: one parsed for a single run, or a CanaryRoute built by hand. It
+// keeps the parsed spec alive while it is held.
+type SpecID struct{ parsed *parsedSpec }
+
+// SpecID names the spec the CanaryRoute was parsed from.
+func (cr *CanaryRoute) SpecID() SpecID { return cr.specID }
+
+// IsZero reports whether the SpecID names no spec.
+func (id SpecID) IsZero() bool { return id.parsed == nil }
+
+// Bytes is an estimate of the parsed spec's bytes in memory.
+func (id SpecID) Bytes() uint64 {
+	if id.parsed == nil {
+		return 0
+	}
+	return id.parsed.bytes
 }
 
 // ClaimRef is the claim a cluster-scoped XR says it is bound to.
