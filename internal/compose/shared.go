@@ -19,8 +19,11 @@ import (
 // route. Crossplane runs the function with the same spec, weight and step
 // on every reconcile; building, checking and encoding a route of 16 rules
 // was half of such a run (docs/performance.md). Routes that fail a check
-// are not kept: a run that finds one fails, and is rare.
-var sharedBuilds = memo.New[sharedKey, build](1024, 64<<20)
+// are not kept: a run that finds one fails, and is rare. An entry counts
+// three times its parsed spec's estimate, which measures above what a
+// route, its wire form and the spec it keeps alive take (twice for a
+// route of 16 rules, 1.2 times for the Flagger scenario's).
+var sharedBuilds = memo.New[sharedKey, build](1024, 32<<20)
 
 // A sharedKey names a route by everything it is built from: the parsed
 // spec (xr.SpecID: its rules, matches, filters, parents, hostnames, sides
