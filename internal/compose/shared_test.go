@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
-
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 )
 
