@@ -8,6 +8,7 @@ package main
 // empty: no hook into the caches, and nothing the process kept can leak in.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -72,10 +73,11 @@ status:
 	observedAt := map[string]string{"route-httproute": routeAt(`{name: podinfo, weight: 90}`, `{name: podinfo-canary, weight: 10}`)}
 	allowBoth := allowMonitoring + "allowedRouteNamespaces: [test, other]\n"
 	allowBoth = strings.Replace(allowBoth, "allowedRouteNamespaces: [test]\n", "", 1)
-	runs := []struct {
+	type run struct {
 		name, xr, input string
 		observed        map[string]string
-	}{
+	}
+	runs := []run{ //nolint:prealloc // A table, then the stepped runs once.
 		{"Flagger", flaggerXR, allowMonitoring, nil},
 		{"FlaggerObserved", flaggerXR, allowMonitoring, observedFlagger},
 		{"FlaggerOtherName", strings.Replace(flaggerXR, "name: podinfo\n", "name: podinfo2\n", 1), allowMonitoring, nil},
@@ -101,20 +103,20 @@ status:
 		{"HoldPrevious", pausedFlagger("{name: canary-proxy, namespace: monitoring, port: 3456}", ""), allowMonitoring, observedFlagger},
 		{"HoldPreviousRefused", pausedFlagger("{name: canary-proxy, namespace: monitoring, port: 3456}", ""), allowTest, observedFlagger},
 	}
-	for i, st := range []string{stepStatus(0, 0, "Progressing"), stepStatus(1, 0, "Progressing"), stepStatus(2, 10, "Progressing"), stepStatus(3, 50, "Progressing"), stepStatus(4, 100, "Progressing"),
+	statuses := []string{
+		stepStatus(0, 0, "Progressing"), stepStatus(1, 0, "Progressing"), stepStatus(2, 10, "Progressing"), stepStatus(3, 50, "Progressing"), stepStatus(4, 100, "Progressing"),
 		stepStatus(3, 50, "Paused"), stepStatus(1, 0, "Failed"), stepStatus(3, 50, "Aborted"),
 		// Forged: a step past the steps, a negative one, weights that do
 		// not add up, a weight past 100.
-		stepStatus(9, 50, "Progressing"), stepStatus(-1, 10, "Progressing"), stepStatus(0, 70, "Progressing"), stepStatus(3, 150, "Progressing")} {
-		runs = append(runs, struct {
-			name, xr, input string
-			observed        map[string]string
-		}{fmt.Sprintf("Stepped%d", i), attack12Stepped + st, emptyInput, observedAt})
-		runs = append(runs, struct {
-			name, xr, input string
-			observed        map[string]string
-		}{fmt.Sprintf("SteppedAbort%d", i), strings.Replace(attack12Stepped, "  traffic:\n", "  traffic:\n    abort: true\n", 1) + st, emptyInput, observedAt})
+		stepStatus(9, 50, "Progressing"), stepStatus(-1, 10, "Progressing"), stepStatus(0, 70, "Progressing"), stepStatus(3, 150, "Progressing"),
 	}
+	stepped := make([]run, 0, 2*len(statuses))
+	for i, st := range statuses {
+		stepped = append(stepped,
+			run{fmt.Sprintf("Stepped%d", i), attack12Stepped + st, emptyInput, observedAt},
+			run{fmt.Sprintf("SteppedAbort%d", i), strings.Replace(attack12Stepped, "  traffic:\n", "  traffic:\n    abort: true\n", 1) + st, emptyInput, observedAt})
+	}
+	runs = append(runs, stepped...)
 	out := make([]attack12Run, 0, len(runs))
 	for _, r := range runs {
 		out = append(out, attack12Run{name: r.name, at: testNow, req: testRequest(t, r.xr, r.input, r.observed)})
@@ -277,7 +279,7 @@ func TestAttack12ResponsesAsWithoutCache(t *testing.T) {
 			return
 		}
 		got := attack12Marshal(t, rsp)
-		if string(got) == string(want[i]) {
+		if bytes.Equal(got, want[i]) {
 			return
 		}
 		fresh := &fnv1.RunFunctionResponse{}

@@ -155,10 +155,10 @@ func (p *Plan) build(step *int32, weight int32, active bool) build {
 	}
 	b := fresh(params)
 	if shareable && len(b.buildErrs)+len(b.admitErrs) == 0 {
-		b.wire = &Wire{object: b.obj}
-		// The route and its wire form, about as large as the spec each,
-		// and the parsed spec that the key keeps alive.
-		sharedBuilds.Add(sk, b, 3*p.CR.SpecID().Bytes())
+		if bytes, ok := sharedBytes(sk, b.obj); ok {
+			b.wire = &Wire{object: b.obj}
+			sharedBuilds.Add(sk, b, bytes)
+		}
 	}
 	p.builds[key] = b
 	return b

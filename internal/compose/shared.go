@@ -19,11 +19,25 @@ import (
 // route. Crossplane runs the function with the same spec, weight and step
 // on every reconcile; building, checking and encoding a route of 16 rules
 // was half of such a run (docs/performance.md). Routes that fail a check
-// are not kept: a run that finds one fails, and is rare. An entry counts
-// three times its parsed spec's estimate, which measures above what a
-// route, its wire form and the spec it keeps alive take (twice for a
-// route of 16 rules, 1.2 times for the Flagger scenario's).
-var sharedBuilds = memo.New[sharedKey, build](1024, 32<<20)
+// are not kept: a run that finds one fails, and is rare. See sharedBytes
+// for what an entry counts. The bounds keep the routes of a few hundred
+// CanaryRoutes at their current weights.
+var sharedBuilds = memo.New[sharedKey, build](512, 16<<20)
+
+// sharedBytes is what a route kept counts in sharedBuilds: four times the
+// estimate of its unstructured form (the typed route, its wire form and
+// their headers measure up to 3.75 times it, for a route whose sides'
+// filters repeat in every rule) and the parsed spec that its key keeps
+// alive. Not the spec's estimate alone: a small spec can make a large route.
+// It is computed once per route kept, when it is built.
+func sharedBytes(k sharedKey, obj runtime.Object) (uint64, bool) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return 0, false
+	}
+	_, bytes, ok := memo.Of(u)
+	return 4*bytes + k.spec.Bytes(), ok
+}
 
 // A sharedKey names a route by everything it is built from: the parsed
 // spec (xr.SpecID: its rules, matches, filters, parents, hostnames, sides

@@ -143,7 +143,9 @@ func parsedSpecOf(spec map[string]any, defaultParentRefs []gwv1.ParentReference)
 			read[k] = v
 		}
 	}
-	key, bytes, cacheable := memo.Of(read)
+	// The default parents are part of the key: a spec run under two
+	// Inputs is kept twice, found again under each.
+	key, bytes, cacheable := memo.Of(map[string]any{"spec": read, "defaultParentRefs": parentsValue(defaultParentRefs)})
 	if cacheable {
 		if p, ok := parsedSpecs.Get(key); ok && equality.Semantic.DeepEqual(p.defaultParentRefs, defaultParentRefs) {
 			return p, true
@@ -164,6 +166,28 @@ func parsedSpecOf(spec map[string]any, defaultParentRefs []gwv1.ParentReference)
 		parsedSpecs.Add(key, p, p.bytes)
 	}
 	return p, cacheable
+}
+
+// parentsValue is the default parents as JSON values, for their key: a
+// field not set is nil, apart from one set empty.
+func parentsValue(refs []gwv1.ParentReference) []any {
+	out := make([]any, 0, len(refs))
+	for _, r := range refs {
+		var port any
+		if r.Port != nil {
+			port = int64(*r.Port)
+		}
+		out = append(out, []any{optional(r.Group), optional(r.Kind), optional(r.Namespace), string(r.Name), optional(r.SectionName), port})
+	}
+	return out
+}
+
+// optional is a pointer to a string's value as JSON: nil when not set.
+func optional[S ~string](v *S) any {
+	if v == nil {
+		return nil
+	}
+	return string(*v)
 }
 
 // routeNamespace decides where the route lives, per the XR's scope.
