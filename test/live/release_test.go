@@ -85,6 +85,13 @@ traffic:
 	r.promoted = time.Now()
 	awaitAnswers(t, "v2 promoted", p, revisions(map[string]int{"v2": 100}))
 	r.steady.stop()
+	// The checks read the log, which a watch fills behind the API server's
+	// answers: wait until it holds the route's move back to the primary.
+	await(t, settle, "the log saw the route weight the primary again", func(context.Context) (bool, string) {
+		weights, moves := r.log.canaryWeights(), r.log.moves(releasePrimary)
+		back := len(weights) > 0 && weights[len(weights)-1] == 0 && len(moves) > 0 && moves[len(moves)-1].next.rv != 0
+		return back, fmt.Sprintf("canary weights in the log: %v; the primary's moves:\n%s", weights, describeMoves(moves))
+	})
 	return r
 }
 
@@ -153,6 +160,13 @@ func TestReleaseLoop(t *testing.T) {
 	// v1 keeps its replicas for scaleDownDelay, then gets none, on the
 	// first run after it (TestReleaseRetiresOnTime times it).
 	await(t, settle, "web-v1 scaled to 0 after scaleDownDelay", replicasOf(r.ns, "web-v1", 0))
+	// The API server answered before the watch behind the log may have
+	// delivered the same write: wait for the log too, or the order below
+	// misses its last entry.
+	await(t, settle, "the log saw web-v1 scaled to 0", func(context.Context) (bool, string) {
+		got := r.log.replicas("web-v1")
+		return len(got) > 0 && got[len(got)-1] == 0, fmt.Sprintf("web-v1's spec.replicas in the log: %v", got)
+	})
 	t.Logf("web-v1 scaled to 0 %s after v2 was promoted (scaleDownDelay %s)", time.Since(r.promoted).Round(100*time.Millisecond), scaleDownDelay)
 	if diff := cmp.Diff([]int64{4, 0}, r.log.replicas("web-v1")); diff != "" {
 		t.Errorf("web-v1's spec.replicas, in order: -want, +got:\n%s", diff)
