@@ -590,3 +590,16 @@ func describeMoves(moves []selectorMove) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// awaitLogBackOnPrimary waits until the log holds the primary Service's
+// moves and the route's move back to the primary after the last of them.
+// The checks read the log, which a watch fills behind the API server's
+// answers: a status read from the API server may be ahead of it.
+func awaitLogBackOnPrimary(t *testing.T, log *eventLog, moves int) {
+	t.Helper()
+	await(t, settle, "the log saw the route weight the primary again", func(context.Context) (bool, string) {
+		weights, seen := log.canaryWeights(), log.moves(releasePrimary)
+		back := len(weights) > 0 && weights[len(weights)-1] == 0 && len(seen) >= moves && seen[len(seen)-1].next.rv != 0
+		return back, fmt.Sprintf("canary weights in the log: %v; the primary's moves:\n%s", weights, describeMoves(seen))
+	})
+}

@@ -85,13 +85,7 @@ traffic:
 	r.promoted = time.Now()
 	awaitAnswers(t, "v2 promoted", p, revisions(map[string]int{"v2": 100}))
 	r.steady.stop()
-	// The checks read the log, which a watch fills behind the API server's
-	// answers: wait until it holds the route's move back to the primary.
-	await(t, settle, "the log saw the route weight the primary again", func(context.Context) (bool, string) {
-		weights, moves := r.log.canaryWeights(), r.log.moves(releasePrimary)
-		back := len(weights) > 0 && weights[len(weights)-1] == 0 && len(moves) > 0 && moves[len(moves)-1].next.rv != 0
-		return back, fmt.Sprintf("canary weights in the log: %v; the primary's moves:\n%s", weights, describeMoves(moves))
-	})
+	awaitLogBackOnPrimary(t, r.log, 1)
 	return r
 }
 
@@ -238,6 +232,7 @@ func TestReleaseRollback(t *testing.T) {
 	awaitEstablished(t)
 	ns, log, p := rollBack(t, "rollback")
 	awaitAnswers(t, "rolled back", p, revisions(map[string]int{"v1": 100}))
+	awaitLogBackOnPrimary(t, log, 2)
 
 	u, why := get(t.Context(), gvkCanaryRoute, ns, releaseRoute)
 	if u == nil {
