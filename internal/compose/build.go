@@ -157,7 +157,9 @@ func (p *Plan) build(step *int32, weight int32, active bool) build {
 	if shareable && len(b.buildErrs)+len(b.admitErrs) == 0 {
 		if bytes, ok := sharedBytes(sk, b.obj); ok {
 			b.wire = &Wire{object: b.obj}
-			sharedBuilds.Add(sk, b, bytes)
+			// A run that built the same route at once kept it first:
+			// send its wire form, encoded once for both.
+			b = sharedBuilds.Keep(sk, b, bytes)
 		}
 	}
 	p.builds[key] = b

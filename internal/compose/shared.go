@@ -2,11 +2,11 @@ package compose
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/memo"
@@ -80,9 +80,11 @@ func fresh(params route.Params) build {
 	return b
 }
 
-// verify panics unless a kept build is the one built now.
+// verify panics unless a kept build is the one built now. Not
+// equality.Semantic: it takes a nil list for an empty one, which encode
+// differently.
 func verify(k sharedKey, kept, now build) {
-	if !equality.Semantic.DeepEqual(kept.obj, now.obj) || len(now.buildErrs)+len(now.admitErrs) > 0 {
+	if !reflect.DeepEqual(kept.obj, now.obj) || len(now.buildErrs)+len(now.admitErrs) > 0 {
 		panic(fmt.Sprintf("compose: the route kept for %+v is not the route built from its plan", k))
 	}
 }

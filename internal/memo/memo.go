@@ -190,13 +190,22 @@ func (c *Cache[K, V]) Get(key K) (V, bool) {
 // eighth of the cache, and evicts the least recently used values until the
 // cache is within its bounds.
 func (c *Cache[K, V]) Add(key K, value V, bytes uint64) {
+	c.Keep(key, value, bytes)
+}
+
+// Keep is Add that returns the value kept for key: the one another caller
+// added first when two computed it at once, else value. Callers whose
+// value names other entries (a parsed spec names the routes built on it)
+// use the one kept, so that the next run finds what they add under it.
+func (c *Cache[K, V]) Keep(key K, value V, bytes uint64) V {
 	if bytes > c.maxBytes/8 {
-		return
+		return value
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; ok {
-		return
+	if e, ok := c.entries[key]; ok {
+		c.order.MoveToFront(e)
+		return e.Value.(*entry[K, V]).value //nolint:forcetypeassert // Only *entry[K, V] is stored.
 	}
 	c.entries[key] = c.order.PushFront(&entry[K, V]{key: key, value: value, bytes: bytes})
 	c.bytes += bytes
@@ -205,6 +214,7 @@ func (c *Cache[K, V]) Add(key K, value V, bytes uint64) {
 		delete(c.entries, oldest.key)
 		c.bytes -= oldest.bytes
 	}
+	return value
 }
 
 // Len is how many values the cache keeps, and their bytes.

@@ -135,6 +135,51 @@ func TestCacheKeepsTheRecentlyUsed(t *testing.T) {
 	}
 }
 
+func TestCacheKeepReturnsTheValueKept(t *testing.T) {
+	ka, _, _ := Of("a")
+	kb, _, _ := Of("b")
+	cases := map[string]struct {
+		reason  string
+		entries int
+		bytes   uint64
+		add     func(c *Cache[Key, int])
+		value   int
+		size    uint64
+		want    int
+	}{
+		"New": {
+			reason:  "A value no one kept is kept and returned.",
+			entries: 2, bytes: 1000,
+			add:   func(c *Cache[Key, int]) { c.Add(kb, 2, 1) },
+			value: 1, size: 1,
+			want: 1,
+		},
+		"KeptFirst": {
+			reason:  "A value another caller kept first is returned, not the one offered.",
+			entries: 2, bytes: 1000,
+			add:   func(c *Cache[Key, int]) { c.Add(ka, 2, 1) },
+			value: 1, size: 1,
+			want: 2,
+		},
+		"TooLarge": {
+			reason:  "A value too large to keep is returned as offered.",
+			entries: 2, bytes: 1000,
+			add:   func(c *Cache[Key, int]) { c.Add(ka, 2, 1) },
+			value: 1, size: 126,
+			want: 1,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := New[Key, int](tc.entries, tc.bytes)
+			tc.add(c)
+			if diff := cmp.Diff(tc.want, c.Keep(ka, tc.value, tc.size)); diff != "" {
+				t.Errorf("%s\nKeep(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
 func BenchmarkOf(b *testing.B) {
 	spec := map[string]any{
 		"parentRefs": []any{map[string]any{"name": "gateway", "namespace": "infra", "sectionName": "https"}},

@@ -163,7 +163,11 @@ func parsedSpecOf(spec map[string]any, defaultParentRefs []gwv1.ParentReference)
 		p.spec, p.specErrs = parseSpec(specPath, p.raw, defaultParentRefs)
 	}
 	if cacheable {
-		parsedSpecs.Add(key, p, p.bytes)
+		// Two runs that parse a new spec at once keep one parse: both
+		// use it, so the routes each builds on it are found again.
+		if kept := parsedSpecs.Keep(key, p, p.bytes); equality.Semantic.DeepEqual(kept.defaultParentRefs, defaultParentRefs) {
+			p = kept
+		}
 	}
 	return p, cacheable
 }
