@@ -139,40 +139,34 @@ func TestCacheKeepReturnsTheValueKept(t *testing.T) {
 	ka, _, _ := Of("a")
 	kb, _, _ := Of("b")
 	cases := map[string]struct {
-		reason  string
-		entries int
-		bytes   uint64
-		add     func(c *Cache[Key, int])
-		value   int
-		size    uint64
-		want    int
+		reason string
+		kept   map[Key]int
+		value  int
+		size   uint64
+		want   int
 	}{
 		"New": {
-			reason:  "A value no one kept is kept and returned.",
-			entries: 2, bytes: 1000,
-			add:   func(c *Cache[Key, int]) { c.Add(kb, 2, 1) },
-			value: 1, size: 1,
-			want: 1,
+			reason: "A value no one kept is kept and returned.",
+			kept:   map[Key]int{kb: 2},
+			value:  1, size: 1, want: 1,
 		},
 		"KeptFirst": {
-			reason:  "A value another caller kept first is returned, not the one offered.",
-			entries: 2, bytes: 1000,
-			add:   func(c *Cache[Key, int]) { c.Add(ka, 2, 1) },
-			value: 1, size: 1,
-			want: 2,
+			reason: "A value another caller kept first is returned, not the one offered.",
+			kept:   map[Key]int{ka: 2},
+			value:  1, size: 1, want: 2,
 		},
 		"TooLarge": {
-			reason:  "A value too large to keep is returned as offered.",
-			entries: 2, bytes: 1000,
-			add:   func(c *Cache[Key, int]) { c.Add(ka, 2, 1) },
-			value: 1, size: 126,
-			want: 1,
+			reason: "A value too large to keep (over an eighth of the cache) is returned as offered.",
+			kept:   map[Key]int{ka: 2},
+			value:  1, size: 126, want: 1,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c := New[Key, int](tc.entries, tc.bytes)
-			tc.add(c)
+			c := New[Key, int](2, 1000)
+			for k, v := range tc.kept {
+				c.Add(k, v, 1)
+			}
 			if diff := cmp.Diff(tc.want, c.Keep(ka, tc.value, tc.size)); diff != "" {
 				t.Errorf("%s\nKeep(...): -want, +got:\n%s", tc.reason, diff)
 			}
