@@ -357,6 +357,10 @@ type step struct {
 	weight   int64
 	seen     time.Time
 	accepted time.Time
+	// resourceVersion and managers are the route's when the weight was
+	// first seen: which write brought it, should the order surprise.
+	resourceVersion string
+	managers        []string
 }
 
 // record polls a route every 100 ms until the test ends.
@@ -370,7 +374,7 @@ func record(t *testing.T, gvk schema.GroupVersionKind, ns, name, canary string) 
 		for ctx.Err() == nil {
 			if u, err := env.c.Get(ctx, gvk, ns, name); err == nil {
 				if w, ok := weights(u)[canary]; ok {
-					r.observe(w, accepted(u))
+					r.observe(w, accepted(u), u)
 				}
 			}
 			select {
@@ -382,12 +386,16 @@ func record(t *testing.T, gvk schema.GroupVersionKind, ns, name, canary string) 
 	return r
 }
 
-func (r *recorder) observe(w int64, acc bool) {
+func (r *recorder) observe(w int64, acc bool, u *unstructured.Unstructured) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
 	if n := len(r.steps); n == 0 || r.steps[n-1].weight != w {
-		r.steps = append(r.steps, step{weight: w, seen: now})
+		var managers []string
+		for _, m := range u.GetManagedFields() {
+			managers = append(managers, fmt.Sprintf("%s %s %s at %s", m.Manager, m.Operation, m.Subresource, m.Time))
+		}
+		r.steps = append(r.steps, step{weight: w, seen: now, resourceVersion: u.GetResourceVersion(), managers: managers})
 	}
 	if s := &r.steps[len(r.steps)-1]; acc && s.accepted.IsZero() {
 		s.accepted = now
@@ -416,4 +424,14 @@ func weightsOf(steps []step) []int64 {
 		out[i] = s.weight
 	}
 	return out
+}
+
+// describeSteps tells each weight a recorder saw: when, in which version
+// of the route, and the route's field managers then.
+func describeSteps(steps []step) string {
+	var b strings.Builder
+	for _, s := range steps {
+		fmt.Fprintf(&b, "%d%% seen %s in resourceVersion %s; managers %v\n", s.weight, s.seen.Format(time.StampMilli), s.resourceVersion, s.managers)
+	}
+	return b.String()
 }

@@ -63,7 +63,7 @@ func TestProgressiveRollout(t *testing.T) {
 
 	steps := rec.history()
 	if diff := cmp.Diff([]int64{10, 50, 100}, weightsOf(steps)); diff != "" {
-		t.Fatalf("the route's canary weights, in order: -want, +got:\n%s", diff)
+		t.Fatalf("the route's canary weights, in order: -want, +got:\n%s\nas seen:\n%s", diff, describeSteps(steps))
 	}
 	t.Logf("rollout 10%% -> 50%% -> 100%% -> Succeeded in %s from the XR's creation", done.Sub(start).Round(100*time.Millisecond))
 	for i, s := range steps {

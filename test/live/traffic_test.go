@@ -63,7 +63,7 @@ func TestTrafficRollout(t *testing.T) {
 	// One step per acceptance, by the real gateway.
 	steps := rec.history()
 	if diff := cmp.Diff([]int64{10, 50, 100}, weightsOf(steps)); diff != "" {
-		t.Errorf("the route's canary weights, in order: -want, +got:\n%s", diff)
+		t.Errorf("the route's canary weights, in order: -want, +got:\n%s\nas seen:\n%s", diff, describeSteps(steps))
 	}
 	for i, s := range steps[:len(steps)-1] {
 		if s.accepted.IsZero() || s.accepted.After(steps[i+1].seen) {
