@@ -391,8 +391,9 @@ func (r *recorder) observe(w int64, acc bool, u *unstructured.Unstructured) {
 	defer r.mu.Unlock()
 	now := time.Now()
 	if n := len(r.steps); n == 0 || r.steps[n-1].weight != w {
-		var managers []string
-		for _, m := range u.GetManagedFields() {
+		fields := u.GetManagedFields()
+		managers := make([]string, 0, len(fields))
+		for _, m := range fields {
 			managers = append(managers, fmt.Sprintf("%s %s %s at %s", m.Manager, m.Operation, m.Subresource, m.Time))
 		}
 		r.steps = append(r.steps, step{weight: w, seen: now, resourceVersion: u.GetResourceVersion(), managers: managers})
