@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
@@ -61,6 +62,9 @@ type Function struct {
 	// querier queries the providers of traffic.metrics; nil queries
 	// nothing, as previews (--now, crossplane render) do.
 	querier metric.Querier
+	// memory remembers the newest decision answered per composite, which
+	// orders Crossplane's reads; nil remembers nothing, as previews do.
+	memory *freshness.Memory
 }
 
 // sharedCompiler is the expression compiler of Functions without one.
@@ -83,16 +87,39 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 
 	var rsp *fnv1.RunFunctionResponse
 	var out metrics.Outcome
-	// The observed XR is converted once: for a spec near the gRPC limit
-	// the conversion is most of a run, and a refused run reads it again.
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
+	// A read older than a decision answered gets that decision, unchanged:
+	// answering it afresh would move the rollout back.
+	read := freshness.ReadOf(req)
+	verdict, newest := f.memory.Order(read)
+	if verdict.Answered() {
+		rsp, out = newest.Answer(req), metrics.Outcome{Result: metrics.ResultStale}
+	} else if oxr, err := request.GetObservedCompositeResource(req); err != nil {
+		// The observed XR is converted once: for a spec near the gRPC
+		// limit the conversion is most of a run, and a refused run reads
+		// it again.
 		rsp, out = fatal(req, nil, errors.Wrap(err, errRequest)), metrics.Outcome{Result: metrics.ResultFatal}
-	} else if rsp, out, err = f.compose(ctx, log, req, oxr); err != nil {
-		rsp, out = f.refuse(log, req, oxr, err)
+	} else {
+		if verdict == freshness.StatusBehind {
+			read = newest.Substitute(oxr.Resource.Object, read)
+		}
+		if rsp, out, err = f.compose(ctx, log, req, oxr); err != nil {
+			rsp, out = f.refuse(log, req, oxr, err)
+		}
+	}
+	// The remembered answer keeps its own sequence; a decision gets one.
+	var stamp freshness.Stamp
+	decided := false
+	if !verdict.Answered() {
+		stamp, decided = freshness.StampAnswer(rsp, read)
 	}
 	reconcile.Record(rsp)
 	out.Applied = reconcile.Settled(req, rsp)
+	if verdict != freshness.Fresh {
+		out.Stale = verdict.String()
+	}
+	if decided && out.Applied {
+		f.memory.Remember(read, stamp, req, rsp, contextRelease)
+	}
 	f.metrics.Record(out, start)
 	return rsp, nil
 }

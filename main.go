@@ -17,6 +17,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 )
@@ -48,12 +49,16 @@ func (c *CLI) Run() error {
 		return err
 	}
 
-	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &metric.Client{Now: time.Now}}
+	fn := &Function{
+		log: log, clock: ClockFunc(time.Now), querier: &metric.Client{Now: time.Now},
+		memory: freshness.NewMemory(freshness.DefaultEntries, freshness.DefaultBytes),
+	}
 	if !c.Now.IsZero() {
-		// A preview: every rollout at one instant, and no metric queried
-		// (the recorded measurements stand, and say when one is due).
+		// A preview: every rollout at one instant, no metric queried (the
+		// recorded measurements stand, and say when one is due), and no
+		// memory of earlier answers: its output is a function of its input.
 		fixed := c.Now
-		fn.clock, fn.querier = ClockFunc(func() time.Time { return fixed }), nil
+		fn.clock, fn.querier, fn.memory = ClockFunc(func() time.Time { return fixed }), nil, nil
 		log.Info("Evaluating rollouts at a fixed instant, querying no metric", "now", fixed.Format(time.RFC3339))
 	}
 	return c.serve(fn, log)
@@ -83,6 +88,9 @@ func (c *CLI) serve(fn *Function, log logging.Logger) error {
 			return errors.Wrap(err, "cannot register the metrics")
 		}
 		fn.metrics = m
+		if err := metrics.RegisterMemory(reg, fn.memory.Len); err != nil {
+			return errors.Wrap(err, "cannot register the metrics")
+		}
 	}
 	return function.Serve(withRecover(fn, log, fn.metrics),
 		function.Listen(c.Network, c.Address),

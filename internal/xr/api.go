@@ -939,6 +939,15 @@ type RolloutStatus struct {
 	// BakeStartedAt is when the last step passed and started baking (see
 	// traffic.bake).
 	BakeStartedAt *metav1.Time `json:"bakeStartedAt,omitempty"`
+	// Sequence counts the decisions the function recorded in this status:
+	// it grows by one with every change of status.rollout or
+	// status.release, and with the XR's metadata.generation it orders
+	// Crossplane's reads, whose caches lag under load: a read older than a
+	// decision answered gets that decision again, never an older one (see
+	// docs/rollout.md, "Fresh state"). Written by the function only.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9007199254740991
+	Sequence int64 `json:"sequence,omitempty"`
 	// Message says what the rollout is doing, for people; the function
 	// never reads it back. At most 1024 characters.
 	// +kubebuilder:validation:MaxLength=1024

@@ -205,11 +205,17 @@ var (
 	maxStatusTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 )
 
+// MaxSequence is the largest status.rollout.sequence, the XRD's maximum:
+// the largest integer a JSON number (a float64, in the function's requests)
+// holds exactly. A counter there stays there.
+const MaxSequence = 1<<53 - 1
+
 // Bounded is the status as the API server admits it, whatever the run
 // observed: the message cut to MaxStatusMessage characters, the times within
-// the years date-time admits.
+// the years date-time admits, the sequence within 0..MaxSequence.
 func (s RolloutStatus) Bounded() RolloutStatus {
 	s.Message = CutRunes(s.Message, MaxStatusMessage)
+	s.Sequence = min(max(s.Sequence, 0), MaxSequence)
 	s.StepStartedAt = clampTime(s.StepStartedAt)
 	s.NextStepAt = clampTime(s.NextStepAt)
 	s.BakeStartedAt = clampTime(s.BakeStartedAt)
