@@ -102,7 +102,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		if verdict == freshness.StatusBehind {
 			read = newest.Substitute(oxr.Resource.Object, read)
 		}
-		if rsp, out, err = f.compose(ctx, log, req, oxr); err != nil {
+		if rsp, out, err = f.compose(ctx, log, req, oxr, newest.Composed(read)); err != nil {
 			rsp, out = f.refuse(log, req, oxr, err)
 		}
 	}
@@ -148,7 +148,10 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 // input, for a Fatal result; it names the CanaryRoute's or the Input's
 // field. Nothing is written to a response until everything is decided, so a
 // run that fails leaves no trace.
-func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
+//
+// composed are the objects the newest decision answered composed, when the
+// run decides on its status: what a hold re-emits (see run.In).
+func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed map[string]map[string]any) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
 	r, err := f.read(req, oxr)
 	if err != nil {
 		return nil, metrics.Outcome{}, err
@@ -156,6 +159,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	out, err := run.Compose(ctx, run.In{
 		Plan:       r.plan,
 		Observed:   r.observed,
+		Composed:   reconcile.Composed(composed),
 		Existing:   r.required.Existing,
 		Gate:       r.required.GateObjects,
 		Owner:      r.owner,

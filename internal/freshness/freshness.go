@@ -370,7 +370,7 @@ func NewMemory(entries int, bytes uint64) *Memory {
 }
 
 // Order orders a read against the decision remembered for its composite,
-// which it returns for a verdict other than Fresh.
+// which it returns (nil when it remembers none).
 func (m *Memory) Order(r Read) (Verdict, *Decision) {
 	if m == nil || !r.Ordered() {
 		return Fresh, nil
@@ -379,11 +379,24 @@ func (m *Memory) Order(r Read) (Verdict, *Decision) {
 	if !ok || d.identity != r.Identity {
 		return Fresh, nil
 	}
-	v := d.order(r)
-	if v == Fresh {
-		return Fresh, nil
+	return d.order(r), d
+}
+
+// Composed are the objects the decision composed, by composed resource
+// name, when a run decides on its status (the read's status is the
+// decision's, or was replaced by it: see Substitute); nil otherwise. They
+// are what the cluster holds, or will once Crossplane's apply lands, while
+// the observed ones may lag: a hold re-emits these. The maps are the run's
+// own.
+func (d *Decision) Composed(r Read) map[string]map[string]any {
+	if d == nil || r.Status != d.digest || r.Sequence != d.sequence {
+		return nil
 	}
-	return v, d
+	out := make(map[string]map[string]any, len(d.resources))
+	for k, v := range d.resources {
+		out[k] = v.GetResource().AsMap()
+	}
+	return out
 }
 
 // Remember remembers the decision that an answer to a read records (see

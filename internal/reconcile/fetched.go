@@ -79,3 +79,15 @@ func Observed(observed map[resource.Name]resource.ObservedComposed) map[compose.
 	}
 	return out
 }
+
+// Composed are objects the function composed, by key; nil for none.
+func Composed(objects map[string]map[string]any) map[compose.Key]map[string]any {
+	if objects == nil {
+		return nil
+	}
+	out := make(map[compose.Key]map[string]any, len(objects))
+	for name, o := range objects {
+		out[compose.Key(name)] = o
+	}
+	return out
+}

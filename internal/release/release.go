@@ -72,6 +72,10 @@ type Input struct {
 	// Ready is the ready replicas of a revision's workload, and whether it
 	// was found; nil when the release names no workload.
 	Ready func(revision string) (int32, bool)
+	// RouteWithoutCanary reports whether the observed route sends the
+	// canary nothing (and, if not, why); nil when the route is not
+	// observed. The canary Service moves to another revision only then.
+	RouteWithoutCanary func() (bool, string)
 }
 
 // A Decision is the release's verdict on a run.
@@ -129,6 +133,7 @@ func Decide(in Input) Decision {
 	default:
 		d = rollingOut(in, st)
 	}
+	d = canaryServiceMove(in, d)
 	d.Status = d.Status.Bounded()
 	d.Rollout.Status = d.Rollout.Status.Bounded()
 	d.Record = record(in, d)
@@ -137,6 +142,59 @@ func Decide(in Input) Decision {
 		if wait := at.Sub(in.Rollout.Now); wait > 0 && wait < d.Rollout.Requeue {
 			d.Rollout.Requeue = max(wait, rollout.MinRequeue)
 		}
+	}
+	return d
+}
+
+// canaryServiceMove keeps the canary Service on the revision it is observed
+// selecting until the route sends it nothing, whatever moves it (a new
+// revision in the middle of a step, a return to the stable revision, a
+// rollback, a new revision during a promotion or its unwinding): the
+// route first takes the canary to 0% and drops its canary-only rules; once
+// the observed route carries that, accepted, the move is due
+// PromotionSettle later (the gateway's data plane follows its route a
+// moment after accepting it), and the Service moves then, if the route
+// still sends it nothing. status.release.canaryMove records the move under
+// way. A hold (paused) moves nothing and re-emits the Service as it was.
+func canaryServiceMove(in Input, d Decision) Decision {
+	to := d.CanaryRevision
+	if to == "" {
+		to = in.Rollout.Revision
+	}
+	from, now := in.ObservedCanary, in.Rollout.Now
+	pending := d.Status.CanaryMove
+	d.Status.CanaryMove = nil
+	if from == "" || from == to || d.Rollout.HoldPrevious {
+		return d
+	}
+	drained, why := false, "the route has not been observed yet"
+	if in.RouteWithoutCanary != nil {
+		drained, why = in.RouteWithoutCanary()
+	}
+	if d.Rollout.CanaryWeight > 0 || d.Rollout.Active {
+		drained, why = false, "the route is taken to 0% for the canary first"
+	}
+	msg := fmt.Sprintf("the canary Service keeps selecting revision %s until the route sends it nothing (%s); then it moves to revision %s", from, why, to)
+	requeue := rollout.MinRequeue
+	if drained {
+		at := now.Add(PromotionSettle)
+		if pending != nil && pending.From == from && pending.To == to && !pending.At.After(at) {
+			at = pending.At.Time
+		}
+		if !now.Before(at) {
+			return d // The route has sent it nothing long enough: it moves.
+		}
+		d.Status.CanaryMove = &xr.CanaryMove{From: from, To: to, At: metav1.Time{Time: at}}
+		msg = fmt.Sprintf("the route sends the canary nothing: its Service moves from revision %s to %s at %s, once the gateway serves the route", from, to, at.UTC().Format(time.RFC3339))
+		requeue = max(at.Sub(now), rollout.MinRequeue)
+	}
+	d.CanaryRevision = from
+	d.Rollout.CanaryWeight, d.Rollout.Active = 0, false
+	d.Rollout.Status = withWeights(d.Rollout.Status, 0)
+	d.Rollout.Status.Message = msg
+	d.Rollout.Requeue = min(d.Rollout.Requeue, requeue)
+	if d.Rollout.Requeue <= 0 {
+		d.Rollout.Requeue = requeue
 	}
 	return d
 }

@@ -46,6 +46,12 @@ type In struct {
 	Plan *compose.Plan
 	// Observed are the observed composed resources, by key.
 	Observed map[compose.Key]map[string]any
+	// Composed are the objects that the newest decision the function
+	// answered for the XR composed, when the run decides on that
+	// decision's status; nil otherwise. A hold re-emits them rather than
+	// the observed ones: Crossplane's caches lag, and holding a route as
+	// observed seconds ago would move its weights back.
+	Composed map[compose.Key]map[string]any
 	// Existing are the objects Crossplane fetched for a target (an object
 	// the run is about to compose), and Gate those it fetched for the i-th
 	// gate.
@@ -141,9 +147,10 @@ func Compose(ctx context.Context, in In) (Out, error) {
 	if r := cr.Spec.Release; r != nil {
 		rd := release.Decide(release.Input{
 			Rollout: ri, Release: r, Status: cr.Status.Release,
-			ObservedPrimary: observedRevision(in.Observed[compose.KeyServicePrimary], r.RevisionLabel),
-			ObservedCanary:  observedRevision(in.Observed[compose.KeyServiceCanary], r.RevisionLabel),
-			Ready:           readiness(r, in.Workload),
+			ObservedPrimary:    observedRevision(in.Observed[compose.KeyServicePrimary], r.RevisionLabel),
+			ObservedCanary:     observedRevision(in.Observed[compose.KeyServiceCanary], r.RevisionLabel),
+			Ready:              readiness(r, in.Workload),
+			RouteWithoutCanary: plan.RouteWithoutCanary(obs),
 		})
 		d, rel = rd.Rollout, &rd
 		// A promotion moves the primary Service before the route; leaving
@@ -172,7 +179,11 @@ func Compose(ctx context.Context, in In) (Out, error) {
 	if err := ctx.Err(); err != nil {
 		return Out{}, errors.Wrap(err, errDeadline)
 	}
-	objects, canaryBackends, d, err := plan.Compose(built, obs, d, in.Observed)
+	held := in.Observed
+	if d.HoldPrevious && in.Composed != nil {
+		held = in.Composed
+	}
+	objects, canaryBackends, d, err := plan.Compose(built, obs, d, held)
 	if err != nil {
 		return Out{}, errors.Wrap(err, errCompose)
 	}

@@ -815,6 +815,24 @@ type ReleaseStatus struct {
 	// Retiring is the revision the last promotion retired: it keeps its
 	// replicas until at, then gets none.
 	Retiring *RetiringRevision `json:"retiring,omitempty"`
+	// CanaryMove is a move of the canary Service from one revision to
+	// another that waits for the route: the Service keeps selecting from
+	// while the route may send it a request, and moves at `at`, once the
+	// route has sent it nothing for a while (a gateway's data plane
+	// follows its route a moment after accepting it).
+	CanaryMove *CanaryMove `json:"canaryMove,omitempty"`
+}
+
+// CanaryMove is a move of the canary Service's selector under way.
+type CanaryMove struct {
+	// From is the revision the canary Service selects.
+	// +kubebuilder:validation:MaxLength=63
+	From string `json:"from"`
+	// To is the revision it moves to.
+	// +kubebuilder:validation:MaxLength=63
+	To string `json:"to"`
+	// At is when it moves, if the route still sends it nothing.
+	At metav1.Time `json:"at"`
 }
 
 // StableRevision is the revision the primary serves.

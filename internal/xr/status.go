@@ -70,6 +70,7 @@ func normalizeReleaseTimes(v any) any {
 	}
 	out["stable"] = upper(out["stable"], "since")
 	out["retiring"] = upper(out["retiring"], "at")
+	out["canaryMove"] = upper(out["canaryMove"], "at")
 	if list, ok := out["history"].([]any); ok {
 		history := make([]any, 0, len(list))
 		for _, item := range list {
@@ -77,7 +78,7 @@ func normalizeReleaseTimes(v any) any {
 		}
 		out["history"] = history
 	}
-	for _, k := range []string{"stable", "retiring"} {
+	for _, k := range []string{"stable", "retiring", "canaryMove"} {
 		if out[k] == nil {
 			delete(out, k)
 		}
