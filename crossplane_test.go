@@ -78,6 +78,10 @@ type xpSim struct {
 	// querier, when set, answers the metrics' queries; unset, the function
 	// queries nothing, as a preview.
 	querier metric.Querier
+	// fn, when set, is the one function process every call goes to, with
+	// its memory of the decisions it answered (see internal/freshness);
+	// unset, each call goes to a new process, which remembers nothing.
+	fn *Function
 	// log of each run.
 	runs []simRun
 	seen map[string]int
@@ -233,7 +237,12 @@ func (s *xpSim) reconcile() reconciled {
 	now := s.now
 	for call := 1; call <= maxRequirementsCalls; call++ {
 		at := now
-		f := withRecover(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return at }), metrics: s.metrics, querier: s.querier}, logging.NewNopLogger(), s.metrics)
+		process := &Function{log: logging.NewNopLogger(), metrics: s.metrics, querier: s.querier}
+		if s.fn != nil {
+			process = s.fn
+		}
+		process.clock = ClockFunc(func() time.Time { return at })
+		f := withRecover(process, logging.NewNopLogger(), s.metrics)
 		rsp, err := f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
 		if err != nil {
 			return reconciled{calls: call, err: err}

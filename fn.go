@@ -89,8 +89,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	var out metrics.Outcome
 	// A read older than a decision answered gets that decision, unchanged:
 	// answering it afresh would move the rollout back.
-	read := freshness.ReadOf(req)
-	verdict, newest := f.memory.Order(read)
+	read, verdict, newest := f.memory.Order(freshness.ReadOf(req))
 	if verdict.Answered() {
 		rsp, out = newest.Answer(req), metrics.Outcome{Result: metrics.ResultStale}
 	} else if oxr, err := request.GetObservedCompositeResource(req); err != nil {

@@ -370,16 +370,24 @@ func NewMemory(entries int, bytes uint64) *Memory {
 }
 
 // Order orders a read against the decision remembered for its composite,
-// which it returns (nil when it remembers none).
-func (m *Memory) Order(r Read) (Verdict, *Decision) {
+// which it returns (nil when it remembers none), with the read as the run
+// answers it: a read whose status says what the remembered one says is
+// that decision's, whatever sequence it carries (an older one whose
+// status said the same, or one an XRD pruned), so its run counts on from
+// the remembered sequence, never back.
+func (m *Memory) Order(r Read) (Read, Verdict, *Decision) {
 	if m == nil || !r.Ordered() {
-		return Fresh, nil
+		return r, Fresh, nil
 	}
 	d, ok := m.decisions.Get(r.UID)
 	if !ok || d.identity != r.Identity {
-		return Fresh, nil
+		return r, Fresh, nil
 	}
-	return d.order(r), d
+	v := d.order(r)
+	if v == Fresh && r.Status == d.digest {
+		r.Sequence = max(r.Sequence, d.sequence)
+	}
+	return r, v, d
 }
 
 // Composed are the objects the decision composed, by composed resource
