@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
+	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 )
 
 // A cacheView is what a cache holds of the cluster at one time: the XR
@@ -49,6 +51,9 @@ type laggingSim struct {
 	newestGen, newestSeq int64
 	newestStatus         map[string]any
 	stale                int
+	// prune drops status.rollout.sequence from what is applied, as an XRD
+	// from before it existed does.
+	prune bool
 	// reads are what each reconcile read, in order.
 	reads []read
 }
@@ -187,6 +192,9 @@ func (s *laggingSim) reconcileLagging() []string {
 	s.reads = append(s.reads, r)
 	rc, stale, wrong := s.answer(r)
 	s.apply(rc.rsp)
+	if rollout, ok := s.status["rollout"].(map[string]any); ok && s.prune {
+		delete(rollout, "sequence")
+	}
 	s.push()
 	readGen := int64(r.xr.xr["metadata"].(map[string]any)["generation"].(float64))
 	cur := s.state(readGen, stale)
@@ -264,8 +272,11 @@ func checkFresh(prev, cur clusterState) []string {
 // freshScenario drives a rollout of v2 through its steps, aborts it at
 // step 1, clears the abort, then starts v3, with a reconcile every 10
 // seconds on caches that lag; it returns what the checks found wrong.
-func freshScenario(t *testing.T, seed uint64, remember bool) (*laggingSim, []string) {
+func freshScenario(t *testing.T, seed uint64, remember bool, opts ...func(*laggingSim)) (*laggingSim, []string) {
 	s := newLaggingSim(t, steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, ""), seed, 4, remember)
+	for _, o := range opts {
+		o(s)
+	}
 	var wrong []string
 	for i := range 120 {
 		switch i {
@@ -303,6 +314,52 @@ func TestFreshStateLaggingCaches(t *testing.T) {
 			// Liveness: the caches caught up, and v3 completed its steps.
 			if last := s.history[len(s.history)-1]; last.revision != "v3" || last.phase != "Succeeded" || last.weight != 100 {
 				t.Errorf("The rollout of v3 must end Succeeded at 100%% once the caches catch up; it ended at %s\nhistory:\n%s", last, describeHistory(s.history))
+			}
+		})
+	}
+}
+
+func TestFreshStateCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.NewRuns(reg, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, wrong := freshScenario(t, 3, true, func(s *laggingSim) { s.metrics, s.fn.metrics = m, m })
+	if len(wrong) > 0 {
+		t.Fatalf("setup: %v", wrong)
+	}
+	got := counterValue(t, reg, "function_canary_route_stale_reads_total", "read", "spec") +
+		counterValue(t, reg, "function_canary_route_stale_reads_total", "read", "status")
+	if s.stale == 0 || got != float64(s.stale) {
+		t.Errorf("stale_reads_total{read=spec|status} = %v, but %d reconciles read a stale XR (each counted once, on the call Crossplane applies)", got, s.stale)
+	}
+	// Each advance the cluster saw is counted once: never again by a
+	// stale read answered with it.
+	advances := 0
+	for i := 1; i < len(s.history); i++ {
+		cur, prev := s.history[i], s.history[i-1]
+		if cur.reason == "StepAdvanced" && (cur.step != prev.step || cur.revision != prev.revision) {
+			advances++
+		}
+	}
+	if transitions := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", "StepAdvanced"); advances == 0 || transitions != float64(advances) {
+		t.Errorf("transitions_total{reason=StepAdvanced} = %v, but the cluster saw %d advances", transitions, advances)
+	}
+}
+
+func TestFreshStatePrunedSequence(t *testing.T) {
+	// An XRD from before status.rollout.sequence prunes it from every
+	// status written: the memory still orders reads by what the status
+	// says, and the rollouts complete.
+	for seed := range seeds() {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			s, wrong := freshScenario(t, seed, true, func(s *laggingSim) { s.prune = true })
+			if len(wrong) > 0 {
+				t.Errorf("With the sequence pruned, the rollout must still never move back:\n%s\nhistory:\n%s", strings.Join(wrong, "\n"), describeHistory(s.history))
+			}
+			if last := s.history[len(s.history)-1]; last.revision != "v3" || last.phase != "Succeeded" || last.weight != 100 {
+				t.Errorf("With the sequence pruned, v3 must still end Succeeded at 100%%; it ended at %s", last)
 			}
 		})
 	}

@@ -22,6 +22,8 @@
 package freshness
 
 import (
+	"math"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -104,10 +106,14 @@ func statusOf(status *structpb.Value) (int64, memo.Key) {
 // else (a status written by hand, with a fraction or of another type).
 func integer(v *structpb.Value) int64 {
 	n, ok := v.GetKind().(*structpb.Value_NumberValue)
-	if !ok || n.NumberValue != float64(int64(n.NumberValue)) {
+	switch {
+	case !ok || n.NumberValue < 0 || n.NumberValue != math.Trunc(n.NumberValue):
+		// Negative, fractional, NaN: none.
 		return 0
+	case n.NumberValue >= xr.MaxSequence:
+		return xr.MaxSequence
 	}
-	return min(max(int64(n.NumberValue), 0), xr.MaxSequence)
+	return int64(n.NumberValue)
 }
 
 // A Verdict says how a run answers a read.
