@@ -150,7 +150,7 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 //
 // composed are the objects the newest decision answered composed, when the
 // run decides on its status: what a hold re-emits (see run.In).
-func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed map[string]map[string]any) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
+func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed func() map[string]map[string]any) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
 	r, err := f.read(req, oxr)
 	if err != nil {
 		return nil, metrics.Outcome{}, err

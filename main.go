@@ -40,6 +40,8 @@ type CLI struct {
 	MaxRecvMessageSize int       `default:"4"     help:"Maximum size of received messages in MB."`
 	MetricsAddress     string    `default:":8080" help:"Address at which to serve Prometheus metrics; empty turns the metrics server off." placeholder:"127.0.0.1:8080"`
 	Now                time.Time `help:"Evaluate rollouts at this instant (RFC 3339) instead of the current time, and query no metric, e.g. to preview a rollout with crossplane render." placeholder:"2026-12-02T10:00:00Z"`
+	RememberEntries    int       `default:"10000" help:"How many CanaryRoutes' newest decisions to remember, to answer Crossplane's stale reads with them (0 remembers none: every read is trusted)."`
+	RememberMiB        int       `default:"64"    help:"The memory, in MiB, that the remembered decisions may take (about 12 to 40 KiB a CanaryRoute)."`
 }
 
 // Run this Function.
@@ -49,9 +51,9 @@ func (c *CLI) Run() error {
 		return err
 	}
 
-	fn := &Function{
-		log: log, clock: ClockFunc(time.Now), querier: &metric.Client{Now: time.Now},
-		memory: freshness.NewMemory(freshness.DefaultEntries, freshness.DefaultBytes),
+	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &metric.Client{Now: time.Now}}
+	if c.RememberEntries > 0 && c.RememberMiB > 0 {
+		fn.memory = freshness.NewMemory(c.RememberEntries, uint64(c.RememberMiB)<<20) //nolint:gosec // Positive.
 	}
 	if !c.Now.IsZero() {
 		// A preview: every rollout at one instant, no metric queried (the

@@ -315,18 +315,22 @@ func decisionOf(r Read, st Stamp, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFun
 		resources: map[string]*fnv1.Resource{}, status: map[string]*structpb.Value{},
 		conditions: rsp.GetConditions(), requirements: rsp.GetRequirements(), ttl: rsp.GetMeta().GetTtl(),
 	}
+	// What a decision holds is counted as memo.Bytes estimates it: in
+	// memory, not encoded (proto.Size allocates for every map entry, a
+	// tenth of a 16-rule run). A route that runs share (compose.Wire) is
+	// counted in full, though the cache of routes holds it too.
 	passed := req.GetDesired().GetResources()
 	for k, v := range rsp.GetDesired().GetResources() {
 		if passed[k] != v {
 			d.resources[k] = v
-			d.bytes += uint64(proto.Size(v)) //nolint:gosec // A size is never negative.
+			d.bytes += 128 + uint64(len(k)) + memo.Bytes(v.GetResource())
 		}
 	}
 	status := rsp.GetDesired().GetComposite().GetResource().GetFields()[fieldStatus].GetStructValue().GetFields()
 	for _, k := range ownStatus {
 		if v, ok := status[k]; ok {
 			d.status[k] = v
-			d.bytes += uint64(proto.Size(v)) //nolint:gosec // A size is never negative.
+			d.bytes += 64 + memo.Bytes(v.GetStructValue())
 		}
 	}
 	for _, k := range contextKeys {
@@ -335,13 +339,11 @@ func decisionOf(r Read, st Stamp, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFun
 				d.context = map[string]*structpb.Value{}
 			}
 			d.context[k] = v
-			d.bytes += uint64(proto.Size(v)) //nolint:gosec // A size is never negative.
+			d.bytes += 64 + memo.Bytes(v.GetStructValue())
 		}
 	}
-	for _, c := range d.conditions {
-		d.bytes += uint64(proto.Size(c)) //nolint:gosec // A size is never negative.
-	}
-	d.bytes += uint64(proto.Size(d.requirements)) + 256 //nolint:gosec // A size is never negative.
+	// Conditions and requirements: a few hundred bytes each.
+	d.bytes += 512 + 512*uint64(len(d.conditions)+len(d.requirements.GetResources())+len(d.requirements.GetSchemas()))
 	return d
 }
 
@@ -351,13 +353,13 @@ func (d *Decision) newerThan(o *Decision) bool {
 	return d.generation > o.generation || (d.generation == o.generation && d.sequence > o.sequence)
 }
 
-// Bounds of a Memory.
+// Bounds of a Memory, the CLI's defaults.
 const (
 	// DefaultEntries is how many composites a Memory remembers.
 	DefaultEntries = 10000
-	// DefaultBytes bounds what it remembers, in the encoded size of the
-	// answers (what they take in memory is about twice that).
-	DefaultBytes = 32 << 20
+	// DefaultBytes bounds what it remembers, as memo.Bytes estimates it:
+	// 12 to 40 KiB a CanaryRoute on the heap, counted a little above.
+	DefaultBytes = 64 << 20
 )
 
 // A Memory remembers, per composite UID, the newest decision the function
@@ -396,21 +398,23 @@ func (m *Memory) Order(r Read) (Read, Verdict, *Decision) {
 	return r, v, d
 }
 
-// Composed are the objects the decision composed, by composed resource
-// name, when a run decides on its status (the read's status is the
-// decision's, or was replaced by it: see Substitute); nil otherwise. They
-// are what the cluster holds, or will once Crossplane's apply lands, while
-// the observed ones may lag: a hold re-emits these. The maps are the run's
-// own.
-func (d *Decision) Composed(r Read) map[string]map[string]any {
+// Composed returns the objects the decision composed, by composed
+// resource name, when a run decides on its status (the read's status is
+// the decision's, or was replaced by it: see Substitute); nil otherwise.
+// They are what the cluster holds, or will once Crossplane's apply lands,
+// while the observed ones may lag: a hold re-emits these. The objects are
+// converted when asked for, a hold being rare; the maps are the caller's.
+func (d *Decision) Composed(r Read) func() map[string]map[string]any {
 	if d == nil || r.Status != d.digest || r.Sequence != d.sequence {
 		return nil
 	}
-	out := make(map[string]map[string]any, len(d.resources))
-	for k, v := range d.resources {
-		out[k] = v.GetResource().AsMap()
+	return func() map[string]map[string]any {
+		out := make(map[string]map[string]any, len(d.resources))
+		for k, v := range d.resources {
+			out[k] = v.GetResource().AsMap()
+		}
+		return out
 	}
-	return out
 }
 
 // Remember remembers the decision that an answer to a read records (see

@@ -316,3 +316,32 @@ func (c *Cache[K, V]) add(key K, value V, bytes uint64) {
 		c.bytes -= oldest.bytes
 	}
 }
+
+// Bytes estimates the memory a JSON object in its protobuf form holds (a
+// structpb node is a message of about 64 bytes beside what it points to),
+// without allocating: what caches of such objects are bounded by.
+func Bytes(s *structpb.Struct) uint64 {
+	n := uint64(64)
+	for k, v := range s.GetFields() {
+		n += 48 + uint64(len(k)) + valueBytes(v)
+	}
+	return n
+}
+
+func valueBytes(v *structpb.Value) uint64 {
+	const node = 64
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		return node + 16 + uint64(len(k.StringValue))
+	case *structpb.Value_ListValue:
+		n := uint64(node + 24 + 8*len(k.ListValue.GetValues()))
+		for _, item := range k.ListValue.GetValues() {
+			n += valueBytes(item)
+		}
+		return n
+	case *structpb.Value_StructValue:
+		return node + Bytes(k.StructValue)
+	default:
+		return node
+	}
+}

@@ -80,14 +80,18 @@ func Observed(observed map[resource.Name]resource.ObservedComposed) map[compose.
 	return out
 }
 
-// Composed are objects the function composed, by key; nil for none.
-func Composed(objects map[string]map[string]any) map[compose.Key]map[string]any {
+// Composed returns objects the function composed, by key, converted when
+// asked for; nil for none.
+func Composed(objects func() map[string]map[string]any) func() map[compose.Key]map[string]any {
 	if objects == nil {
 		return nil
 	}
-	out := make(map[compose.Key]map[string]any, len(objects))
-	for name, o := range objects {
-		out[compose.Key(name)] = o
+	return func() map[compose.Key]map[string]any {
+		byName := objects()
+		out := make(map[compose.Key]map[string]any, len(byName))
+		for name, o := range byName {
+			out[compose.Key(name)] = o
+		}
+		return out
 	}
-	return out
 }

@@ -51,7 +51,7 @@ type In struct {
 	// decision's status; nil otherwise. A hold re-emits them rather than
 	// the observed ones: Crossplane's caches lag, and holding a route as
 	// observed seconds ago would move its weights back.
-	Composed map[compose.Key]map[string]any
+	Composed func() map[compose.Key]map[string]any
 	// Existing are the objects Crossplane fetched for a target (an object
 	// the run is about to compose), and Gate those it fetched for the i-th
 	// gate.
@@ -181,7 +181,7 @@ func Compose(ctx context.Context, in In) (Out, error) {
 	}
 	held := in.Observed
 	if d.HoldPrevious && in.Composed != nil {
-		held = in.Composed
+		held = in.Composed()
 	}
 	objects, canaryBackends, d, err := plan.Compose(built, obs, d, held)
 	if err != nil {

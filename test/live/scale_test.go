@@ -22,6 +22,11 @@ const DefaultScale = 200
 // TestScale, space-separated (default DefaultScaleCrossplaneFlags).
 const EnvScaleCrossplaneFlags = "CANARY_ROUTE_SCALE_CROSSPLANE_FLAGS"
 
+// EnvScaleFunctionFlags are more flags for the function in TestScale,
+// space-separated (such as --remember-entries=0, to measure it without its
+// memory of decisions).
+const EnvScaleFunctionFlags = "CANARY_ROUTE_SCALE_FUNCTION_FLAGS"
+
 // DefaultScaleCrossplaneFlags are none: Crossplane's defaults
 // (--max-reconcile-rate=100), under which its caches lag and the function
 // keeps every rollout monotonic itself.
@@ -67,12 +72,14 @@ func TestScale(t *testing.T) {
 	if v, ok := os.LookupEnv(EnvScaleCrossplaneFlags); ok {
 		flags = v
 	}
+	fnFlags := strings.Fields(os.Getenv(EnvScaleFunctionFlags))
 
 	ctx := t.Context()
 	cp, err := scale.Start(ctx, scale.Setup{
 		Root:           env.root,
 		Package:        env.cp.Package,
 		CrossplaneArgs: strings.Fields(flags),
+		FunctionArgs:   fnFlags,
 		Logf:           t.Logf,
 	})
 	if err != nil {
@@ -89,7 +96,7 @@ func TestScale(t *testing.T) {
 	// Each phase took about a minute at 200 on the 2-core machine with the
 	// default flags; the rest is room for a machine busy with other tests.
 	o.Timeout = 3*time.Minute + time.Duration(n)*1500*time.Millisecond
-	t.Logf("%d CanaryRoutes; Crossplane flags: %s", n, cp.Flags())
+	t.Logf("%d CanaryRoutes; Crossplane flags: %s; the function's: %v", n, cp.Flags(), fnFlags)
 	res, err := scale.Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)

@@ -516,7 +516,7 @@ func (r *run) observe(u *unstructured.Unstructured) {
 			r.fatalXRs[u.GetName()] = true
 		}
 	}
-	if phase == "Failed" || phase == "Aborted" {
+	if phase == "Failed" || phase == "Aborted" && !s.abort {
 		r.problems[fmt.Sprintf("rollout %s: %v", phase, ro["message"])]++
 	}
 	if s.ready.IsZero() && conds["Ready"].Status == "True" {
