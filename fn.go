@@ -101,7 +101,11 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		if verdict == freshness.StatusBehind {
 			read = newest.Substitute(oxr.Resource.Object, read)
 		}
-		if rsp, out, err = f.compose(ctx, log, req, oxr, newest.Composed(read)); err != nil {
+		var composed run.Composition
+		if c := newest.Composed(read); c != nil {
+			composed = c
+		}
+		if rsp, out, err = f.compose(ctx, log, req, oxr, composed); err != nil {
 			rsp, out = f.refuse(log, req, oxr, err)
 		}
 	}
@@ -150,7 +154,7 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 //
 // composed are the objects the newest decision answered composed, when the
 // run decides on its status: what a hold re-emits (see run.In).
-func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed func() map[string]map[string]any) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
+func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed run.Composition) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
 	r, err := f.read(req, oxr)
 	if err != nil {
 		return nil, metrics.Outcome{}, err
@@ -158,7 +162,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	out, err := run.Compose(ctx, run.In{
 		Plan:       r.plan,
 		Observed:   r.observed,
-		Composed:   reconcile.Composed(composed),
+		Composed:   composed,
 		Existing:   r.required.Existing,
 		Gate:       r.required.GateObjects,
 		Owner:      r.owner,

@@ -243,8 +243,9 @@ func canaryWeightOf(route map[string]any) int64 {
 }
 
 // restartReasons are the reasons of decisions that take a revision's
-// rollout back to step 0 on purpose.
-var restartReasons = []string{"RolloutStarted", "RolloutRestarted", "RolloutRetried", "StepsChanged", "CanaryChanged"}
+// rollout back on purpose: to step 0, or, at the end of a release's
+// promotion, its weight to the primary.
+var restartReasons = []string{"RolloutStarted", "RolloutRestarted", "RolloutRetried", "StepsChanged", "CanaryChanged", "Promoted", "RolledBack"}
 
 // checkFresh checks an apply against the one before, by the contract:
 // within one revision, the step and the canary's weight never go below
@@ -543,4 +544,93 @@ func sameBeside(a, b map[string]any, member string) bool {
 	delete(a, member)
 	delete(b, member)
 	return cmp.Equal(a, b)
+}
+
+// releaseScenario releases v1, rolls v2 out and promotes it (with a bake),
+// rolls v3 out, rolls back to v2 in the middle of v3's step 1, all on
+// caches that lag; it returns what the checks found wrong.
+func releaseScenario(t *testing.T, seed uint64) (*laggingSim, []string) {
+	s := newLaggingSim(t, namespacedXR(`
+  parentRefs: [{name: gateway}]
+  port: 9898
+  release: {selector: {app: podinfo}, revisionLabel: version, replicas: 4}
+  canary: {revision: v1}
+  traffic:
+    steps: [{weight: 10, pause: 30s}, {weight: 50, pause: 1m}, {weight: 100}]
+    bake: 30s
+    rollbackWindow: 2`), seed, 4, true)
+	var wrong []string
+	for i := range 180 {
+		switch i {
+		case 2:
+			s.edit("canary.revision", "v2")
+		case 70:
+			s.edit("canary.revision", "v3")
+		case 96:
+			s.edit("canary.revision", "v1") // a rollback, in the middle of v3's step 1
+		case 160:
+			s.maxLag = 0
+		}
+		wrong = append(wrong, s.reconcileLagging()...)
+		s.wrongMoves(&wrong)
+		s.now = s.now.Add(5 * time.Second)
+	}
+	return s, wrong
+}
+
+// wrongMoves checks the last apply: a proxy Service whose selector it
+// changed was given no weight by the route the cluster held before.
+func (s *laggingSim) wrongMoves(wrong *[]string) {
+	n := len(s.objVersions)
+	if n < 2 {
+		return
+	}
+	before, after := s.objVersions[n-2], s.objVersions[n-1]
+	selects := func(v cacheView, key string) any {
+		o := v.objects[v.keys[key]]
+		spec, _ := o["spec"].(map[string]any)
+		sel, _ := spec["selector"].(map[string]any)
+		return sel["version"]
+	}
+	routeBefore := before.objects[before.keys["route-httproute"]]
+	for key, weight := range map[string]int64{"service-canary": canaryWeightOf(routeBefore), "service-primary": primaryWeightOf(routeBefore)} {
+		from, to := selects(before, key), selects(after, key)
+		if from != nil && to != nil && from != to && weight > 0 {
+			*wrong = append(*wrong, fmt.Sprintf("%s: %s moved %v -> %v while the route gave it %d%%", s.now.Format(time.TimeOnly), key, from, to, weight))
+		}
+	}
+}
+
+// primaryWeightOf is the weight of the primary backend (podinfo-primary)
+// in the first rule of a route; 0 when it has none.
+func primaryWeightOf(route map[string]any) int64 {
+	spec, _ := route["spec"].(map[string]any)
+	rules, _ := spec["rules"].([]any)
+	if len(rules) == 0 {
+		return 0
+	}
+	refs, _ := rules[0].(map[string]any)["backendRefs"].([]any)
+	for _, r := range refs {
+		ref, _ := r.(map[string]any)
+		if ref["name"] == "podinfo-primary" {
+			w, _ := ref["weight"].(float64)
+			return int64(w)
+		}
+	}
+	return 0
+}
+
+func TestFreshStateReleaseLaggingCaches(t *testing.T) {
+	for seed := range seeds() {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			s, wrong := releaseScenario(t, seed)
+			if len(wrong) > 0 {
+				t.Errorf("A release under caches that lag (a promotion with a bake, a rollback in the middle of a step) must never move back nor move a Service under traffic:\n%s\nhistory:\n%s",
+					strings.Join(wrong, "\n"), describeHistory(s.history))
+			}
+			if last := s.history[len(s.history)-1]; last.revision != "v1" || last.phase != "Succeeded" || last.reason != "RolledBack" {
+				t.Errorf("The rollback to v1 must end Succeeded (RolledBack) once the caches catch up; it ended at %s\nhistory:\n%s", last, describeHistory(s.history))
+			}
+		})
+	}
 }

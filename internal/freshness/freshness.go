@@ -398,23 +398,41 @@ func (m *Memory) Order(r Read) (Read, Verdict, *Decision) {
 	return r, v, d
 }
 
-// Composed returns the objects the decision composed, by composed
-// resource name, when a run decides on its status (the read's status is
-// the decision's, or was replaced by it: see Substitute); nil otherwise.
-// They are what the cluster holds, or will once Crossplane's apply lands,
-// while the observed ones may lag: a hold re-emits these. The objects are
-// converted when asked for, a hold being rare; the maps are the caller's.
-func (d *Decision) Composed(r Read) func() map[string]map[string]any {
+// Composed is what the decision composed, when a run decides on its status
+// (the read's status is the decision's, or was replaced by it: see
+// Substitute); nil otherwise. It is what the cluster holds, or will once
+// Crossplane's apply lands, while the observed objects may lag: a hold
+// re-emits it, and a Service keeps selecting what it was composed to.
+func (d *Decision) Composed(r Read) *Composition {
 	if d == nil || r.Status != d.digest || r.Sequence != d.sequence {
 		return nil
 	}
-	return func() map[string]map[string]any {
-		out := make(map[string]map[string]any, len(d.resources))
-		for k, v := range d.resources {
-			out[k] = v.GetResource().AsMap()
-		}
-		return out
+	return &Composition{resources: d.resources}
+}
+
+// A Composition is the objects a decision composed, by composed resource
+// name, converted when asked for (a hold being rare); the maps returned
+// are the caller's.
+type Composition struct {
+	resources map[string]*fnv1.Resource
+}
+
+// Object is the object composed under a name; nil for none.
+func (c *Composition) Object(name string) map[string]any {
+	r, ok := c.resources[name]
+	if !ok {
+		return nil
 	}
+	return r.GetResource().AsMap()
+}
+
+// All are every object composed, by name.
+func (c *Composition) All() map[string]map[string]any {
+	out := make(map[string]map[string]any, len(c.resources))
+	for k, v := range c.resources {
+		out[k] = v.GetResource().AsMap()
+	}
+	return out
 }
 
 // Remember remembers the decision that an answer to a read records (see

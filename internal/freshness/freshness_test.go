@@ -411,7 +411,7 @@ func TestSubstitute(t *testing.T) {
 	if r.Sequence != 8 || r.Generation != 4 {
 		t.Errorf("the read decided on is the remembered status's (sequence 8) at the new spec (generation 4): got %d at %d", r.Sequence, r.Generation)
 	}
-	if c := d.Composed(r); c == nil || c()["route-httproute"] == nil {
+	if c := d.Composed(r); c == nil || c.All()["route-httproute"] == nil || c.Object("route-httproute") == nil {
 		t.Error("a run on the remembered status holds what it composed")
 	}
 }

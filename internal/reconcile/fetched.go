@@ -79,19 +79,3 @@ func Observed(observed map[resource.Name]resource.ObservedComposed) map[compose.
 	}
 	return out
 }
-
-// Composed returns objects the function composed, by key, converted when
-// asked for; nil for none.
-func Composed(objects func() map[string]map[string]any) func() map[compose.Key]map[string]any {
-	if objects == nil {
-		return nil
-	}
-	return func() map[compose.Key]map[string]any {
-		byName := objects()
-		out := make(map[compose.Key]map[string]any, len(byName))
-		for name, o := range byName {
-			out[compose.Key(name)] = o
-		}
-		return out
-	}
-}

@@ -72,6 +72,14 @@ type Input struct {
 	// Ready is the ready replicas of a revision's workload, and whether it
 	// was found; nil when the release names no workload.
 	Ready func(revision string) (int32, bool)
+	// ComposedPrimary and ComposedCanary are the revisions the Services
+	// were composed to select by the newest decision the function
+	// answered; "" when none is known (after a restart). Crossplane
+	// applies them on every reconcile, so they are what the Services
+	// select, or will, while the observed ones may lag: the stable
+	// revision is read from the primary's, and a move of the canary starts
+	// from the canary's.
+	ComposedPrimary, ComposedCanary string
 	// RouteWithoutCanary reports whether the observed route sends the
 	// canary nothing (and, if not, why); nil when the route is not
 	// observed. The canary Service moves to another revision only then.
@@ -162,6 +170,9 @@ func canaryServiceMove(in Input, d Decision) Decision {
 		to = in.Rollout.Revision
 	}
 	from, now := in.ObservedCanary, in.Rollout.Now
+	if in.ComposedCanary != "" && from != "" {
+		from = in.ComposedCanary
+	}
 	pending := d.Status.CanaryMove
 	d.Status.CanaryMove = nil
 	if from == "" || from == to || d.Rollout.HoldPrevious {
@@ -216,18 +227,25 @@ func Retirements(st xr.ReleaseStatus, scaleDownDelay time.Duration) map[string]t
 }
 
 // status is status.release as this run trusts it: the stable revision is
-// the one the observed primary Service selects, whatever status says, when
-// one is observed and no promotion is under way (which moves it).
+// the one the primary Service selects (as the function composed it last,
+// else as observed), whatever status says, when one is observed and no
+// promotion is under way (which moves it).
 func status(in Input) xr.ReleaseStatus {
 	var st xr.ReleaseStatus
 	if in.Status != nil {
 		st = *in.Status
 	}
 	prev := in.Rollout.Previous
-	if in.ObservedPrimary == "" || (prev != nil && prev.Phase == xr.PhasePromoting) {
+	selected := in.ObservedPrimary
+	if in.ComposedPrimary != "" && selected != "" {
+		// An observation older than the function's own composition (a
+		// cache that lags) is no evidence against it.
+		selected = in.ComposedPrimary
+	}
+	if selected == "" || (prev != nil && prev.Phase == xr.PhasePromoting) {
 		return st
 	}
-	if st.Stable == nil || st.Stable.Revision != in.ObservedPrimary {
+	if st.Stable == nil || st.Stable.Revision != selected {
 		// The record does not match the cluster: the primary serves what
 		// it selects, and a digest nobody can vouch for rolls nothing
 		// back. Status is memory, not proof: anyone who may write it may
@@ -238,7 +256,7 @@ func status(in Input) xr.ReleaseStatus {
 		if st.Stable != nil {
 			since = st.Stable.Since
 		}
-		st.Stable = &xr.StableRevision{Revision: in.ObservedPrimary, Since: since}
+		st.Stable = &xr.StableRevision{Revision: selected, Since: since}
 	}
 	return st
 }
