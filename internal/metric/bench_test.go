@@ -99,3 +99,16 @@ func BenchmarkCheckHostile(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkCheckOnce(b *testing.B) {
+	// The worst query of BenchmarkCheckHostile's kind found checked: what
+	// every run after the first pays for it.
+	query := strings.Repeat("+", MaxQueryLength-len(`x{b="{{service}}"}`)) + `x{b="{{service}}"}`
+	if err := CheckOnce(query); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = CheckOnce(query)
+	}
+}
