@@ -78,6 +78,11 @@ type xpSim struct {
 	// querier, when set, answers the metrics' queries; unset, the function
 	// queries nothing, as a preview.
 	querier metric.Querier
+	// credentials are the pipeline step's credentials, which Crossplane
+	// sends with every call.
+	credentials map[string]*fnv1.Credentials
+	// log, when set, is the function's log; unset, it logs nothing.
+	log logging.Logger
 	// log of each run.
 	runs []simRun
 	seen map[string]int
@@ -157,8 +162,9 @@ func (s *xpSim) request(required map[string]*fnv1.ResourceSelector) *fnv1.RunFun
 		x["status"] = deepCopyMap(s.status)
 	}
 	req := &fnv1.RunFunctionRequest{
-		Input:    toStruct(t, s.input),
-		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, x)}, Resources: map[string]*fnv1.Resource{}},
+		Input:       toStruct(t, s.input),
+		Observed:    &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, x)}, Resources: map[string]*fnv1.Resource{}},
+		Credentials: s.credentials,
 	}
 	if s.served != nil {
 		req.Meta = allCapabilities
@@ -233,7 +239,11 @@ func (s *xpSim) reconcile() reconciled {
 	now := s.now
 	for call := 1; call <= maxRequirementsCalls; call++ {
 		at := now
-		f := withRecover(&Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return at }), metrics: s.metrics, querier: s.querier}, logging.NewNopLogger(), s.metrics)
+		log := s.log
+		if log == nil {
+			log = logging.NewNopLogger()
+		}
+		f := withRecover(&Function{log: log, clock: ClockFunc(func() time.Time { return at }), metrics: s.metrics, querier: s.querier}, log, s.metrics)
 		rsp, err := f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
 		if err != nil {
 			return reconciled{calls: call, err: err}
