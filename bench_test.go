@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
+	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
 )
 
@@ -249,6 +251,51 @@ func asServed(b *testing.B) {
 	verify := compose.VerifyShared
 	compose.VerifyShared = false
 	b.Cleanup(func() { compose.VerifyShared = verify })
+}
+
+// BenchmarkRunFunctionRemembered measures runs as the function serves them
+// in a cluster: with its memory of the newest decision per CanaryRoute
+// (internal/freshness), on requests from a cluster (a UID and a
+// generation). Fresh is a settled CanaryRoute's run: its status is the one
+// the function answered, the call settles (its context records the
+// requirements it makes again), so the run decides, stamps its sequence
+// and remembers its answer. Stale is a read older than that answer,
+// answered with the remembered decision.
+func BenchmarkRunFunctionRemembered(b *testing.B) {
+	asServed(b)
+	for name, req := range benchRequests(b) {
+		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow }), memory: freshness.NewMemory(freshness.DefaultEntries, freshness.DefaultBytes)}
+		stale := proto.Clone(req).(*fnv1.RunFunctionRequest)
+		md := stale.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
+		md.Fields["uid"], md.Fields["generation"] = structpb.NewStringValue("9d2f6c4e-0000-4000-8000-0000000000b1"), structpb.NewNumberValue(1)
+		// Settle: the status the function answers is the one it reads, and
+		// the call makes the requirements the call before made.
+		fresh := proto.Clone(stale).(*fnv1.RunFunctionRequest)
+		for range 4 {
+			rsp, err := f.RunFunction(context.Background(), fresh)
+			if err != nil || isFatal(rsp) {
+				b.Fatalf("%s: RunFunction(...): %v %v", name, err, rsp.GetResults())
+			}
+			fresh.Observed.Composite.Resource.Fields["status"] = rsp.GetDesired().GetComposite().GetResource().GetFields()["status"]
+			fresh.Context = rsp.GetContext()
+		}
+		// FreshForgetful is the same run by a process without the memory:
+		// what the memory costs is the difference with Fresh.
+		forgetful := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow })}
+		for variant, run := range map[string]struct {
+			f *Function
+			r *fnv1.RunFunctionRequest
+		}{"Fresh": {f, fresh}, "FreshForgetful": {forgetful, fresh}, "Stale": {f, stale}} {
+			b.Run(name+"/"+variant, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := run.f.RunFunction(context.Background(), run.r); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
 
 // hostileMetricsSpecs counts the specs BenchmarkHostileMetrics made new, in

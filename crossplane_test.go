@@ -83,6 +83,10 @@ type xpSim struct {
 	credentials map[string]*fnv1.Credentials
 	// log, when set, is the function's log; unset, it logs nothing.
 	log logging.Logger
+	// fn, when set, is the one function process every call goes to, with
+	// its memory of the decisions it answered (see internal/freshness);
+	// unset, each call goes to a new process, which remembers nothing.
+	fn *Function
 	// log of each run.
 	runs []simRun
 	seen map[string]int
@@ -243,7 +247,12 @@ func (s *xpSim) reconcile() reconciled {
 		if log == nil {
 			log = logging.NewNopLogger()
 		}
-		f := withRecover(&Function{log: log, clock: ClockFunc(func() time.Time { return at }), metrics: s.metrics, querier: s.querier}, log, s.metrics)
+		process := &Function{log: log, metrics: s.metrics, querier: s.querier}
+		if s.fn != nil {
+			process = s.fn
+		}
+		process.clock = ClockFunc(func() time.Time { return at })
+		f := withRecover(process, log, s.metrics)
 		rsp, err := f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
 		if err != nil {
 			return reconciled{calls: call, err: err}

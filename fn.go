@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
@@ -61,6 +62,9 @@ type Function struct {
 	// querier queries the providers of traffic.metrics; nil queries
 	// nothing, as previews (--now, crossplane render) do.
 	querier metric.Querier
+	// memory remembers the newest decision answered per composite, which
+	// orders Crossplane's reads; nil remembers nothing, as previews do.
+	memory *freshness.Memory
 }
 
 // sharedCompiler is the expression compiler of Functions without one.
@@ -83,16 +87,42 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 
 	var rsp *fnv1.RunFunctionResponse
 	var out metrics.Outcome
-	// The observed XR is converted once: for a spec near the gRPC limit
-	// the conversion is most of a run, and a refused run reads it again.
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
+	// A read older than a decision answered gets that decision, unchanged:
+	// answering it afresh would move the rollout back.
+	read, verdict, newest := f.memory.Order(freshness.ReadOf(req))
+	if verdict.Answered() {
+		rsp, out = newest.Answer(req), metrics.Outcome{Result: metrics.ResultStale}
+	} else if oxr, err := request.GetObservedCompositeResource(req); err != nil {
+		// The observed XR is converted once: for a spec near the gRPC
+		// limit the conversion is most of a run, and a refused run reads
+		// it again.
 		rsp, out = fatal(req, nil, errors.Wrap(err, errRequest)), metrics.Outcome{Result: metrics.ResultFatal}
-	} else if rsp, out, err = f.compose(ctx, log, req, oxr); err != nil {
-		rsp, out = f.refuse(log, req, oxr, err)
+	} else {
+		if verdict == freshness.StatusBehind {
+			read = newest.Substitute(oxr.Resource.Object, read)
+		}
+		var composed run.Composition
+		if c := newest.Composed(read); c != nil {
+			composed = c
+		}
+		if rsp, out, err = f.compose(ctx, log, req, oxr, composed); err != nil {
+			rsp, out = f.refuse(log, req, oxr, err)
+		}
+	}
+	// The remembered answer keeps its own sequence; a decision gets one.
+	var stamp freshness.Stamp
+	decided := false
+	if !verdict.Answered() {
+		stamp, decided = freshness.StampAnswer(rsp, read)
 	}
 	reconcile.Record(rsp)
 	out.Applied = reconcile.Settled(req, rsp)
+	if verdict != freshness.Fresh {
+		out.Stale = verdict.String()
+	}
+	if decided && out.Applied {
+		f.memory.Remember(read, stamp, req, rsp, contextRelease)
+	}
 	f.metrics.Record(out, start)
 	return rsp, nil
 }
@@ -121,7 +151,10 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 // input, for a Fatal result; it names the CanaryRoute's or the Input's
 // field. Nothing is written to a response until everything is decided, so a
 // run that fails leaves no trace.
-func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
+//
+// composed are the objects the newest decision answered composed, when the
+// run decides on its status: what a hold re-emits (see run.In).
+func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed run.Composition) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
 	r, err := f.read(req, oxr)
 	if err != nil {
 		return nil, metrics.Outcome{}, err
@@ -129,6 +162,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 	out, err := run.Compose(ctx, run.In{
 		Plan:       r.plan,
 		Observed:   r.observed,
+		Composed:   composed,
 		Existing:   r.required.Existing,
 		Gate:       r.required.GateObjects,
 		Owner:      r.owner,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 )
@@ -39,6 +40,8 @@ type CLI struct {
 	MaxRecvMessageSize int       `default:"4"     help:"Maximum size of received messages in MB."`
 	MetricsAddress     string    `default:":8080" help:"Address at which to serve Prometheus metrics; empty turns the metrics server off." placeholder:"127.0.0.1:8080"`
 	Now                time.Time `help:"Evaluate rollouts at this instant (RFC 3339) instead of the current time, and query no metric, e.g. to preview a rollout with crossplane render." placeholder:"2026-12-02T10:00:00Z"`
+	RememberEntries    int       `default:"10000" help:"How many CanaryRoutes' newest decisions to remember, to answer Crossplane's stale reads with them (0 remembers none: every read is trusted)."`
+	RememberMiB        int       `default:"64"    help:"The memory, in MiB, that the remembered decisions may take (about 12 to 40 KiB a CanaryRoute)."`
 }
 
 // Run this Function.
@@ -49,11 +52,15 @@ func (c *CLI) Run() error {
 	}
 
 	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &metric.Client{Now: time.Now}}
+	if c.RememberEntries > 0 && c.RememberMiB > 0 {
+		fn.memory = freshness.NewMemory(c.RememberEntries, uint64(c.RememberMiB)<<20) //nolint:gosec // Positive.
+	}
 	if !c.Now.IsZero() {
-		// A preview: every rollout at one instant, and no metric queried
-		// (the recorded measurements stand, and say when one is due).
+		// A preview: every rollout at one instant, no metric queried (the
+		// recorded measurements stand, and say when one is due), and no
+		// memory of earlier answers: its output is a function of its input.
 		fixed := c.Now
-		fn.clock, fn.querier = ClockFunc(func() time.Time { return fixed }), nil
+		fn.clock, fn.querier, fn.memory = ClockFunc(func() time.Time { return fixed }), nil, nil
 		log.Info("Evaluating rollouts at a fixed instant, querying no metric", "now", fixed.Format(time.RFC3339))
 	}
 	return c.serve(fn, log)
@@ -83,6 +90,9 @@ func (c *CLI) serve(fn *Function, log logging.Logger) error {
 			return errors.Wrap(err, "cannot register the metrics")
 		}
 		fn.metrics = m
+		if err := metrics.RegisterMemory(reg, fn.memory.Len); err != nil {
+			return errors.Wrap(err, "cannot register the metrics")
+		}
 	}
 	return function.Serve(withRecover(fn, log, fn.metrics),
 		function.Listen(c.Network, c.Address),

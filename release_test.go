@@ -170,3 +170,71 @@ func TestReleaseBaselineQueriesStableRevision(t *testing.T) {
 		t.Errorf("queries of the canary v2: %d, of the stable v1 (the baseline): %d; the queries sent:\n%s", canary, primary, strings.Join(got, "\n"))
 	}
 }
+
+// TestCanaryServiceSelectorMovesWithoutTraffic: v2 at 50%, then the
+// canary's revision changes in the middle of the step (to v3, back to the
+// stable v1): across the runs, the canary Service's selector changes only
+// on a run whose observed route, accepted, sends the canary nothing, and
+// whose composed route sends it nothing either.
+func TestCanaryServiceSelectorMovesWithoutTraffic(t *testing.T) {
+	for _, to := range []string{"v3", "v1"} {
+		t.Run("to "+to, func(t *testing.T) {
+			s := newSim(t, namespacedXR(`
+  parentRefs: [{name: gateway}]
+  port: 9898
+  release: {selector: {app: podinfo}, revisionLabel: version, replicas: 4}
+  canary: {revision: v1}
+  traffic:
+    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 10m}, {weight: 100}]`), emptyInput)
+			s.run(0)
+			s.setSpec("canary.revision", "v2")
+			for range 20 {
+				if r := s.run(30 * time.Second); r.out["canaryWeight"] == float64(50) {
+					break
+				}
+			}
+			s.setSpec("canary.revision", to)
+			moved := false
+			for range 20 {
+				before := s.observedCanaryWeight()
+				observed := s.observedSelector("service-canary")
+				r := s.run(5 * time.Second)
+				desired := desiredSelector(r.rsp, "service-canary")
+				if desired == observed {
+					continue
+				}
+				moved = true
+				if before != 0 || canaryWeightOf(r.rsp.GetDesired().GetResources()["route-httproute"].GetResource().AsMap()) != 0 {
+					t.Fatalf("the canary Service moved %v -> %v on a run whose observed route gave the canary %d%%:\n%s", observed, desired, before, s.describe())
+				}
+				if desired != to {
+					t.Fatalf("the canary Service moved to %v, want %s", desired, to)
+				}
+			}
+			if !moved {
+				t.Fatalf("the canary Service never moved to %s:\n%s", to, s.describe())
+			}
+		})
+	}
+}
+
+// observedCanaryWeight is the weight the cluster's route gives the canary
+// proxy Service, podinfo-canary (-1: no route).
+func (s *xpSim) observedCanaryWeight() int64 {
+	id, ok := s.keys["route-httproute"]
+	if !ok {
+		return -1
+	}
+	return canaryWeightOf(s.objects[id])
+}
+
+// observedSelector is the revision a Service the cluster holds selects.
+func (s *xpSim) observedSelector(key string) any {
+	id, ok := s.keys[key]
+	if !ok {
+		return nil
+	}
+	spec, _ := s.objects[id]["spec"].(map[string]any)
+	selector, _ := spec["selector"].(map[string]any)
+	return selector["version"]
+}

@@ -23,6 +23,7 @@ type liveOptions struct {
 	keep       bool
 	trace      string
 	pprof      string
+	abortEvery int
 }
 
 // runLive starts a control plane of its own, as test/live does (the
@@ -76,7 +77,7 @@ func runLive(o liveOptions) error {
 	if err != nil {
 		return err
 	}
-	so.Timeout, so.Trace = o.timeout, o.trace
+	so.Timeout, so.Trace, so.AbortEvery = o.timeout, o.trace, o.abortEvery
 	if o.pprof != "" {
 		so.DuringRollout = func(ctx context.Context) {
 			if err := cp.Profile(ctx, o.pprof, 30*time.Second); err != nil {

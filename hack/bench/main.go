@@ -66,7 +66,8 @@ func main() {
 	flag.StringVar(&o.baseline, "baseline", "", "a git revision (e.g. HEAD, HEAD~3, c30ab4c) of the function to build and measure beside the working tree's, in the same rounds")
 	var lo liveOptions
 	flag.IntVar(&lo.n, "live", 0, "instead: the live scale run (hack/bench/live.go) with this many CanaryRoutes on a control plane of its own (200 is the documented run)")
-	flag.StringVar(&lo.crossplane, "live-crossplane-flags", scale.RecommendedCrossplaneFlags, "with -live: more flags for crossplane core start, space-separated; \"\" runs Crossplane with its defaults (see docs/performance.md)")
+	flag.StringVar(&lo.crossplane, "live-crossplane-flags", "", "with -live: more flags for crossplane core start, space-separated, such as --max-reconcile-rate=10; none runs Crossplane with its defaults (see docs/performance.md)")
+	flag.IntVar(&lo.abortEvery, "live-abort-every", scale.DefaultAbortEvery, "with -live: abort every n-th CanaryRoute in the middle of its rollout of v2 (-1: none)")
 	flag.StringVar(&lo.xpkg, "live-xpkg", "", "with -live: a prebuilt .xpkg of the function (default $CANARY_ROUTE_XPKG, else hack/release.sh builds one)")
 	flag.DurationVar(&lo.timeout, "live-timeout", 5*time.Minute, "with -live: the longest each phase may take")
 	flag.BoolVar(&lo.keep, "live-keep", false, "with -live: keep the control plane's folder (logs) and print where")

@@ -95,6 +95,28 @@ func (p *Plan) RouteAtStep(obs route.Observation) func(step, weight int32) (bool
 	}
 }
 
+// RouteWithoutCanary tells the release loop whether the observed route
+// sends the canary nothing: it carries the route that the plan composes
+// with the canary at 0% and no canary-only rule (A/B, session, mirror),
+// and, unless the CanaryRoute does not wait for its gateway, every parent
+// accepted that generation. Before then, a request may still reach the
+// canary's Service, whose selector must not change.
+func (p *Plan) RouteWithoutCanary(obs route.Observation) func() (bool, string) {
+	return func() (bool, string) {
+		if !obs.Exists {
+			return false, "the route has not been created yet"
+		}
+		b := p.build(nil, 0, false)
+		if len(b.buildErrs) > 0 || !obs.Carries(b.obj, p.CR.RouteNamespace) {
+			return false, "the route does not send the canary nothing yet"
+		}
+		if v, held := obs.FirstHold(); held && p.CR.Spec.Traffic.RequireAcceptedRoute {
+			return false, DescribeHold(v)
+		}
+		return true, ""
+	}
+}
+
 // BuildRoute builds the route at a weight, and checks the route it would be
 // while the rollout is active too: A/B, session and mirror rules must not
 // turn a valid spec into a rejected route halfway through a rollout. The

@@ -18,6 +18,8 @@ import (
 	"hash/maphash"
 	"math"
 	"sync"
+
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Key identifies a JSON value by its content.
@@ -207,13 +209,7 @@ func (c *Cache[K, V]) Keep(key K, value V, bytes uint64) V {
 		c.order.MoveToFront(e)
 		return e.Value.(*entry[K, V]).value //nolint:forcetypeassert // Only *entry[K, V] is stored.
 	}
-	c.entries[key] = c.order.PushFront(&entry[K, V]{key: key, value: value, bytes: bytes})
-	c.bytes += bytes
-	for c.order.Len() > c.maxEntries || c.bytes > c.maxBytes {
-		oldest := c.order.Remove(c.order.Back()).(*entry[K, V]) //nolint:forcetypeassert // Only *entry[K, V] is stored.
-		delete(c.entries, oldest.key)
-		c.bytes -= oldest.bytes
-	}
+	c.add(key, value, bytes)
 	return value
 }
 
@@ -222,4 +218,130 @@ func (c *Cache[K, V]) Len() (int, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len(), c.bytes
+}
+
+// OfProto returns the key of a JSON value in its protobuf form, as the
+// function's requests and responses carry it: the key that Of gives the
+// value that v.AsInterface() returns (numbers are float64), without
+// converting it. A nil value is JSON's null.
+func OfProto(v *structpb.Value) Key {
+	var w walker
+	return w.hashProto(v)
+}
+
+// OfProtoObject is OfProto of an object without its member omit: what an
+// object says beside one field that changes whenever anything else does (a
+// counter of its versions).
+func OfProtoObject(fields map[string]*structpb.Value, omit string) Key {
+	var w walker
+	return w.object(fields, omit)
+}
+
+// hashProto hashes a value in its protobuf form as hash hashes it decoded.
+func (w *walker) hashProto(v *structpb.Value) Key {
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_BoolValue:
+		if k.BoolValue {
+			return w.tag(tagTrue)
+		}
+		return w.tag(tagFalse)
+	case *structpb.Value_StringValue:
+		return w.mix(w.tag(tagString), Key{maphash.String(seeds[0], k.StringValue), maphash.String(seeds[1], k.StringValue)})
+	case *structpb.Value_NumberValue:
+		return w.number(tagFloat, math.Float64bits(k.NumberValue))
+	case *structpb.Value_ListValue:
+		h := w.tag(tagList)
+		for _, item := range k.ListValue.GetValues() {
+			h = w.mix(h, w.hashProto(item))
+		}
+		return w.mix(h, w.number(tagList, uint64(len(k.ListValue.GetValues()))))
+	case *structpb.Value_StructValue:
+		return w.object(k.StructValue.GetFields(), "")
+	default:
+		// NullValue, and a Value without a kind, which AsInterface reads
+		// as nil too.
+		return w.tag(tagNil)
+	}
+}
+
+// object hashes an object's members, but omit, as hash hashes a
+// map[string]any.
+func (w *walker) object(fields map[string]*structpb.Value, omit string) Key {
+	var sum Key
+	for k, item := range fields {
+		if k == omit && omit != "" {
+			continue
+		}
+		member := w.mix(Key{maphash.String(seeds[0], k), maphash.String(seeds[1], k)}, w.hashProto(item))
+		sum[0] += member[0]
+		sum[1] += member[1]
+	}
+	return w.mix(w.tag(tagObject), sum)
+}
+
+// Put keeps a value of about bytes bytes under key in place of the one
+// kept, when replace says so of it (or none is kept), and evicts the least
+// recently used values until the cache is within its bounds. A value of
+// more than an eighth of the cache is not kept, and takes the old one
+// away: what the key names has moved past it. It reports whether value is
+// kept.
+func (c *Cache[K, V]) Put(key K, value V, bytes uint64, replace func(old V) bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		old := e.Value.(*entry[K, V]) //nolint:forcetypeassert // Only *entry[K, V] is stored.
+		if !replace(old.value) {
+			c.order.MoveToFront(e)
+			return false
+		}
+		c.order.Remove(e)
+		delete(c.entries, key)
+		c.bytes -= old.bytes
+	}
+	if bytes > c.maxBytes/8 {
+		return false
+	}
+	c.add(key, value, bytes)
+	return true
+}
+
+// add keeps a value that no other one is kept under, then evicts the least
+// recently used values until the cache is within its bounds. c.mu is held.
+func (c *Cache[K, V]) add(key K, value V, bytes uint64) {
+	c.entries[key] = c.order.PushFront(&entry[K, V]{key: key, value: value, bytes: bytes})
+	c.bytes += bytes
+	for c.order.Len() > c.maxEntries || c.bytes > c.maxBytes {
+		oldest := c.order.Remove(c.order.Back()).(*entry[K, V]) //nolint:forcetypeassert // Only *entry[K, V] is stored.
+		delete(c.entries, oldest.key)
+		c.bytes -= oldest.bytes
+	}
+}
+
+// Bytes estimates the memory a JSON object in its protobuf form holds (a
+// structpb node is a message of about 64 bytes beside what it points to),
+// without allocating: what caches of such objects are bounded by.
+func Bytes(s *structpb.Struct) uint64 {
+	n := uint64(64)
+	for k, v := range s.GetFields() {
+		n += 48 + uint64(len(k)) + valueBytes(v)
+	}
+	return n
+}
+
+func valueBytes(v *structpb.Value) uint64 {
+	const node = 64
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		return node + 16 + uint64(len(k.StringValue))
+	case *structpb.Value_ListValue:
+		n := uint64(node + 24 + 8*len(k.ListValue.GetValues()))
+		for _, item := range k.ListValue.GetValues() {
+			n += valueBytes(item)
+		}
+		return n
+	case *structpb.Value_StructValue:
+		return node + Bytes(k.StructValue)
+	default:
+		return node
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 func TestOfTellsValuesApart(t *testing.T) {
@@ -186,5 +187,80 @@ func BenchmarkOf(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Of(spec)
+	}
+}
+
+func TestOfProtoIsOfItsValue(t *testing.T) {
+	// A value in its protobuf form has the key of the value it decodes to.
+	values := map[string]any{
+		"null":   nil,
+		"bool":   true,
+		"string": "x",
+		"number": float64(7),
+		"list":   []any{"a", float64(1), nil, []any{}},
+		"object": map[string]any{"a": map[string]any{"b": []any{true}}, "c": "d"},
+	}
+	for name, v := range values {
+		pv, err := structpb.NewValue(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, _ := Of(pv.AsInterface())
+		if got := OfProto(pv); got != want {
+			t.Errorf("OfProto(%s) = %v, want Of of its value, %v", name, got, want)
+		}
+	}
+	obj, err := structpb.NewStruct(map[string]any{"a": "b", "sequence": float64(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := Of(map[string]any{"a": "b"})
+	if got := OfProtoObject(obj.GetFields(), "sequence"); got != want {
+		t.Errorf("OfProtoObject(..., omit) = %v, want the key of the object without the member, %v", got, want)
+	}
+}
+
+func TestCachePut(t *testing.T) {
+	always := func(int) bool { return true }
+	never := func(int) bool { return false }
+	cases := map[string]struct {
+		reason  string
+		put     func(c *Cache[string, int])
+		want    int
+		wantOK  bool
+		entries int
+	}{
+		"Replaces": {
+			reason:  "Put replaces the value kept when replace says so.",
+			put:     func(c *Cache[string, int]) { c.Put("k", 1, 10, always); c.Put("k", 2, 10, always) },
+			want:    2,
+			wantOK:  true,
+			entries: 1,
+		},
+		"Keeps": {
+			reason:  "Put keeps the value kept when replace says no.",
+			put:     func(c *Cache[string, int]) { c.Put("k", 1, 10, always); c.Put("k", 2, 10, never) },
+			want:    1,
+			wantOK:  true,
+			entries: 1,
+		},
+		"TooLargeRemoves": {
+			reason:  "A value too large to keep takes the old one away.",
+			put:     func(c *Cache[string, int]) { c.Put("k", 1, 10, always); c.Put("k", 2, 1<<20, always) },
+			entries: 0,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := New[string, int](4, 1024)
+			tc.put(c)
+			got, ok := c.Get("k")
+			if got != tc.want || ok != tc.wantOK {
+				t.Errorf("%s\nGet() = %d, %t; want %d, %t", tc.reason, got, ok, tc.want, tc.wantOK)
+			}
+			if n, _ := c.Len(); n != tc.entries {
+				t.Errorf("%s\nLen() = %d entries, want %d", tc.reason, n, tc.entries)
+			}
+		})
 	}
 }

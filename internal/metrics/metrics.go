@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 )
@@ -21,6 +22,9 @@ const (
 	ResultFatal        = "fatal"
 	ResultAbortRescued = "abort_rescued"
 	ResultPanic        = "panic"
+	// ResultStale: a stale read, answered with the newest decision the
+	// function holds for its composite (see internal/freshness).
+	ResultStale = "stale"
 )
 
 // An Outcome is how a run ended.
@@ -36,6 +40,9 @@ type Outcome struct {
 	// FailureReason is status.rollout.reason of a run that fails the
 	// rollout (a RolloutFailed transition).
 	FailureReason string
+	// Stale is what was stale in the read the run answered (the label of
+	// a freshness.Verdict); "" for a fresh read.
+	Stale string
 }
 
 // transitionReasons are the reasons of the transitions counted: the
@@ -47,6 +54,7 @@ type Runs struct {
 	runs        *prometheus.CounterVec
 	transitions *prometheus.CounterVec
 	failures    *prometheus.CounterVec
+	staleReads  *prometheus.CounterVec
 	duration    prometheus.Histogram
 	// queries and queryDuration count and time the queries of
 	// traffic.metrics.
@@ -73,6 +81,10 @@ func NewRuns(reg prometheus.Registerer, now func() time.Time) (*Runs, error) {
 			Name: "function_canary_route_rollout_failures_total",
 			Help: "Rollouts that failed, by the reason status.rollout gives (GateFailed, AnalysisFailed, MetricFailed, ProgressDeadlineExceeded, NotAllowedByPolicy), counted with their RolloutFailed transition.",
 		}, []string{"reason"}),
+		staleReads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "function_canary_route_stale_reads_total",
+			Help: "Reads of a CanaryRoute older than a decision the function already answered for it, counted once a reconcile, by what was old: spec (an older spec) and status (an older status of the same spec), both answered with the newest decision the function holds; status_under_newer_spec (a newer spec over an older status), decided on the newest status it holds.",
+		}, []string{"read"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "function_canary_route_run_duration_seconds",
 			Help:    "How long a run takes in the function, from request to response.",
@@ -89,15 +101,18 @@ func NewRuns(reg prometheus.Registerer, now func() time.Time) (*Runs, error) {
 		}, []string{"provider"}),
 		now: now,
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.failures, m.duration, m.queries, m.queryDuration} {
+	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.failures, m.staleReads, m.duration, m.queries, m.queryDuration} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	// Every series from the start, so that rate() and alerts see a 0
 	// before the first of each.
-	for _, r := range []string{ResultComposed, ResultFatal, ResultAbortRescued, ResultPanic} {
+	for _, r := range []string{ResultComposed, ResultFatal, ResultAbortRescued, ResultPanic, ResultStale} {
 		m.runs.WithLabelValues(r)
+	}
+	for _, r := range StaleReads {
+		m.staleReads.WithLabelValues(r)
 	}
 	for _, r := range transitionReasons {
 		m.transitions.WithLabelValues(r)
@@ -106,6 +121,30 @@ func NewRuns(reg prometheus.Registerer, now func() time.Time) (*Runs, error) {
 		m.failures.WithLabelValues(r)
 	}
 	return m, nil
+}
+
+// StaleReads are the labels of the stale reads counted (see
+// freshness.Verdict).
+var StaleReads = []string{freshness.StaleSpec.String(), freshness.StaleStatus.String(), freshness.StatusBehind.String()}
+
+// RegisterMemory registers gauges of what the function remembers of the
+// composites it answered (see freshness.Memory): len reports the
+// composites and the bytes counted for them.
+func RegisterMemory(reg prometheus.Registerer, length func() (int, uint64)) error {
+	entries := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "function_canary_route_decisions_remembered",
+		Help: "CanaryRoutes whose newest decision the function remembers, to answer stale reads with it.",
+	}, func() float64 { n, _ := length(); return float64(n) })
+	bytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "function_canary_route_decisions_remembered_bytes",
+		Help: "The encoded size of the decisions the function remembers (bounded; the least recently used CanaryRoute is forgotten first).",
+	}, func() float64 { _, b := length(); return float64(b) })
+	for _, c := range []prometheus.Collector{entries, bytes} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Start is when a run starts; zero without metrics.
@@ -125,6 +164,9 @@ func (m *Runs) Record(o Outcome, start time.Time) {
 	m.runs.WithLabelValues(o.Result).Inc()
 	if !o.Applied {
 		return
+	}
+	if o.Stale != "" {
+		m.staleReads.WithLabelValues(o.Stale).Inc()
 	}
 	for _, r := range o.Transitions {
 		if !slices.Contains(transitionReasons, r) {

@@ -284,3 +284,137 @@ func TestNewRevisionWaitsForCanaryService(t *testing.T) {
 		t.Errorf("the run that moves the canary Service from v2 to v3 sends it %d%% and drops v2 from the record %v", d.Rollout.CanaryWeight, d.Record.Replicas)
 	}
 }
+
+// TestCanaryServiceMovesOnlyWithoutTraffic: whatever moves the canary
+// Service to another revision (a new revision in the middle of a step, a
+// return to the stable revision, a rollback, a new revision during a
+// promotion or once its unwinding is done), the route first sends the
+// canary nothing, and the Service keeps selecting its revision until the
+// observed route carries that, accepted, for PromotionSettle.
+func TestCanaryServiceMovesOnlyWithoutTraffic(t *testing.T) {
+	v3At50 := &xr.RolloutStatus{
+		Phase: xr.PhaseProgressing, Reason: rollout.ReasonAdvanced, Revision: "v3", CanaryDigest: "d3", Step: ptr.To[int32](1),
+		StepStartedAt: &metav1.Time{Time: t0}, CanaryWeight: 50, PrimaryWeight: 50,
+	}
+	cases := map[string]struct {
+		reason   string
+		in       Input
+		from, to string
+	}{
+		"NewRevisionMidStep": {
+			reason: "v2 at 50%, canary.revision set to v3",
+			in: in("v3", "d3", 3*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v1", "v2"
+				i.Rollout.Previous = progressingAt(1, time.Minute)
+			}),
+			from: "v2", to: "v3",
+		},
+		"ReturnToStable": {
+			reason: "v2 at 50%, canary.revision set back to the stable v1",
+			in: in("v1", "d1", 3*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v1", "v2"
+				i.Rollout.Previous = progressingAt(1, time.Minute)
+			}),
+			from: "v2", to: "v1",
+		},
+		"Rollback": {
+			reason: "v3 at 50% over the stable v2, canary.revision set to v1 of the history: a rollback",
+			in: in("v1", "d1", 3*time.Minute, func(i *Input) {
+				i.Status = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1", SucceededAt: at(0)})
+				i.ObservedPrimary, i.ObservedCanary = "v2", "v3"
+				i.Rollout.Previous, i.Rollout.Traffic.RollbackWindow = v3At50, 3
+			}),
+			from: "v3", to: "v1",
+		},
+		"NewRevisionWhilePromoting": {
+			reason: "v2 promoting with every request on the canary, the primary not moved yet, canary.revision set to v3",
+			in: in("v3", "d3", 6*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v1", "v2"
+				i.Rollout.Previous = promotingAt(100)
+			}),
+			from: "v2", to: "v3",
+		},
+		"NewRevisionAfterUnwinding": {
+			reason: "the promotion of v2 unwound (the primary back on v1, every request still on the canary), v3 waiting",
+			in: in("v3", "d3", 6*time.Minute, func(i *Input) {
+				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v1", "v2"
+				unwound := promotingAt(100)
+				unwound.Reason = ReasonPromotionStarted
+				i.Rollout.Previous = unwound
+			}),
+			from: "v2", to: "v3",
+		},
+	}
+	canaryOf := func(in Input, d Decision) string {
+		if d.CanaryRevision != "" {
+			return d.CanaryRevision
+		}
+		return in.Rollout.Revision
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			// The route still sends the canary requests: it goes to 0%
+			// first, its Service keeps its revision.
+			busy := tc.in
+			busy.RouteWithoutCanary = func() (bool, string) { return false, "the route sends the canary 50%" }
+			d := Decide(busy)
+			if got := canaryOf(busy, d); got != tc.from || d.Rollout.CanaryWeight != 0 || d.Rollout.Active || d.Status.CanaryMove != nil {
+				t.Fatalf("%s, the route still sending the canary requests: the canary Service must keep %s at 0%% with no canary-only rule; got %s at %d%% (active %t), move %v: %s",
+					tc.reason, tc.from, got, d.Rollout.CanaryWeight, d.Rollout.Active, d.Status.CanaryMove, d.Rollout.Status.Message)
+			}
+
+			// The observed route sends it nothing: the move is due
+			// PromotionSettle later, the Service still on its revision.
+			drained := tc.in
+			drained.Rollout.Previous, drained.Status = &d.Rollout.Status, &d.Status
+			drained.RouteWithoutCanary = func() (bool, string) { return true, "" }
+			d = Decide(drained)
+			want := &xr.CanaryMove{From: tc.from, To: tc.to, At: metav1.Time{Time: drained.Rollout.Now.Add(PromotionSettle)}}
+			if got := canaryOf(drained, d); got != tc.from || d.Rollout.CanaryWeight != 0 || !cmp.Equal(d.Status.CanaryMove, want) {
+				t.Fatalf("%s, the route observed sending the canary nothing: the move must wait %s with the Service on %s; got %s at %d%%, move %v",
+					tc.reason, PromotionSettle, tc.from, got, d.Rollout.CanaryWeight, d.Status.CanaryMove)
+			}
+
+			// PromotionSettle later, still nothing: the Service moves.
+			settled := drained
+			settled.Rollout.Now = drained.Rollout.Now.Add(PromotionSettle)
+			settled.Rollout.Previous, settled.Status = &d.Rollout.Status, &d.Status
+			d = Decide(settled)
+			if got := canaryOf(settled, d); got != tc.to || d.Status.CanaryMove != nil {
+				t.Errorf("%s, the route sending the canary nothing for %s: the Service must move to %s; got %s, move %v", tc.reason, PromotionSettle, tc.to, got, d.Status.CanaryMove)
+			}
+		})
+	}
+}
+
+// TestCanaryServiceMoveStartsOverWhenTrafficReturns: a move under way
+// whose route sends the canary requests again (a stale apply, a person)
+// starts its wait over once the route sends it nothing again.
+func TestCanaryServiceMoveStartsOverWhenTrafficReturns(t *testing.T) {
+	i := in("v3", "d3", 3*time.Minute, func(i *Input) {
+		i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v1", "v2"
+		i.Status.CanaryMove = &xr.CanaryMove{From: "v2", To: "v3", At: at(3*time.Minute - time.Second)}
+		i.Rollout.Previous = progressingAt(0, 2*time.Minute)
+		i.Rollout.Previous.Revision, i.Rollout.Previous.CanaryWeight, i.Rollout.Previous.PrimaryWeight = "v3", 0, 100
+		i.RouteWithoutCanary = func() (bool, string) { return false, "the route sends the canary 10%" }
+	})
+	d := Decide(i)
+	if d.CanaryRevision != "v2" || d.Status.CanaryMove != nil {
+		t.Errorf("a move whose route carries the canary again must keep the Service on v2 and forget its time; got %q, %v", d.CanaryRevision, d.Status.CanaryMove)
+	}
+}
+
+// TestPausedRevisionEditMovesNothing: a paused rollout whose revision is
+// edited holds its composition (the canary Service as it was): the move
+// waits for paused to be cleared, and the weight stays.
+func TestPausedRevisionEditMovesNothing(t *testing.T) {
+	i := in("v3", "d3", 3*time.Minute, func(i *Input) {
+		i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v1", "v2"
+		i.Rollout.Previous, i.Rollout.Traffic.Paused = progressingAt(1, time.Minute), true
+		i.RouteWithoutCanary = func() (bool, string) { return false, "the route sends the canary 50%" }
+	})
+	d := Decide(i)
+	if !d.Rollout.HoldPrevious || d.Rollout.CanaryWeight != 50 || d.Status.CanaryMove != nil {
+		t.Errorf("paused: the previous composition is held at 50%% and nothing moves; got hold %t at %d%%, move %v", d.Rollout.HoldPrevious, d.Rollout.CanaryWeight, d.Status.CanaryMove)
+	}
+}

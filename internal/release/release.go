@@ -72,6 +72,18 @@ type Input struct {
 	// Ready is the ready replicas of a revision's workload, and whether it
 	// was found; nil when the release names no workload.
 	Ready func(revision string) (int32, bool)
+	// ComposedPrimary and ComposedCanary are the revisions the Services
+	// were composed to select by the newest decision the function
+	// answered; "" when none is known (after a restart). Crossplane
+	// applies them on every reconcile, so they are what the Services
+	// select, or will, while the observed ones may lag: the stable
+	// revision is read from the primary's, and a move of the canary starts
+	// from the canary's.
+	ComposedPrimary, ComposedCanary string
+	// RouteWithoutCanary reports whether the observed route sends the
+	// canary nothing (and, if not, why); nil when the route is not
+	// observed. The canary Service moves to another revision only then.
+	RouteWithoutCanary func() (bool, string)
 }
 
 // A Decision is the release's verdict on a run.
@@ -129,6 +141,7 @@ func Decide(in Input) Decision {
 	default:
 		d = rollingOut(in, st)
 	}
+	d = canaryServiceMove(in, d)
 	d.Status = d.Status.Bounded()
 	d.Rollout.Status = d.Rollout.Status.Bounded()
 	d.Record = record(in, d)
@@ -137,6 +150,62 @@ func Decide(in Input) Decision {
 		if wait := at.Sub(in.Rollout.Now); wait > 0 && wait < d.Rollout.Requeue {
 			d.Rollout.Requeue = max(wait, rollout.MinRequeue)
 		}
+	}
+	return d
+}
+
+// canaryServiceMove keeps the canary Service on the revision it is observed
+// selecting until the route sends it nothing, whatever moves it (a new
+// revision in the middle of a step, a return to the stable revision, a
+// rollback, a new revision during a promotion or its unwinding): the
+// route first takes the canary to 0% and drops its canary-only rules; once
+// the observed route carries that, accepted, the move is due
+// PromotionSettle later (the gateway's data plane follows its route a
+// moment after accepting it), and the Service moves then, if the route
+// still sends it nothing. status.release.canaryMove records the move under
+// way. A hold (paused) moves nothing and re-emits the Service as it was.
+func canaryServiceMove(in Input, d Decision) Decision {
+	to := d.CanaryRevision
+	if to == "" {
+		to = in.Rollout.Revision
+	}
+	from, now := in.ObservedCanary, in.Rollout.Now
+	if in.ComposedCanary != "" && from != "" {
+		from = in.ComposedCanary
+	}
+	pending := d.Status.CanaryMove
+	d.Status.CanaryMove = nil
+	if from == "" || from == to || d.Rollout.HoldPrevious {
+		return d
+	}
+	drained, why := false, "the route has not been observed yet"
+	if in.RouteWithoutCanary != nil {
+		drained, why = in.RouteWithoutCanary()
+	}
+	if d.Rollout.CanaryWeight > 0 || d.Rollout.Active {
+		drained, why = false, "the route is taken to 0% for the canary first"
+	}
+	msg := fmt.Sprintf("the canary Service keeps selecting revision %s until the route sends it nothing (%s); then it moves to revision %s", from, why, to)
+	requeue := rollout.MinRequeue
+	if drained {
+		at := now.Add(PromotionSettle)
+		if pending != nil && pending.From == from && pending.To == to && !pending.At.After(at) {
+			at = pending.At.Time
+		}
+		if !now.Before(at) {
+			return d // The route has sent it nothing long enough: it moves.
+		}
+		d.Status.CanaryMove = &xr.CanaryMove{From: from, To: to, At: metav1.Time{Time: at}}
+		msg = fmt.Sprintf("the route sends the canary nothing: its Service moves from revision %s to %s at %s, once the gateway serves the route", from, to, at.UTC().Format(time.RFC3339))
+		requeue = max(at.Sub(now), rollout.MinRequeue)
+	}
+	d.CanaryRevision = from
+	d.Rollout.CanaryWeight, d.Rollout.Active = 0, false
+	d.Rollout.Status = withWeights(d.Rollout.Status, 0)
+	d.Rollout.Status.Message = msg
+	d.Rollout.Requeue = min(d.Rollout.Requeue, requeue)
+	if d.Rollout.Requeue <= 0 {
+		d.Rollout.Requeue = requeue
 	}
 	return d
 }
@@ -158,18 +227,25 @@ func Retirements(st xr.ReleaseStatus, scaleDownDelay time.Duration) map[string]t
 }
 
 // status is status.release as this run trusts it: the stable revision is
-// the one the observed primary Service selects, whatever status says, when
-// one is observed and no promotion is under way (which moves it).
+// the one the primary Service selects (as the function composed it last,
+// else as observed), whatever status says, when one is observed and no
+// promotion is under way (which moves it).
 func status(in Input) xr.ReleaseStatus {
 	var st xr.ReleaseStatus
 	if in.Status != nil {
 		st = *in.Status
 	}
 	prev := in.Rollout.Previous
-	if in.ObservedPrimary == "" || (prev != nil && prev.Phase == xr.PhasePromoting) {
+	selected := in.ObservedPrimary
+	if in.ComposedPrimary != "" && selected != "" {
+		// An observation older than the function's own composition (a
+		// cache that lags) is no evidence against it.
+		selected = in.ComposedPrimary
+	}
+	if selected == "" || (prev != nil && prev.Phase == xr.PhasePromoting) {
 		return st
 	}
-	if st.Stable == nil || st.Stable.Revision != in.ObservedPrimary {
+	if st.Stable == nil || st.Stable.Revision != selected {
 		// The record does not match the cluster: the primary serves what
 		// it selects, and a digest nobody can vouch for rolls nothing
 		// back. Status is memory, not proof: anyone who may write it may
@@ -180,7 +256,7 @@ func status(in Input) xr.ReleaseStatus {
 		if st.Stable != nil {
 			since = st.Stable.Since
 		}
-		st.Stable = &xr.StableRevision{Revision: in.ObservedPrimary, Since: since}
+		st.Stable = &xr.StableRevision{Revision: selected, Since: since}
 	}
 	return st
 }

@@ -46,6 +46,13 @@ type In struct {
 	Plan *compose.Plan
 	// Observed are the observed composed resources, by key.
 	Observed map[compose.Key]map[string]any
+	// Composed is what the newest decision the function answered for the
+	// XR composed, when the run decides on that decision's status; nil
+	// otherwise. A hold re-emits it rather than the observed objects, and
+	// a release's canary Service keeps the revision it was composed to
+	// select: Crossplane's caches lag, and holding what was observed
+	// seconds ago would move a route's weights, or a Service, back.
+	Composed Composition
 	// Existing are the objects Crossplane fetched for a target (an object
 	// the run is about to compose), and Gate those it fetched for the i-th
 	// gate.
@@ -71,6 +78,14 @@ type In struct {
 	// Workload is the object Crossplane fetched for a release's revision
 	// (see reconcile.Workload); nil for none.
 	Workload func(revision string) map[string]any
+}
+
+// A Composition is what a decision composed, by composed resource key.
+type Composition interface {
+	// Object is the object composed under a key; nil for none.
+	Object(key string) map[string]any
+	// All are every object composed.
+	All() map[string]map[string]any
 }
 
 // Out is what a run composes and says.
@@ -141,9 +156,12 @@ func Compose(ctx context.Context, in In) (Out, error) {
 	if r := cr.Spec.Release; r != nil {
 		rd := release.Decide(release.Input{
 			Rollout: ri, Release: r, Status: cr.Status.Release,
-			ObservedPrimary: observedRevision(in.Observed[compose.KeyServicePrimary], r.RevisionLabel),
-			ObservedCanary:  observedRevision(in.Observed[compose.KeyServiceCanary], r.RevisionLabel),
-			Ready:           readiness(r, in.Workload),
+			ObservedPrimary:    observedRevision(in.Observed[compose.KeyServicePrimary], r.RevisionLabel),
+			ObservedCanary:     observedRevision(in.Observed[compose.KeyServiceCanary], r.RevisionLabel),
+			ComposedPrimary:    composedRevision(in.Composed, compose.KeyServicePrimary, r.RevisionLabel),
+			ComposedCanary:     composedRevision(in.Composed, compose.KeyServiceCanary, r.RevisionLabel),
+			Ready:              readiness(r, in.Workload),
+			RouteWithoutCanary: plan.RouteWithoutCanary(obs),
 		})
 		d, rel = rd.Rollout, &rd
 		// A promotion moves the primary Service before the route; leaving
@@ -172,7 +190,14 @@ func Compose(ctx context.Context, in In) (Out, error) {
 	if err := ctx.Err(); err != nil {
 		return Out{}, errors.Wrap(err, errDeadline)
 	}
-	objects, canaryBackends, d, err := plan.Compose(built, obs, d, in.Observed)
+	held := in.Observed
+	if d.HoldPrevious && in.Composed != nil {
+		held = map[compose.Key]map[string]any{}
+		for k, o := range in.Composed.All() {
+			held[compose.Key(k)] = o
+		}
+	}
+	objects, canaryBackends, d, err := plan.Compose(built, obs, d, held)
 	if err != nil {
 		return Out{}, errors.Wrap(err, errCompose)
 	}
@@ -232,6 +257,15 @@ func measured(ctx context.Context, in In, ri rollout.Input, budget *expr.Budget)
 func observedRevision(svc map[string]any, label string) string {
 	selector, _, _ := unstructured.NestedStringMap(svc, "spec", "selector")
 	return selector[label]
+}
+
+// composedRevision is the revision a Service the newest decision composed
+// selects; "" for none, or when no decision is known.
+func composedRevision(c Composition, key compose.Key, label string) string {
+	if c == nil {
+		return ""
+	}
+	return observedRevision(c.Object(string(key)), label)
 }
 
 // workloadOwned refuses a release whose canary workload exists and was not

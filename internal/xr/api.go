@@ -815,6 +815,24 @@ type ReleaseStatus struct {
 	// Retiring is the revision the last promotion retired: it keeps its
 	// replicas until at, then gets none.
 	Retiring *RetiringRevision `json:"retiring,omitempty"`
+	// CanaryMove is a move of the canary Service from one revision to
+	// another that waits for the route: the Service keeps selecting from
+	// while the route may send it a request, and moves at `at`, once the
+	// route has sent it nothing for a while (a gateway's data plane
+	// follows its route a moment after accepting it).
+	CanaryMove *CanaryMove `json:"canaryMove,omitempty"`
+}
+
+// CanaryMove is a move of the canary Service's selector under way.
+type CanaryMove struct {
+	// From is the revision the canary Service selects.
+	// +kubebuilder:validation:MaxLength=63
+	From string `json:"from"`
+	// To is the revision it moves to.
+	// +kubebuilder:validation:MaxLength=63
+	To string `json:"to"`
+	// At is when it moves, if the route still sends it nothing.
+	At metav1.Time `json:"at"`
 }
 
 // StableRevision is the revision the primary serves.
@@ -939,6 +957,15 @@ type RolloutStatus struct {
 	// BakeStartedAt is when the last step passed and started baking (see
 	// traffic.bake).
 	BakeStartedAt *metav1.Time `json:"bakeStartedAt,omitempty"`
+	// Sequence counts the decisions the function recorded in this status:
+	// it grows by one with every change of status.rollout or
+	// status.release, and with the XR's metadata.generation it orders
+	// Crossplane's reads, whose caches lag under load: a read older than a
+	// decision answered gets that decision again, never an older one (see
+	// docs/rollout.md, "Fresh state"). Written by the function only.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9007199254740991
+	Sequence int64 `json:"sequence,omitempty"`
 	// Message says what the rollout is doing, for people; the function
 	// never reads it back. At most 1024 characters.
 	// +kubebuilder:validation:MaxLength=1024

@@ -224,6 +224,11 @@ func (s ReleaseStatus) Bounded() ReleaseStatus {
 		r.At = clampTimeValue(r.At)
 		s.Retiring = &r
 	}
+	if s.CanaryMove != nil {
+		m := *s.CanaryMove
+		m.At = clampTimeValue(m.At)
+		s.CanaryMove = &m
+	}
 	if len(s.History) > maxHistory {
 		s.History = s.History[:maxHistory]
 	}

@@ -70,6 +70,7 @@ func normalizeReleaseTimes(v any) any {
 	}
 	out["stable"] = upper(out["stable"], "since")
 	out["retiring"] = upper(out["retiring"], "at")
+	out["canaryMove"] = upper(out["canaryMove"], "at")
 	if list, ok := out["history"].([]any); ok {
 		history := make([]any, 0, len(list))
 		for _, item := range list {
@@ -77,7 +78,7 @@ func normalizeReleaseTimes(v any) any {
 		}
 		out["history"] = history
 	}
-	for _, k := range []string{"stable", "retiring"} {
+	for _, k := range []string{"stable", "retiring", "canaryMove"} {
 		if out[k] == nil {
 			delete(out, k)
 		}
@@ -205,11 +206,17 @@ var (
 	maxStatusTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 )
 
+// MaxSequence is the largest status.rollout.sequence, the XRD's maximum:
+// the largest integer a JSON number (a float64, in the function's requests)
+// holds exactly. A counter there stays there.
+const MaxSequence = 1<<53 - 1
+
 // Bounded is the status as the API server admits it, whatever the run
 // observed: the message cut to MaxStatusMessage characters, the times within
-// the years date-time admits.
+// the years date-time admits, the sequence within 0..MaxSequence.
 func (s RolloutStatus) Bounded() RolloutStatus {
 	s.Message = CutRunes(s.Message, MaxStatusMessage)
+	s.Sequence = min(max(s.Sequence, 0), MaxSequence)
 	s.StepStartedAt = clampTime(s.StepStartedAt)
 	s.NextStepAt = clampTime(s.NextStepAt)
 	s.BakeStartedAt = clampTime(s.BakeStartedAt)

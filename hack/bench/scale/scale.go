@@ -32,6 +32,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane-contrib/function-canary-route/test/live/controlplane"
@@ -102,7 +103,19 @@ type Options struct {
 	// Trace names a CanaryRoute (such as scale-0000) whose every write is
 	// logged, with the fields it changed. Optional.
 	Trace string
+	// AbortEvery aborts every AbortEvery-th CanaryRoute (scale-0000,
+	// scale-0010, ... for 10) in the middle of its rollout of v2, once its
+	// route gives the canary a weight: from then on its canary must get no
+	// weight (DefaultAbortEvery; negative: none).
+	AbortEvery int
 }
+
+// DefaultAbortEvery aborts a tenth of the CanaryRoutes.
+const DefaultAbortEvery = 10
+
+// Aborted reports whether the i-th CanaryRoute is aborted under an
+// AbortEvery.
+func Aborted(i, every int) bool { return every > 0 && i%every == 0 }
 
 // Usage is what one process used.
 type Usage struct {
@@ -149,6 +162,16 @@ type Result struct {
 	// new stepStartedAt for the same step). Neither happens in a run
 	// whose every decision saw the latest CanaryRoute.
 	Back, Restarted int
+	// RouteWrites counts the versions of the routes a watch saw, apart
+	// from the function's view; RouteBack those that gave the canary less
+	// than the version before within a revision (but the restart of v2 and
+	// an abort); AbortedWeight those that gave an aborted canary a weight
+	// after the version that took it to 0. BackExamples show a few, as the
+	// route's weights in the order the API server wrote them.
+	RouteWrites, RouteBack, AbortedWeight int
+	BackExamples                          []string
+	// Aborted is how many CanaryRoutes were aborted mid-rollout.
+	Aborted int
 	// RouteGenerations is the routes' metadata.generation at the end,
 	// summed: how often their spec changed (3 steps a revision).
 	RouteGenerations int64
@@ -222,6 +245,22 @@ type xrState struct {
 	ready, stable, done time.Time
 	// last is the last version seen, to tell what each write changed.
 	last *unstructured.Unstructured
+	// bumpRV and abortRV are the resource versions of the writes of v2 and
+	// of the abort (0 until written); abort says it is to be aborted, and
+	// aborting that its write is under way.
+	bumpRV, abortRV int64
+	abort, aborting bool
+	// v2, succeeded and aborted say where its rollout stood when last
+	// seen: at v2 (spec and status), Succeeded at 100%, Aborted.
+	v2, succeeded, aborted bool
+	// route is its route's canary weight in each version the watch saw, in
+	// the order the API server wrote them.
+	route []routeVersion
+}
+
+// routeVersion is a version of a route, as the watch saw it.
+type routeVersion struct {
+	rv, weight int64
 }
 
 // progress is where a CanaryRoute's rollout stands, to tell when a write
@@ -235,8 +274,10 @@ type progress struct {
 type run struct {
 	o Options
 
-	mu       sync.Mutex
-	xrs      map[string]*xrState
+	mu  sync.Mutex
+	xrs map[string]*xrState
+	// routes are the same states by route name.
+	routes   map[string]*xrState
 	problems map[string]int
 	fatalXRs map[string]bool
 	routeGen int64
@@ -248,6 +289,8 @@ type run struct {
 	// back counts writes that moved a rollout back a step, or restarted
 	// its step (a new stepStartedAt), within one revision.
 	back, restarted int
+	// aborts names the CanaryRoutes to abort now.
+	aborts chan string
 
 	start, bump time.Time
 	marks       [phases + 1]map[string]controlplane.ProcessStats
@@ -272,10 +315,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	r := &run{
 		o: o, xrs: map[string]*xrState{}, problems: map[string]int{}, fatalXRs: map[string]bool{}, churn: map[string]int{},
-		maxRSS: map[string]int64{}, gauges: map[string]map[string]float64{},
+		maxRSS: map[string]int64{}, gauges: map[string]map[string]float64{}, aborts: make(chan string, o.N),
 	}
+	if o.AbortEvery == 0 {
+		o.AbortEvery = DefaultAbortEvery
+	}
+	r.o = o
+	r.routes = map[string]*xrState{}
 	for i := range o.N {
-		r.xrs[Name(i)] = &xrState{}
+		s := &xrState{abort: Aborted(i, o.AbortEvery)}
+		r.xrs[Name(i)], r.routes[RouteName(i)] = s, s
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -291,6 +340,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	var sampling sync.WaitGroup
 	sampling.Go(func() { r.sample(ctx) })
+	sampling.Go(func() { r.abortAll(ctx) })
 	defer func() { cancel(); sampling.Wait() }()
 
 	res := &Result{N: o.N}
@@ -332,7 +382,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			o.DuringRollout(ctx)
 		})
 	}
-	if err := r.await(ctx, "every rollout of v2 Succeeded at 100%", func(s *xrState) bool { return !s.done.IsZero() }); err != nil {
+	if err := r.await(ctx, "every rollout of v2 Succeeded at 100%, or Aborted at 0%", func(s *xrState) bool { return !s.done.IsZero() }); err != nil {
 		return nil, err
 	}
 	during.Wait()
@@ -353,12 +403,19 @@ func (r *run) write(ctx context.Context, revision string) error {
 		wg.Go(func() {
 			for i := range idx {
 				xr, err := CanaryRoute(r.o.Root, r.o.Namespace, r.o.Composition, i, revision)
+				var u *unstructured.Unstructured
 				if err == nil {
-					_, err = r.o.Client.Apply(ctx, xr)
+					u, err = r.o.Client.Apply(ctx, xr)
 				}
 				if err != nil {
 					errs <- err
 					return
+				}
+				if revision == RevisionBump {
+					rv, _ := strconv.ParseInt(u.GetResourceVersion(), 10, 64)
+					r.mu.Lock()
+					r.xrs[Name(i)].bumpRV = rv
+					r.mu.Unlock()
 				}
 			}
 		})
@@ -392,7 +449,45 @@ func (r *run) watch(ctx context.Context) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	return startMirror(ctx, res, r.observe).synced, nil
+	routes, err := r.o.Client.Resource(ctx, HTTPRouteGVK, r.o.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	xrs, rs := startMirror(ctx, res, r.observe).synced, startMirror(ctx, routes, r.observeRoute).synced
+	synced := make(chan struct{})
+	go func() {
+		for _, c := range []<-chan struct{}{xrs, rs} {
+			select {
+			case <-c:
+			case <-ctx.Done():
+				return
+			}
+		}
+		close(synced)
+	}()
+	return synced, nil
+}
+
+// observeRoute records a route's version: its canary's weight, in the
+// order the API server wrote the versions (a list after a watch ended
+// sees versions already recorded, which are skipped).
+func (r *run) observeRoute(u *unstructured.Unstructured) {
+	rv, err := strconv.ParseInt(u.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return
+	}
+	w := canaryWeight(u, u.GetName()+"-canary")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.routes[u.GetName()]
+	if s == nil || r.start.IsZero() {
+		return
+	}
+	if n := len(s.route); n > 0 && s.route[n-1].rv >= rv {
+		return
+	}
+	s.route = append(s.route, routeVersion{rv: rv, weight: w})
+	s.settle(time.Now())
 }
 
 // observe records a CanaryRoute's transitions, and what went wrong.
@@ -421,7 +516,7 @@ func (r *run) observe(u *unstructured.Unstructured) {
 			r.fatalXRs[u.GetName()] = true
 		}
 	}
-	if phase == "Failed" || phase == "Aborted" {
+	if phase == "Failed" || phase == "Aborted" && !s.abort {
 		r.problems[fmt.Sprintf("rollout %s: %v", phase, ro["message"])]++
 	}
 	if s.ready.IsZero() && conds["Ready"].Status == "True" {
@@ -431,8 +526,49 @@ func (r *run) observe(u *unstructured.Unstructured) {
 	if s.stable.IsZero() && succeeded && revision == RevisionFirst {
 		s.stable = now
 	}
-	if !r.bump.IsZero() && s.done.IsZero() && succeeded && revision == RevisionBump && spec == RevisionBump {
+	s.v2 = !r.bump.IsZero() && revision == RevisionBump && spec == RevisionBump
+	s.succeeded, s.aborted = succeeded, phase == "Aborted"
+	if s.abort && s.v2 && !s.aborting && phase == "Progressing" && weight > 0 {
+		// In the middle of its rollout: abort it.
+		s.aborting = true
+		r.aborts <- u.GetName()
+	}
+	s.settle(now)
+}
+
+// settle marks a CanaryRoute done once its rollout of v2 Succeeded at
+// 100%, or, if it was aborted, once it is Aborted and its route gives the
+// canary nothing.
+func (s *xrState) settle(now time.Time) {
+	atZero := s.abortRV > 0 && len(s.route) > 0 && s.route[len(s.route)-1].weight == 0
+	if s.done.IsZero() && s.v2 && (s.succeeded && !s.abort || s.aborted && atZero) {
 		s.done = now
+	}
+}
+
+// abort writes traffic.abort to the CanaryRoutes the channel names, one
+// at a time, recording the resource version of each write.
+func (r *run) abortAll(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case name := <-r.aborts:
+			res, err := r.o.Client.Resource(ctx, CanaryRouteGVK, r.o.Namespace)
+			var u *unstructured.Unstructured
+			if err == nil {
+				u, err = res.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"traffic":{"abort":true}}}`), metav1.PatchOptions{})
+			}
+			if err != nil {
+				r.problem("cannot abort a CanaryRoute: " + err.Error())
+				continue
+			}
+			rv, _ := strconv.ParseInt(u.GetResourceVersion(), 10, 64)
+			r.mu.Lock()
+			r.xrs[name].abortRV = rv
+			r.xrs[name].settle(time.Now())
+			r.mu.Unlock()
+		}
 	}
 }
 
@@ -595,7 +731,8 @@ func (r *run) mark(ctx context.Context, at int) {
 func counter(series string) (string, bool) {
 	switch {
 	case strings.HasPrefix(series, "function_canary_route_runs_total"),
-		strings.HasPrefix(series, "function_canary_route_rollout_transitions_total"):
+		strings.HasPrefix(series, "function_canary_route_rollout_transitions_total"),
+		strings.HasPrefix(series, "function_canary_route_stale_reads_total"):
 		return series, true
 	case strings.HasPrefix(series, "controller_runtime_reconcile_total"),
 		strings.HasPrefix(series, "workqueue_adds_total"):
@@ -632,6 +769,9 @@ func labels(series string, keep ...string) string {
 }
 
 func gauge(series string) bool {
+	if strings.HasPrefix(series, "function_canary_route_decisions_remembered") {
+		return true
+	}
 	return (strings.HasPrefix(series, "workqueue_depth") || strings.HasPrefix(series, "controller_runtime_active_workers") ||
 		strings.HasPrefix(series, "controller_runtime_max_concurrent_reconciles")) &&
 		strings.Contains(series, "canaryroutes.platform.example.org")
@@ -708,8 +848,12 @@ func (r *run) checkRoutes(ctx context.Context) {
 		r.mu.Lock()
 		r.routeGen += u.GetGeneration()
 		r.mu.Unlock()
-		if w := canaryWeight(u, name+"-canary"); w != 100 {
-			r.problem(fmt.Sprintf("a route carries %d%% for its canary at the end", w))
+		want := int64(100)
+		if Aborted(i, r.o.AbortEvery) {
+			want = 0
+		}
+		if w := canaryWeight(u, name+"-canary"); w != want {
+			r.problem(fmt.Sprintf("a route carries %d%% for its canary at the end, not %d%%", w, want))
 		}
 	}
 }
@@ -818,6 +962,53 @@ func (r *run) result(res *Result) {
 	res.Problems = r.problemList()
 	res.Writes, res.Churn, res.RouteGenerations = r.writes, r.churn, r.routeGen
 	res.Back, res.Restarted = r.back, r.restarted
+	for _, name := range sortedKeys(r.routes) {
+		s := r.routes[name]
+		m := routeMoves(s)
+		res.RouteWrites += len(s.route)
+		res.RouteBack += m.back
+		res.AbortedWeight += m.abortedWeight
+		if s.abort {
+			res.Aborted++
+		}
+		if (m.back > 0 || m.abortedWeight > 0) && len(res.BackExamples) < 5 {
+			ws := make([]string, 0, len(s.route))
+			for _, v := range s.route {
+				ws = append(ws, strconv.FormatInt(v.weight, 10))
+			}
+			res.BackExamples = append(res.BackExamples, fmt.Sprintf("%s: %s (v2 written at resource version %d, abort at %d)", name, strings.Join(ws, " "), s.bumpRV, s.abortRV))
+		}
+	}
+}
+
+// moves are what a route's versions did wrong.
+type moves struct {
+	back, abortedWeight int
+}
+
+// routeMoves reads a route's versions, in the order the API server wrote
+// them, against the contract: the canary's weight never goes below what a
+// version before gave it, but for the restart of the rollout at v2 (once,
+// after v2 was written) and an abort (to 0, after it was written), and an
+// aborted canary gets no weight after the version that took it to 0.
+func routeMoves(s *xrState) moves {
+	var m moves
+	restarted, aborted := false, false
+	for i := 1; i < len(s.route); i++ {
+		prev, cur := s.route[i-1], s.route[i]
+		switch {
+		case aborted && cur.weight > 0:
+			m.abortedWeight++
+		case cur.weight >= prev.weight:
+		case !restarted && s.bumpRV > 0 && cur.rv > s.bumpRV:
+			restarted = true
+		case s.abortRV > 0 && cur.rv > s.abortRV && cur.weight == 0:
+			aborted = true
+		default:
+			m.back++
+		}
+	}
+	return m
 }
 
 // changed lists the leaf paths where two JSON values differ. Conditions
@@ -942,6 +1133,11 @@ func (res *Result) Report(w io.Writer) {
 			float64(res.RouteGenerations)/float64(res.N))
 	}
 	_, _ = fmt.Fprintf(w, "\nwrites that moved a rollout back a step: %d; that restarted a step (new stepStartedAt): %d\n", res.Back, res.Restarted)
+	_, _ = fmt.Fprintf(w, "route versions a watch saw: %d; that moved a canary's weight back: %d; that gave an aborted canary weight again: %d (%d CanaryRoutes aborted mid-rollout)\n",
+		res.RouteWrites, res.RouteBack, res.AbortedWeight, res.Aborted)
+	for _, e := range res.BackExamples {
+		_, _ = fmt.Fprintf(w, "- %s\n", e)
+	}
 	if res.Writes > 0 {
 		_, _ = fmt.Fprintf(w, "\n%d writes of the CanaryRoutes seen (%.1f per CanaryRoute); the fields they changed, most often first:\n\n| field | writes that changed it |\n|---|---|\n",
 			res.Writes, float64(res.Writes)/float64(res.N))
@@ -1057,6 +1253,10 @@ func progressOf(u *unstructured.Unstructured) progress {
 // reports Services allocated while it runs, and repairs them).
 func (res *Result) Errors() []string {
 	var out []string
+	if res.Back > 0 || res.RouteBack > 0 || res.AbortedWeight > 0 {
+		out = append(out, fmt.Sprintf("rollouts moved back: %d status writes a step back, %d route versions a weight back, %d route versions gave an aborted canary weight again; for example %v",
+			res.Back, res.RouteBack, res.AbortedWeight, res.BackExamples))
+	}
 	for _, p := range res.Problems {
 		if strings.HasPrefix(p, "Warning event ") && strings.Contains(p, " on Service: ") {
 			continue
