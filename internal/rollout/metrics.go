@@ -194,10 +194,10 @@ func withMeasured(in Input, cur xr.RolloutStatus) xr.RolloutStatus {
 
 // fresh reports whether a measurement belongs to the current step, its
 // window within the step (an interval after it started), taken by now, with
-// a verdict the XRD admits, and is newer than the last one recorded. A run that sees
-// its own decision again (the same measurement fed back) must not count it
-// twice; a run that restarts its step (relocated to another weight) took
-// it on the old weight's traffic.
+// a verdict the XRD admits, and is newer than the last one recorded. A run
+// that sees its own decision again (the same measurement fed back) must
+// not count it twice; a run that restarts its step (relocated to another
+// weight) took it on the old weight's traffic.
 func fresh(m xr.Metric, ms xr.Measurement, old []xr.Measurement, cur xr.RolloutStatus, now time.Time) bool {
 	if ms.Step != *cur.Step || ms.Time.Time.Before(cur.StepStartedAt.Add(m.Interval)) || !takenBy(ms, now) || !validVerdict(ms.Verdict) ||
 		len(ms.Value) > xr.MaxMeasurementValue || len(ms.Baseline) > xr.MaxMeasurementValue {
