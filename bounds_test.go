@@ -262,3 +262,46 @@ func TestHostileInputs(t *testing.T) {
 		})
 	}
 }
+
+// hostileMetricsXR is the worst CanaryRoute the XRD admits for the PromQL
+// check: 10 metrics, each query 4,096 characters of unary operators that
+// Prometheus's parser takes tens of milliseconds to read. Queries differ
+// from one metric to the next, and from one tag to another, so that no
+// query is found checked by another's run.
+func hostileMetricsXR(tag string) string {
+	var b strings.Builder
+	b.WriteString("    metrics:\n")
+	for i := range 10 {
+		selector := fmt.Sprintf(`x%s_%d{b="{{service}}"}`, tag, i)
+		op := []string{"+", "-"}[i%2]
+		query := strings.Repeat(op, 4096-len(selector)) + selector
+		fmt.Fprintf(&b, "      - {name: m%d, provider: prometheus, successWhen: \"result <= 0.01\", query: '%s'}\n", i, query)
+	}
+	return steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, b.String())
+}
+
+// TestHostileMetricsCheckedOnce: a run of a CanaryRoute whose metrics have
+// not changed checks no query again. The PromQL check of the worst queries
+// the XRD admits allocates tens of thousands of times each, so a second run
+// that allocates a few thousand times has checked none of them (a count of
+// allocations, which no machine's speed changes; BenchmarkHostileMetrics
+// measures the time).
+func TestHostileMetricsCheckedOnce(t *testing.T) {
+	const reason = "Attack: ten 4,096-character queries of unary operators cost a run 250 ms when each run checks them again."
+	req := testRequest(t, hostileMetricsXR("once"), metricsInput, nil)
+	f := functionAt(testNow)
+	rsp, err := f.RunFunction(context.Background(), req)
+	if err != nil || isFatal(rsp) {
+		t.Fatalf("RunFunction(...): %v %v", err, rsp.GetResults())
+	}
+	allocs := testing.AllocsPerRun(3, func() {
+		if _, err := f.RunFunction(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// A run of a CanaryRoute of 10 metrics allocates about 2,000 times when
+	// nothing is checked again; one check of these queries, ten times more.
+	if allocs > 20_000 {
+		t.Errorf("%s\na second run allocates %.0f times: it checks the queries again", reason, allocs)
+	}
+}

@@ -78,6 +78,11 @@ type xpSim struct {
 	// querier, when set, answers the metrics' queries; unset, the function
 	// queries nothing, as a preview.
 	querier metric.Querier
+	// credentials are the pipeline step's credentials, which Crossplane
+	// sends with every call.
+	credentials map[string]*fnv1.Credentials
+	// log, when set, is the function's log; unset, it logs nothing.
+	log logging.Logger
 	// fn, when set, is the one function process every call goes to, with
 	// its memory of the decisions it answered (see internal/freshness);
 	// unset, each call goes to a new process, which remembers nothing.
@@ -161,8 +166,9 @@ func (s *xpSim) request(required map[string]*fnv1.ResourceSelector) *fnv1.RunFun
 		x["status"] = deepCopyMap(s.status)
 	}
 	req := &fnv1.RunFunctionRequest{
-		Input:    toStruct(t, s.input),
-		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, x)}, Resources: map[string]*fnv1.Resource{}},
+		Input:       toStruct(t, s.input),
+		Observed:    &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, x)}, Resources: map[string]*fnv1.Resource{}},
+		Credentials: s.credentials,
 	}
 	if s.served != nil {
 		req.Meta = allCapabilities
@@ -237,12 +243,16 @@ func (s *xpSim) reconcile() reconciled {
 	now := s.now
 	for call := 1; call <= maxRequirementsCalls; call++ {
 		at := now
-		process := &Function{log: logging.NewNopLogger(), metrics: s.metrics, querier: s.querier}
+		log := s.log
+		if log == nil {
+			log = logging.NewNopLogger()
+		}
+		process := &Function{log: log, metrics: s.metrics, querier: s.querier}
 		if s.fn != nil {
 			process = s.fn
 		}
 		process.clock = ClockFunc(func() time.Time { return at })
-		f := withRecover(process, logging.NewNopLogger(), s.metrics)
+		f := withRecover(process, log, s.metrics)
 		rsp, err := f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
 		if err != nil {
 			return reconciled{calls: call, err: err}

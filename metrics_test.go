@@ -2,6 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +16,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 )
@@ -232,5 +244,142 @@ func TestPreviewNeverQueries(t *testing.T) {
 	msg := str(last.out["message"])
 	if !strings.Contains(msg, "metric error-rate: no measurement yet, the first is due at") {
 		t.Errorf("a preview's rollout says a measurement is due, got %q", msg)
+	}
+}
+
+// recordingLog is a function log that keeps every line, with its values.
+type recordingLog struct {
+	mu     *sync.Mutex
+	lines  *[]string
+	values []any
+}
+
+func newRecordingLog() recordingLog {
+	return recordingLog{mu: &sync.Mutex{}, lines: &[]string{}}
+}
+
+func (l recordingLog) Info(msg string, kv ...any)  { l.add("INFO", msg, kv) }
+func (l recordingLog) Debug(msg string, kv ...any) { l.add("DEBUG", msg, kv) }
+func (l recordingLog) WithValues(kv ...any) logging.Logger {
+	return recordingLog{mu: l.mu, lines: l.lines, values: append(slices.Clone(l.values), kv...)}
+}
+
+func (l recordingLog) add(level, msg string, kv []any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	*l.lines = append(*l.lines, fmt.Sprint(level, " ", msg, " ", append(slices.Clone(l.values), kv...)))
+}
+
+func (l recordingLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(*l.lines, "\n")
+}
+
+// TestMetricCredentialsNeverEchoed: a provider that repeats the request's
+// Authorization header in its answer, in each shape an answer takes, never
+// gets the pipeline step's credentials into the CanaryRoute's status, an
+// event, a condition, the response or the function's log: the whole run is
+// checked, not only the reason the client gives.
+func TestMetricCredentialsNeverEchoed(t *testing.T) {
+	const token = "eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXRva2VuLWZvci1wcm9tZXRoZXVz.sig"
+	const password = "s3cr3t-p4ssw0rd"
+	basic := base64.StdEncoding.EncodeToString([]byte("reader:" + password))
+	auths := map[string]struct {
+		data    map[string][]byte
+		secrets []string
+	}{
+		"Bearer": {data: map[string][]byte{"token": []byte(token)}, secrets: []string{token}},
+		"Basic":  {data: map[string][]byte{"username": []byte("reader"), "password": []byte(password)}, secrets: []string{password, basic}},
+	}
+	shapes := map[string]struct {
+		reason  string
+		handler http.HandlerFunc
+		// says is what the measurement's reason says of the answer.
+		says string
+	}{
+		"Unauthorized": {
+			reason: "A 401 whose body repeats the header.",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = io.WriteString(w, "invalid "+r.Header.Get("Authorization"))
+			},
+			says: "HTTP 401",
+		},
+		"BadRequestJSON": {
+			reason: "A 400 JSON error whose error repeats the header.",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "errorType": "bad_data", "error": "denied " + r.Header.Get("Authorization")})
+			},
+			says: "HTTP 400",
+		},
+		"OKWithError": {
+			reason: `A 200 with "status":"error" whose error repeats the header.`,
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "errorType": "auth", "error": r.Header.Get("Authorization")})
+			},
+			says: "an error",
+		},
+		"HTMLPage": {
+			reason: "A proxy's HTML page that shows the header.",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.WriteString(w, "<html><pre>"+r.Header.Get("Authorization")+"</pre></html>")
+			},
+			says: "not Prometheus's JSON",
+		},
+		"RedirectLocation": {
+			reason: "A 302 whose Location carries the header.",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Location", "https://login.example/?auth="+url.QueryEscape(r.Header.Get("Authorization")))
+				w.WriteHeader(http.StatusFound)
+			},
+			says: "redirected (HTTP 302",
+		},
+	}
+	for authName, auth := range auths {
+		for name, tc := range shapes {
+			t.Run(authName+"/"+name, func(t *testing.T) {
+				provider := httptest.NewServer(tc.handler)
+				t.Cleanup(provider.Close)
+				input := emptyInput + "metricProviders: [{name: prometheus, prometheus: {address: \"" + provider.URL + "\", credentials: prometheus}}]\n"
+				s := newSim(t, metricsXR("", ""), input)
+				s.querier = &metric.Client{}
+				s.credentials = map[string]*fnv1.Credentials{"prometheus": {Source: &fnv1.Credentials_CredentialData{CredentialData: &fnv1.CredentialData{Data: auth.data}}}}
+				log := newRecordingLog()
+				s.log = log
+				const runs = 10
+				said := make([]string, 0, runs+2) // the responses, the status and the log
+				measured := false
+				for range runs {
+					r := s.run(0)
+					wire, err := protojson.Marshal(r.rsp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					said = append(said, string(wire))
+					for _, e := range r.events {
+						measured = measured || strings.Contains(e, "MetricNoData") && strings.Contains(e, tc.says)
+					}
+				}
+				if !measured {
+					t.Fatalf("%s\nno MetricNoData event says %q: the provider was not asked\n%s", tc.reason, tc.says, s.describe())
+				}
+				status, err := json.Marshal(s.status)
+				if err != nil {
+					t.Fatal(err)
+				}
+				said = append(said, string(status), log.String())
+				for _, secret := range auth.secrets {
+					for _, form := range []string{secret, url.QueryEscape(secret)} {
+						for _, text := range said {
+							if strings.Contains(text, form) {
+								t.Errorf("%s\nthe credential %q reached the response, the status or the log:\n%s", tc.reason, form, text)
+							}
+						}
+					}
+				}
+			})
+		}
 	}
 }

@@ -14,7 +14,8 @@ import (
 // successWhen: each names a provider the Input lists, its query is PromQL
 // with known placeholders, its successWhen a bool over result (and
 // baseline, which only a metric that compares to the primary measures). The
-// errors name the fields.
+// errors name the fields. A query is checked once for the runs that read
+// it (metric.CheckOnce): its PromQL check can cost tens of milliseconds.
 func compileMetrics(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (map[string]*expr.Program, field.ErrorList) {
 	out := map[string]*expr.Program{}
 	var errs field.ErrorList
@@ -23,7 +24,7 @@ func compileMetrics(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compi
 		if _, ok := pol.MetricProviders[m.Provider]; !ok {
 			errs = append(errs, field.NotFound(p.Child("provider"), fielderr.Cut(m.Provider, fielderr.MaxValue)))
 		}
-		if err := metric.Check(m.Query); err != nil {
+		if err := metric.CheckOnce(m.Query); err != nil {
 			errs = append(errs, field.Invalid(p.Child("query"), fielderr.Cut(m.Query, fielderr.MaxValue), err.Error()))
 		}
 		prg, err := compiler.CompileMetric(m.SuccessWhen)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/redact"
 )
 
 const (
@@ -48,17 +48,20 @@ type sampleJSON struct {
 // number, or why there is none (which does not name the provider) and the
 // outcome. The body is at most MaxAnswer bytes; decoding keeps at most one
 // series, so that what it allocates stays a small multiple of the body.
-func answer(body []byte) (float64, string, string) {
+// What it quotes of the answer goes through secrets, the credentials the
+// query sent: the body itself is read as it came, since a credential
+// replaced in it could change what it says.
+func answer(body []byte, secrets redact.Secrets) (float64, string, string) {
 	var a answerJSON
 	if err := json.Unmarshal(body, &a); err != nil {
-		return 0, fmt.Sprintf(whyFmtInvalid, invalid(err, body)), OutcomeError
+		return 0, fmt.Sprintf(whyFmtInvalid, invalid(err, body, secrets)), OutcomeError
 	}
 	switch a.Status {
 	case "success":
 	case "error":
-		return 0, fmt.Sprintf(whyFmtError, fielderr.Quote(a.ErrorType), fielderr.Quote(a.Error)), OutcomeError
+		return 0, fmt.Sprintf(whyFmtError, secrets.Quote(a.ErrorType), secrets.Quote(a.Error)), OutcomeError
 	default:
-		return 0, fmt.Sprintf(whyFmtStatus, fielderr.Quote(a.Status)), OutcomeError
+		return 0, fmt.Sprintf(whyFmtStatus, secrets.Quote(a.Status)), OutcomeError
 	}
 	switch a.Data.ResultType {
 	case "scalar":
@@ -66,21 +69,21 @@ func answer(body []byte) (float64, string, string) {
 		if err := json.Unmarshal(a.Data.Result, &pair); err != nil {
 			return 0, fmt.Sprintf(whyFmtInvalid, whyNotSample), OutcomeError
 		}
-		return sample(pair)
+		return sample(pair, secrets)
 	case "vector":
-		return vector(a.Data.Result)
+		return vector(a.Data.Result, secrets)
 	case "matrix":
 		return 0, whyMatrix, OutcomeNoData
 	case "string":
 		return 0, whyString, OutcomeNoData
 	default:
-		return 0, fmt.Sprintf(whyFmtResultType, fielderr.Quote(a.Data.ResultType)), OutcomeError
+		return 0, fmt.Sprintf(whyFmtResultType, secrets.Quote(a.Data.ResultType)), OutcomeError
 	}
 }
 
 // vector reads an instant vector of one series. It counts the others
 // without keeping them.
-func vector(result json.RawMessage) (float64, string, string) {
+func vector(result json.RawMessage, secrets redact.Secrets) (float64, string, string) {
 	d := json.NewDecoder(bytes.NewReader(result))
 	if t, err := d.Token(); err != nil || t != json.Delim('[') {
 		return 0, fmt.Sprintf(whyFmtInvalid, "the vector is not a list"), OutcomeError
@@ -95,7 +98,7 @@ func vector(result json.RawMessage) (float64, string, string) {
 			err = d.Decode(&struct{}{})
 		}
 		if err != nil {
-			return 0, fmt.Sprintf(whyFmtInvalid, invalid(err, nil)), OutcomeError
+			return 0, fmt.Sprintf(whyFmtInvalid, invalid(err, nil, secrets)), OutcomeError
 		}
 		n++
 	}
@@ -107,11 +110,11 @@ func vector(result json.RawMessage) (float64, string, string) {
 	case first.Value == nil && first.Histogram != nil:
 		return 0, whyHistogram, OutcomeNoData
 	}
-	return sample(first.Value)
+	return sample(first.Value, secrets)
 }
 
 // sample reads a sample, [<unix time>, "<number>"]: its number when finite.
-func sample(pair []json.RawMessage) (float64, string, string) {
+func sample(pair []json.RawMessage, secrets redact.Secrets) (float64, string, string) {
 	if len(pair) != 2 {
 		return 0, fmt.Sprintf(whyFmtInvalid, whyNotSample), OutcomeError
 	}
@@ -121,7 +124,7 @@ func sample(pair []json.RawMessage) (float64, string, string) {
 	}
 	v, err := strconv.ParseFloat(text, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, fmt.Sprintf(whyFmtInvalid, "a sample's value "+fielderr.Quote(text)+" is not a number"), OutcomeError
+		return 0, fmt.Sprintf(whyFmtInvalid, "a sample's value "+secrets.Quote(text)+" is not a number"), OutcomeError
 	}
 	switch {
 	case math.IsNaN(v):
@@ -136,10 +139,10 @@ func sample(pair []json.RawMessage) (float64, string, string) {
 
 // invalid says why an answer is not Prometheus's JSON, quoting the start of
 // the body when there is one (an HTML page of a proxy says most).
-func invalid(err error, body []byte) string {
-	msg := "not Prometheus's JSON: " + fielderr.Cut(err.Error(), fielderr.MaxValue)
+func invalid(err error, body []byte, secrets redact.Secrets) string {
+	msg := "not Prometheus's JSON: " + secrets.Cut(err.Error())
 	if len(body) > 0 {
-		msg += "; it begins " + fielderr.Quote(string(body))
+		msg += "; it begins " + secrets.Quote(string(body))
 	}
 	return msg
 }

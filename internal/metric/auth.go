@@ -2,12 +2,14 @@ package metric
 
 import (
 	"crypto/x509"
+	"encoding/base64"
 	"slices"
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/redact"
 )
 
 // Keys of the credentials a provider's queries authenticate with: the keys
@@ -42,6 +44,20 @@ type Auth struct {
 	// CA, when not empty, holds the PEM certificates that an https
 	// provider's certificate must chain to, instead of the system's roots.
 	CA []byte
+}
+
+// Secrets are the credentials a query with this auth sends, in every form
+// the function sends them, for redact to keep them out of whatever the
+// provider answers: the token (sent as "Bearer <token>"), or the password,
+// user:password and its base64 (sent as "Basic <base64>", as net/http's
+// SetBasicAuth encodes it). The username alone is no secret: redacting it
+// would leave every reason that names the user unreadable.
+func (a Auth) Secrets() redact.Secrets {
+	if a.Username == "" {
+		return redact.New(a.BearerToken)
+	}
+	basic := a.Username + ":" + a.Password
+	return redact.New(a.BearerToken, a.Password, basic, base64.StdEncoding.EncodeToString([]byte(basic)))
 }
 
 // AuthFrom reads credentials as Crossplane hands them to a function (the

@@ -19,6 +19,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/redact"
 )
 
 const (
@@ -80,13 +81,15 @@ var _ Querier = &Client{}
 
 // Query asks p for the number query gives at the instant at. It returns
 // within p's timeout (DefaultTimeout when zero, at most MaxTimeout) and
-// ctx's deadline, whatever p does.
+// ctx's deadline, whatever p does. Its reason never holds p's credentials,
+// whatever p answers: whatever it quotes of the answer is redacted first
+// (redact.Secrets).
 func (c *Client) Query(ctx context.Context, p Provider, query string, at time.Time) Result {
 	var start time.Time
 	if c.Now != nil {
 		start = c.Now()
 	}
-	value, why, outcome := c.query(ctx, p, query, at)
+	value, why, outcome := c.query(ctx, p, query, at, p.Auth.Secrets())
 	r := Result{Value: value, Outcome: outcome}
 	if why != "" {
 		r = Result{NoData: "provider " + fielderr.Quote(p.Name) + ": " + why, Outcome: outcome}
@@ -98,8 +101,9 @@ func (c *Client) Query(ctx context.Context, p Provider, query string, at time.Ti
 }
 
 // query asks p for the number: the number, or why there is none, and the
-// outcome.
-func (c *Client) query(ctx context.Context, p Provider, query string, at time.Time) (float64, string, string) {
+// outcome. What it quotes of the answer goes through secrets, the
+// credentials it sends.
+func (c *Client) query(ctx context.Context, p Provider, query string, at time.Time, secrets redact.Secrets) (float64, string, string) {
 	u, err := endpoint(p.Address, query, at)
 	if err != nil {
 		return 0, fmt.Sprintf(whyFmtAddress, err), OutcomeError
@@ -125,27 +129,31 @@ func (c *Client) query(ctx context.Context, p Provider, query string, at time.Ti
 
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, failure(ctx, qctx, timeout, err), OutcomeError
+		return 0, failure(ctx, qctx, timeout, err, secrets), OutcomeError
 	}
 	defer resp.Body.Close() //nolint:errcheck // Nothing was written; the body was read as far as it matters.
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return 0, fmt.Sprintf(whyFmtRedirect, resp.StatusCode, fielderr.Quote(resp.Header.Get("Location"))), OutcomeError
+		return 0, fmt.Sprintf(whyFmtRedirect, resp.StatusCode, secrets.Quote(resp.Header.Get("Location"))), OutcomeError
 	case resp.StatusCode != http.StatusOK:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		if err != nil && len(body) == 0 {
-			return 0, failure(ctx, qctx, timeout, err), OutcomeError
+			return 0, failure(ctx, qctx, timeout, err, secrets), OutcomeError
 		}
-		return 0, httpError(resp.StatusCode, body), OutcomeError
+		if len(body) == maxErrorBody {
+			// The read may have stopped inside a credential repeated.
+			body = secrets.Truncated(body)
+		}
+		return 0, httpError(resp.StatusCode, body, secrets), OutcomeError
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	if err != nil {
-		return 0, failure(ctx, qctx, timeout, err), OutcomeError
+		return 0, failure(ctx, qctx, timeout, err, secrets), OutcomeError
 	}
 	if len(body) > MaxAnswer {
 		return 0, whyTooLarge, OutcomeError
 	}
-	return answer(body)
+	return answer(body, secrets)
 }
 
 // endpoint is the URL of an instant query of p at the instant at: at in
@@ -180,8 +188,9 @@ func endpoint(address, query string, at time.Time) (string, error) {
 }
 
 // failure says why a request ended without an answer: the run's end, the
-// provider's timeout, or the error.
-func failure(run, query context.Context, timeout time.Duration, err error) string {
+// provider's timeout, or the error, which may quote what the provider sent
+// (net/http quotes a malformed status line).
+func failure(run, query context.Context, timeout time.Duration, err error, secrets redact.Secrets) string {
 	switch {
 	case errors.Is(run.Err(), context.DeadlineExceeded):
 		return whyRunDeadline
@@ -195,17 +204,17 @@ func failure(run, query context.Context, timeout time.Duration, err error) strin
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Sprintf(whyFmtUnreachable, fielderr.Cut(err.Error(), fielderr.MaxValue))
+	return fmt.Sprintf(whyFmtUnreachable, secrets.Cut(err.Error()))
 }
 
 // httpError says what an answer other than 200 OK holds: Prometheus's error
-// when it is one, else the start of the body.
-func httpError(status int, body []byte) string {
+// when it is one, else the start of the body, quoted through secrets.
+func httpError(status int, body []byte, secrets redact.Secrets) string {
 	var a answerJSON
 	if err := json.Unmarshal(body, &a); err == nil && a.Status == prometheusErrorState {
-		return fmt.Sprintf(whyFmtHTTPError, status, fielderr.Quote(a.ErrorType), fielderr.Quote(a.Error))
+		return fmt.Sprintf(whyFmtHTTPError, status, secrets.Quote(a.ErrorType), secrets.Quote(a.Error))
 	}
-	return fmt.Sprintf(whyFmtHTTP, status, fielderr.Quote(string(body)))
+	return fmt.Sprintf(whyFmtHTTP, status, secrets.Quote(string(body)))
 }
 
 // client is the HTTP client for providers whose CA bundle is ca: the

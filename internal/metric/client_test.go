@@ -2,11 +2,14 @@ package metric
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -566,5 +569,122 @@ func TestProviderTimeout(t *testing.T) {
 				t.Errorf("%s\ntimeout(): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestClientNeverEchoesCredentials: a provider (or a proxy in front of
+// it) that repeats the request's Authorization header in its answer never
+// puts the credentials into the reason, which reaches the CanaryRoute's
+// status, its events and the function's log: each form the function sent
+// (the token, the password, user:password and its base64) is redacted
+// before the answer is quoted.
+func TestClientNeverEchoesCredentials(t *testing.T) {
+	// A token of 3 KB (JWTs of many claims are), longer than the 256
+	// characters a reason quotes, so that a cut could split it, and a
+	// password that JSON and Go escape.
+	token := "eyJhbGciOiJSUzI1NiJ9." + strings.Repeat("c2VjcmV0", 375) + ".sig"
+	basic := Auth{Username: "reader", Password: `p"ss<w0rd\&`}
+	secretsOf := map[string][]string{
+		"Bearer": {token},
+		"Basic":  {basic.Password, basic.Username + ":" + basic.Password, base64.StdEncoding.EncodeToString([]byte(basic.Username + ":" + basic.Password))},
+	}
+	auths := map[string]Auth{"Bearer": {BearerToken: token}, "Basic": basic}
+
+	shapes := map[string]struct {
+		reason  string
+		handler http.HandlerFunc
+		// says is a part of the reason that must stay: the redaction
+		// keeps the rest of what the provider said.
+		says string
+	}{
+		"Unauthorized": {
+			reason: "A 401 whose text body repeats the header.",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = io.WriteString(w, "invalid credentials: Authorization: "+r.Header.Get("Authorization"))
+			},
+			says: `HTTP 401: "invalid credentials: Authorization: `,
+		},
+		"BadRequestJSON": {
+			reason: "A 400 JSON error of Prometheus's shape whose error repeats the header.",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "errorType": "bad_data", "error": "cannot authorize " + r.Header.Get("Authorization")})
+			},
+			says: `HTTP 400: "bad_data": "cannot authorize `,
+		},
+		"BadRequestOtherJSON": {
+			reason: "A 400 JSON body of another shape, quoted as it is, with the header JSON-escaped (Go escapes < and &).",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				_ = json.NewEncoder(w).Encode(map[string]any{"message": "denied", "header": r.Header.Get("Authorization")})
+			},
+			says: `HTTP 400: "{\"header\":`,
+		},
+		"OKWithError": {
+			reason: `A 200 with "status":"error" whose error and errorType repeat the header.`,
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "errorType": r.Header.Get("Authorization"), "error": "token " + r.Header.Get("Authorization") + " expired"})
+			},
+			says: `an error: "`,
+		},
+		"HTMLPage": {
+			reason: "A proxy's HTML page (not JSON) that shows the request's headers.",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				_, _ = io.WriteString(w, "<html><body><h1>Sign in</h1><pre>Authorization: "+r.Header.Get("Authorization")+"</pre></body></html>")
+			},
+			says: `not Prometheus's JSON: invalid character '<' looking for beginning of value; it begins "<html><body><h1>Sign in</h1><pre>Authorization: `,
+		},
+		"RedirectLocation": {
+			reason: "A 302 whose Location carries the header, escaped in its query.",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Location", "https://login.example/?auth="+url.QueryEscape(r.Header.Get("Authorization")))
+				w.WriteHeader(http.StatusFound)
+			},
+			says: `redirected (HTTP 302 to "https://login.example/?auth=`,
+		},
+		"HugeErrorCutInsideTheToken": {
+			reason: "A 500 that repeats the credential past the 64 KiB read, which stops in the middle of a repeat: redacted, the repeats leave that first part within the 256 characters quoted, and it is redacted too.",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusInternalServerError)
+				_, credential, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+				_, _ = io.WriteString(w, strings.Repeat(credential+" ", maxErrorBody/len(credential)+1))
+			},
+			says: `HTTP 500: "`,
+		},
+		"MalformedStatusLine": {
+			reason: "An answer whose status line repeats the header: net/http's error quotes it.",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				conn, buf, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					return
+				}
+				defer conn.Close()
+				_, credential, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+				_, _ = buf.WriteString("HTTP/1.1 " + credential + "\r\n\r\n")
+				_ = buf.Flush()
+			},
+			says: `cannot be reached: `,
+		},
+	}
+	for authName, auth := range auths {
+		for name, tc := range shapes {
+			t.Run(authName+"/"+name, func(t *testing.T) {
+				s := serve(t, tc.handler)
+				p := Provider{Name: "prom", Address: s.URL, Timeout: MaxTimeout, Auth: auth}
+				got := within(t, 30*time.Second, func() Result { return (&Client{}).Query(t.Context(), p, "sum(up)", at) })
+				if got.Outcome != OutcomeError || !strings.Contains(got.NoData, tc.says) {
+					t.Errorf("%s\nQuery(...) = %+v, want an error that says %q", tc.reason, got, tc.says)
+				}
+				for _, secret := range secretsOf[authName] {
+					for _, form := range []string{secret, fmt.Sprintf("%q", secret), url.QueryEscape(secret), secret[:min(len(secret), 16)]} {
+						if strings.Contains(got.NoData, strings.Trim(form, `"`)) {
+							t.Errorf("%s\nthe reason holds the credential %q: %s", tc.reason, form, got.NoData)
+						}
+					}
+				}
+			})
+		}
 	}
 }

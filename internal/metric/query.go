@@ -13,6 +13,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/memo"
 )
 
 const (
@@ -107,6 +108,47 @@ func Check(query string) error {
 	default:
 		return errors.Errorf(errFmtNotOneNumber, string(t))
 	}
+}
+
+// checks keeps what Check said of the queries checked last, by their
+// content key. Prometheus's parser takes tens of milliseconds on the worst
+// queries the XRD admits (4,096 characters of unary operators), and
+// Crossplane sends the same spec run after run: ten such queries checked on
+// every run made each take 250 ms. Its bound holds the queries of every
+// spec that package xr keeps parsed (512 specs of at most 10 metrics), so a
+// spec found parsed finds its queries checked; an entry is its key and the
+// error's text (checkBytes), never the query.
+var checks = memo.New[memo.Key, error](8192, 8<<20)
+
+// CheckOnce is Check, done once per query text for as long as checks keeps
+// it: every run of a spec whose metrics have not changed, and every
+// CanaryRoute that writes the same query, finds it checked. What is kept is
+// a function of the text alone: Check reads the query as written, its
+// placeholders replaced by the same samples whatever the side, never by
+// their values.
+func CheckOnce(query string) error {
+	if len(query) > MaxQueryLength {
+		// Refused before the parser: nothing to save, and no key of
+		// an oversized text kept.
+		return Check(query)
+	}
+	key, _, _ := memo.Of(query) // A string always has a key.
+	if err, ok := checks.Get(key); ok {
+		return err
+	}
+	err := Check(query)
+	checks.Add(key, err, checkBytes(err))
+	return err
+}
+
+// checkBytes is what a check kept counts: the entry with its key, and the
+// error's text with the values that wrap it.
+func checkBytes(err error) uint64 {
+	const entry = 128
+	if err == nil {
+		return entry
+	}
+	return entry + 2*uint64(len(err.Error()))
 }
 
 // scan finds the placeholders of a query and checks each stands where its

@@ -161,11 +161,50 @@ func TestCheck(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := errText(Check(tc.query))
+			// CheckOnce says the same, when it checks and when it
+			// finds the query checked.
+			for range 2 {
+				if once := errText(CheckOnce(tc.query)); once != got {
+					t.Errorf("%s\nCheckOnce(...) = %q, Check(...) = %q", tc.reason, once, got)
+				}
+			}
 			if tc.prefix && strings.HasPrefix(got, tc.want) && tc.want != "" {
 				return
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nCheck(...): -want error, +got error:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestCheckOnceKeeps: a query checked once is not parsed again. Parsing the
+// worst queries the XRD admits allocates thousands of times; finding one
+// checked, next to nothing (a count of allocations, which no machine's
+// speed changes; BenchmarkCheckOnce measures the time).
+func TestCheckOnceKeeps(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		query  string
+	}{
+		"UnaryChain": {
+			reason: "Attack: 4,096 characters of unary plus cost Prometheus's parser 25 ms each time it reads them.",
+			query:  strings.Repeat("+", MaxQueryLength-len(`x{b="{{service}}"}`)) + `x{b="{{service}}"}`,
+		},
+		"Refused": {
+			reason: "A query refused is kept refused: a spec that is a Fatal on every run checks it once too.",
+			query:  strings.Repeat("-", MaxQueryLength-len(`x[{{interval}}]`)) + `x[{{interval}}]`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			want := errText(CheckOnce(tc.query))
+			if allocs := testing.AllocsPerRun(5, func() {
+				if got := errText(CheckOnce(tc.query)); got != want {
+					t.Errorf("%s\nCheckOnce(...) = %q, then %q", tc.reason, want, got)
+				}
+			}); allocs > 2 {
+				t.Errorf("%s\nCheckOnce(...) of a query it checked allocates %.0f times: it checks it again", tc.reason, allocs)
 			}
 		})
 	}

@@ -39,7 +39,8 @@ const (
 // its step. A run that restarts, pauses, aborts or has failed or succeeded
 // measures nothing: a measurement is of the canary a step is testing.
 // taken are measurements this reconcile already took (an earlier call of
-// the same reconcile), which count as the last.
+// the same reconcile), which count as the last. A measurement dated after
+// now, recorded or taken, schedules nothing (see takenBy).
 func Due(in Input, taken map[string]xr.Measurement) []xr.Metric {
 	prev := in.Previous
 	if !in.Traffic.Progressive() || len(in.Traffic.Metrics) == 0 || in.Traffic.Abort || in.Traffic.Paused || in.CanaryRefused ||
@@ -66,10 +67,10 @@ func Due(in Input, taken map[string]xr.Measurement) []xr.Metric {
 		if !m.CountsIn(in.Traffic.Steps, step) {
 			continue
 		}
-		if _, ok := taken[m.Name]; ok {
+		if ms, ok := taken[m.Name]; ok && takenBy(ms, in.Now) {
 			continue
 		}
-		if now.Before(nextDue(m, prev, step)) {
+		if now.Before(nextDue(m, prev, step, in.Now)) {
 			continue
 		}
 		out = append(out, m)
@@ -79,15 +80,29 @@ func Due(in Input, taken map[string]xr.Measurement) []xr.Metric {
 
 // nextDue is when the next measurement of a metric is due at a step: an
 // interval after the step started, and after its last measurement at that
-// step. A measurement dated after now (written by hand) is no measurement.
-func nextDue(m xr.Metric, s *xr.RolloutStatus, step int32) time.Time {
+// step taken by now. It may be before now: a measurement already due.
+func nextDue(m xr.Metric, s *xr.RolloutStatus, step int32, now time.Time) time.Time {
 	due := s.StepStartedAt.Add(m.Interval)
 	for _, ms := range measurementsOf(s.Metrics, m.Name) {
-		if ms.Step == step && !ms.Time.Time.Before(s.StepStartedAt.Time) {
+		if ms.Step == step && !ms.Time.Time.Before(s.StepStartedAt.Time) && takenBy(ms, now) {
 			due = latest(due, ms.Time.Add(m.Interval))
 		}
 	}
 	return due
+}
+
+// takenBy reports whether a measurement was taken by now. One dated after
+// the run's time (a status written by hand, or a replica whose clock runs
+// ahead) counts for nothing: not for a verdict, not toward failureLimit,
+// and not for when the next is due, which would put every later
+// measurement of the step off until that date while the verdicts, ignoring
+// it, wait for one.
+func takenBy(ms xr.Measurement, now time.Time) bool { return !ms.Time.After(now) }
+
+// dueText is when a measurement due at due is due, as a message says it:
+// never a time already past, since one already due is due now.
+func dueText(due, now time.Time) string {
+	return latest(due, now).UTC().Format(time.RFC3339)
 }
 
 func latest(a, b time.Time) time.Time {
@@ -116,7 +131,7 @@ func carriedMetrics(in Input, metrics []xr.MetricStatus, step int32) []xr.Metric
 	for _, m := range in.Traffic.Metrics {
 		var kept []xr.Measurement
 		for _, ms := range measurementsOf(metrics, m.Name) {
-			if !ms.Time.After(in.Now) && ms.Step >= 0 && int(ms.Step) < len(in.Traffic.Steps) && validVerdict(ms.Verdict) {
+			if takenBy(ms, in.Now) && ms.Step >= 0 && int(ms.Step) < len(in.Traffic.Steps) && validVerdict(ms.Verdict) {
 				kept = append(kept, ms)
 			}
 		}
@@ -166,7 +181,7 @@ func withMeasured(in Input, cur xr.RolloutStatus) xr.RolloutStatus {
 	for _, m := range in.Traffic.Metrics {
 		old := measurementsOf(cur.Metrics, m.Name)
 		list := slices.Clone(old)
-		if ms, ok := in.Measured[m.Name]; ok && fresh(m, ms, old, cur) {
+		if ms, ok := in.Measured[m.Name]; ok && fresh(m, ms, old, cur, in.Now) {
 			list = append(list, ms)
 		}
 		if len(list) > 0 {
@@ -178,13 +193,13 @@ func withMeasured(in Input, cur xr.RolloutStatus) xr.RolloutStatus {
 }
 
 // fresh reports whether a measurement belongs to the current step, its
-// window within the step (an interval after it started), with a verdict
-// the XRD admits, and is newer than the last one recorded. A run that sees
-// its own decision again (the same measurement fed back) must not count it
-// twice; a run that restarts its step (relocated to another weight) took
-// it on the old weight's traffic.
-func fresh(m xr.Metric, ms xr.Measurement, old []xr.Measurement, cur xr.RolloutStatus) bool {
-	if ms.Step != *cur.Step || ms.Time.Time.Before(cur.StepStartedAt.Add(m.Interval)) || !validVerdict(ms.Verdict) ||
+// window within the step (an interval after it started), taken by now, with
+// a verdict the XRD admits, and is newer than the last one recorded. A run
+// that sees its own decision again (the same measurement fed back) must
+// not count it twice; a run that restarts its step (relocated to another
+// weight) took it on the old weight's traffic.
+func fresh(m xr.Metric, ms xr.Measurement, old []xr.Measurement, cur xr.RolloutStatus, now time.Time) bool {
+	if ms.Step != *cur.Step || ms.Time.Time.Before(cur.StepStartedAt.Add(m.Interval)) || !takenBy(ms, now) || !validVerdict(ms.Verdict) ||
 		len(ms.Value) > xr.MaxMeasurementValue || len(ms.Baseline) > xr.MaxMeasurementValue {
 		// Not of this step, or not one the function took: a record
 		// handed over by another step of the pipeline may hold anything.
@@ -210,7 +225,7 @@ func counts(m xr.Metric, ms xr.Measurement) string {
 
 // failedMetric finds a metric that counts in the current step and failed
 // its failureLimit of measurements in a row: the latest ones of the attempt,
-// whatever the step they were taken at. A dry run never fails.
+// whatever the step they were taken at, by now. A dry run never fails.
 func failedMetric(in Input, cur xr.RolloutStatus) (bool, string) {
 	for _, m := range in.Traffic.Metrics {
 		if m.DryRun || !m.CountsIn(in.Traffic.Steps, *cur.Step) {
@@ -222,6 +237,9 @@ func failedMetric(in Input, cur xr.RolloutStatus) (bool, string) {
 		// failures never hides them.
 		run, last := 0, -1
 		for i := len(list) - 1; i >= 0; i-- {
+			if !takenBy(list[i], in.Now) {
+				continue
+			}
 			v := counts(m, list[i])
 			if v == xr.VerdictPassed {
 				break
@@ -253,21 +271,21 @@ func heldMetric(in Input, cur xr.RolloutStatus) (string, time.Time) {
 		}
 		list := measurementsOf(cur.Metrics, m.Name)
 		passed := slices.ContainsFunc(list, func(ms xr.Measurement) bool {
-			return ms.Step == i && !ms.Time.Time.Before(cur.StepStartedAt.Add(m.Interval)) && !ms.Time.After(in.Now) && counts(m, ms) == xr.VerdictPassed
+			return ms.Step == i && !ms.Time.Time.Before(cur.StepStartedAt.Add(m.Interval)) && takenBy(ms, in.Now) && counts(m, ms) == xr.VerdictPassed
 		})
 		if passed {
 			continue
 		}
-		due := nextDue(m, &cur, i)
+		due := nextDue(m, &cur, i, in.Now)
 		var last *xr.Measurement
 		for j := len(list) - 1; j >= 0; j-- {
-			if list[j].Step == i {
+			if list[j].Step == i && takenBy(list[j], in.Now) {
 				last = &list[j]
 				break
 			}
 		}
 		if last == nil {
-			return fmt.Sprintf("metric %s: no measurement yet, the first is due at %s", quote(m.Name), due.UTC().Format(time.RFC3339)), due
+			return fmt.Sprintf("metric %s: no measurement yet, the first is due at %s", quote(m.Name), dueText(due, in.Now)), due
 		}
 		return fmt.Sprintf("metric %s: no passing measurement yet, the last %s", quote(m.Name), describeMeasurement(m, *last)), due
 	}
@@ -338,7 +356,7 @@ func metricRequeue(in Input, cur xr.RolloutStatus) time.Duration {
 	requeue := MaxRequeue
 	for _, m := range in.Traffic.Metrics {
 		if m.CountsIn(in.Traffic.Steps, *cur.Step) {
-			requeue = min(requeue, clamp(nextDue(m, &cur, *cur.Step).Sub(in.Now)))
+			requeue = min(requeue, clamp(nextDue(m, &cur, *cur.Step, in.Now).Sub(in.Now)))
 		}
 	}
 	return requeue
@@ -380,13 +398,13 @@ func unbaked(in Input, cur xr.RolloutStatus) string {
 		}
 		var last *xr.Measurement
 		for _, ms := range measurementsOf(cur.Metrics, m.Name) {
-			if ms.Step == *cur.Step && !ms.Time.Before(cur.BakeStartedAt) && !ms.Time.After(in.Now) {
+			if ms.Step == *cur.Step && !ms.Time.Before(cur.BakeStartedAt) && takenBy(ms, in.Now) {
 				last = &ms
 			}
 		}
 		switch {
 		case last == nil:
-			return fmt.Sprintf("metric %s: no measurement in the bake yet, the next is due at %s", quote(m.Name), nextDue(m, &cur, *cur.Step).UTC().Format(time.RFC3339))
+			return fmt.Sprintf("metric %s: no measurement in the bake yet, the next is due at %s", quote(m.Name), dueText(nextDue(m, &cur, *cur.Step, in.Now), in.Now))
 		case counts(m, *last) != xr.VerdictPassed:
 			return fmt.Sprintf("metric %s: the last measurement of the bake %s", quote(m.Name), describeMeasurement(m, *last))
 		}

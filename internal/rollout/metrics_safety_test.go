@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -279,4 +280,132 @@ func TestNoDataDoesNotResetFailureCount(t *testing.T) {
 	if d.Status.Phase != xr.PhaseFailed {
 		t.Errorf("two failed measurements with only no data between them reach failureLimit 2; got %s %s: %s", d.Status.Phase, d.Status.Reason, d.Status.Message)
 	}
+}
+
+// TestFutureMeasurementsCountForNothing: a measurement dated after the
+// run's time (a status written by hand, a replica whose clock runs ahead,
+// or one that took a measurement earlier in the same reconcile) counts for
+// nothing: not for the verdict, not toward failureLimit, not for when the
+// next one is due; and no message names a due time already past.
+func TestFutureMeasurementsCountForNothing(t *testing.T) {
+	type want struct {
+		due     []string
+		phase   xr.Phase
+		step    int32
+		message string
+		requeue time.Duration
+	}
+	inAnHour := func(verdict, value string) []xr.MetricStatus {
+		return []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, time.Hour, verdict, value)}}}
+	}
+	// baked is the last step passed at 1m, baked from 2m for 5m, with a
+	// pass recorded an hour ahead.
+	baked := func(in *Input) {
+		in.Previous.Reason, in.Previous.BakeStartedAt = ReasonBaking, mt(2*time.Minute)
+		in.Traffic.Bake = 5 * time.Minute
+		in.Now = at(10 * time.Minute)
+		in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{
+			measured(2, time.Minute, xr.VerdictPassed, "0"), measured(2, time.Hour, xr.VerdictPassed, "0"),
+		}}}
+	}
+	cases := map[string]struct {
+		reason string
+		in     Input
+		taken  map[string]xr.Measurement
+		want   want
+	}{
+		"FuturePassSchedulesNothing": {
+			reason: "A pass recorded an hour ahead neither passes the step nor puts its first measurement off by an hour: it is due now, the message names now, and the function calls again soon.",
+			in:     metricsIn(0, 0, func(in *Input) { in.Now, in.Previous.Metrics = at(2*time.Minute), inAnHour(xr.VerdictPassed, "0") }, errorRate()),
+			want: want{
+				due: []string{"error-rate"}, phase: xr.PhaseProgressing,
+				message: "holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:02:00Z",
+				requeue: MinRequeue,
+			},
+		},
+		"FutureFailureFailsNothing": {
+			reason: "A failure recorded an hour ahead does not count toward failureLimit: the rollout holds for a measurement of its own.",
+			in:     metricsIn(0, 0, func(in *Input) { in.Now, in.Previous.Metrics = at(2*time.Minute), inAnHour(xr.VerdictFailed, "0.9") }, errorRate()),
+			want: want{
+				due: []string{"error-rate"}, phase: xr.PhaseProgressing,
+				message: "holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:02:00Z",
+				requeue: MinRequeue,
+			},
+		},
+		"FutureTakenIsNotTaken": {
+			reason: "A failure an earlier call of the reconcile handed over, dated an hour ahead (a replica whose clock runs ahead), is neither recorded nor counted, and the metric is measured again.",
+			in: metricsIn(0, 0, func(in *Input) {
+				in.Now = at(2 * time.Minute)
+				in.Measured = map[string]xr.Measurement{"error-rate": measured(0, time.Hour, xr.VerdictFailed, "0.9")}
+			}, errorRate()),
+			taken: map[string]xr.Measurement{"error-rate": measured(0, time.Hour, xr.VerdictFailed, "0.9")},
+			want: want{
+				due: []string{"error-rate"}, phase: xr.PhaseProgressing,
+				message: "holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:02:00Z",
+				requeue: MinRequeue,
+			},
+		},
+		"PastMeasurementStillSchedules": {
+			reason: "Beside one from the future, a measurement taken by now schedules the next an interval later, as before.",
+			in: metricsIn(0, 0, func(in *Input) {
+				in.Now = at(2 * time.Minute)
+				in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{
+					measured(0, 90*time.Second, xr.VerdictNoData, "no series"), measured(0, time.Hour, xr.VerdictPassed, "0"),
+				}}}
+			}, errorRate()),
+			want: want{
+				phase:   xr.PhaseProgressing,
+				message: `holding step 0 (10%): metric error-rate: no passing measurement yet, the last had no data: no series`,
+				requeue: 30 * time.Second,
+			},
+		},
+		"FutureBakeMeasurementSchedulesNothing": {
+			reason: "A pass recorded ahead in a bake that is over neither ends the bake nor puts its next measurement off: it is due now, and the message names now.",
+			in:     metricsIn(2, 0, baked, errorRate()),
+			want: want{
+				due: []string{"error-rate"}, phase: xr.PhaseProgressing, step: 2,
+				message: "holding step 2 (100%): baked until 2026-12-02T10:07:00Z; metric error-rate: no measurement in the bake yet, the next is due at 2026-12-02T10:10:00Z",
+				requeue: MinRequeue,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got want
+			for _, m := range Due(tc.in, tc.taken) {
+				got.due = append(got.due, m.Name)
+			}
+			d := Decide(tc.in)
+			got.phase, got.step, got.message, got.requeue = d.Status.Phase, *d.Status.Step, d.Status.Message, d.Requeue
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestFutureMeasurementHoldsNoStep: a status that carries a pass dated an
+// hour ahead on every run (a replica whose clock runs ahead writes it back)
+// does not stop the step's own measurements: the step is measured and
+// advances well within its progressDeadline.
+func TestFutureMeasurementHoldsNoStep(t *testing.T) {
+	ahead := measured(0, time.Hour, xr.VerdictPassed, "0")
+	in := metricsIn(0, 0, func(in *Input) { in.Traffic.ProgressDeadline = 5 * time.Minute }, errorRate())
+	for run := range 20 {
+		in.Now = at(time.Duration(run) * 30 * time.Second)
+		in.Previous.Metrics = append(in.Previous.Metrics, xr.MetricStatus{Name: "error-rate", Measurements: []xr.Measurement{ahead}})
+		in.Measured = nil
+		for _, m := range Due(in, nil) {
+			in.Measured = map[string]xr.Measurement{m.Name: {Time: metav1.Time{Time: in.Now}, Step: *in.Previous.Step, Verdict: xr.VerdictPassed, Value: "0"}}
+		}
+		d := Decide(in)
+		if d.Status.Phase != xr.PhaseProgressing {
+			t.Fatalf("run %d at %s: want the step measured and passed, got %s %s: %s", run, in.Now.Format(time.RFC3339), d.Status.Phase, d.Status.Reason, d.Status.Message)
+		}
+		if *d.Status.Step > 0 {
+			return
+		}
+		in.Previous = &d.Status
+	}
+	t.Errorf("after 10 minutes the step has not advanced: %s", in.Previous.Message)
 }

@@ -68,10 +68,18 @@ func TestDecideMetrics(t *testing.T) {
 	}{
 		"NoMeasurementYetHolds": {
 			reason: "A step whose metric has no measurement yet holds after its pause, and says when the first is due: an interval after the step started.",
+			in:     metricsIn(0, 0, func(in *Input) { in.Now = at(2 * time.Minute) }, errorRate(func(m *xr.Metric) { m.Interval = 3 * time.Minute })),
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
+				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:03:00Z`,
+			},
+		},
+		"NoMeasurementDueNow": {
+			reason: "A first measurement due an interval after the step started, a time already past (a preview, which never measures), is due now: the message never names a due time already past.",
 			in:     metricsIn(0, 0, func(in *Input) { in.Now = at(2 * time.Minute) }, errorRate()),
 			want: want{
 				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
-				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:01:00Z`,
+				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:02:00Z`,
 			},
 		},
 		"PassingMeasurementAdvances": {
@@ -104,14 +112,14 @@ func TestDecideMetrics(t *testing.T) {
 			},
 		},
 		"ForgedFutureMeasurementDropped": {
-			reason: "A measurement dated after now was never taken: it is dropped, and holds nothing up.",
+			reason: "A measurement dated after now was never taken: it is dropped, and holds nothing up; the first is due now.",
 			in: metricsIn(0, 0, func(in *Input) {
 				in.Now = at(2 * time.Minute)
 				in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, time.Hour, xr.VerdictPassed, "0")}}}
 			}, errorRate()),
 			want: want{
 				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
-				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:01:00Z`,
+				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:02:00Z`,
 			},
 		},
 		"FailureFailsAtTheLimit": {
