@@ -278,7 +278,7 @@ func freshScenario(t *testing.T, seed uint64, remember bool, opts ...func(*laggi
 	for _, o := range opts {
 		o(s)
 	}
-	var wrong []string
+	wrong := make([]string, 0, 8)
 	for i := range 120 {
 		switch i {
 		case 12:
@@ -444,8 +444,10 @@ func TestFreshStatePermutations(t *testing.T) {
 	for _, h := range rec.history {
 		phases[h.phase+"/"+h.reason] = true
 	}
-	for _, want := range []string{"Progressing/AwaitingApproval", "Progressing/RolloutApproved", "Aborted/Aborted", "Progressing/RolloutRestarted",
-		"Progressing/RolloutPromoted", "Failed/GateFailed", "Progressing/RolloutRetried", "Progressing/StepsChanged", "Succeeded/RolloutSucceeded"} {
+	for _, want := range []string{
+		"Progressing/AwaitingApproval", "Progressing/RolloutApproved", "Aborted/Aborted", "Progressing/RolloutRestarted",
+		"Progressing/RolloutPromoted", "Failed/GateFailed", "Progressing/RolloutRetried", "Progressing/StepsChanged", "Succeeded/RolloutSucceeded",
+	} {
 		if !phases[want] {
 			t.Fatalf("setup: the recorded rollout never went through %s:\n%s", want, describeHistory(rec.history))
 		}
@@ -559,7 +561,7 @@ func releaseScenario(t *testing.T, seed uint64) (*laggingSim, []string) {
     steps: [{weight: 10, pause: 30s}, {weight: 50, pause: 1m}, {weight: 100}]
     bake: 30s
     rollbackWindow: 2`), seed, 4, true)
-	var wrong []string
+	wrong := make([]string, 0, 8)
 	for i := range 180 {
 		switch i {
 		case 2:

@@ -53,7 +53,7 @@ func (c *CLI) Run() error {
 
 	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &metric.Client{Now: time.Now}}
 	if c.RememberEntries > 0 && c.RememberMiB > 0 {
-		fn.memory = freshness.NewMemory(c.RememberEntries, uint64(c.RememberMiB)<<20) //nolint:gosec // Positive.
+		fn.memory = freshness.NewMemory(c.RememberEntries, uint64(c.RememberMiB)<<20)
 	}
 	if !c.Now.IsZero() {
 		// A preview: every rollout at one instant, no metric queried (the

@@ -120,16 +120,17 @@ func integer(v *structpb.Value) int64 {
 type Verdict int
 
 const (
-	// Fresh: the read is the newest the function knows of; decide on it.
+	// Fresh is a read that is the newest the function knows of: decide on
+	// it.
 	Fresh Verdict = iota
-	// StaleSpec: the read's spec is older than one answered; answer with
-	// the remembered decision.
+	// StaleSpec is a read whose spec is older than one answered: answer
+	// with the remembered decision.
 	StaleSpec
-	// StaleStatus: the read's spec is the one answered, its status older;
+	// StaleStatus is a read of the spec answered with an older status:
 	// answer with the remembered decision.
 	StaleStatus
-	// StatusBehind: the read's spec is newer than the one answered, its
-	// status older; decide on the spec and the remembered status.
+	// StatusBehind is a read whose spec is newer than the one answered, its
+	// status older: decide on the spec and the remembered status.
 	StatusBehind
 )
 
@@ -151,6 +152,24 @@ func (v Verdict) String() string {
 // decision, unchanged.
 func (v Verdict) Answered() bool { return v == StaleSpec || v == StaleStatus }
 
+// A Decision is the newest answer the function gave a composite: what it
+// composed, its status, its conditions, its requirements and its record in
+// the pipeline context.
+type Decision struct {
+	identity   string
+	generation int64
+	sequence   int64
+	digest     memo.Key
+
+	resources    map[string]*fnv1.Resource
+	status       map[string]*structpb.Value
+	conditions   []*fnv1.Condition
+	requirements *fnv1.Requirements
+	context      map[string]*structpb.Value
+	ttl          *durationpb.Duration
+	bytes        uint64
+}
+
 // order tells a read of the composite that answered d apart.
 //
 // A status that says what the remembered one says is fresh whatever its
@@ -170,24 +189,6 @@ func (d *Decision) order(r Read) Verdict {
 	default:
 		return StatusBehind
 	}
-}
-
-// A Decision is the newest answer the function gave a composite: what it
-// composed, its status, its conditions, its requirements and its record in
-// the pipeline context.
-type Decision struct {
-	identity   string
-	generation int64
-	sequence   int64
-	digest     memo.Key
-
-	resources    map[string]*fnv1.Resource
-	status       map[string]*structpb.Value
-	conditions   []*fnv1.Condition
-	requirements *fnv1.Requirements
-	context      map[string]*structpb.Value
-	ttl          *durationpb.Duration
-	bytes        uint64
 }
 
 // A Stamp is the order of an answer's decision: its sequence, and the

@@ -47,7 +47,7 @@ func rolloutAt(step, sequence float64) map[string]any {
 // answer is a response that desires a route and a status.rollout.
 func answer(t *testing.T, rollout map[string]any) *fnv1.RunFunctionResponse {
 	t.Helper()
-	xr, err := structpb.NewStruct(map[string]any{"status": map[string]any{"rollout": rollout, "route": map[string]any{"name": "podinfo"}}})
+	composite, err := structpb.NewStruct(map[string]any{"status": map[string]any{"rollout": rollout, "route": map[string]any{"name": "podinfo"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func answer(t *testing.T, rollout map[string]any) *fnv1.RunFunctionResponse {
 	}
 	return &fnv1.RunFunctionResponse{
 		Meta:       &fnv1.ResponseMeta{Ttl: durationpb.New(30e9)},
-		Desired:    &fnv1.State{Composite: &fnv1.Resource{Resource: xr}, Resources: map[string]*fnv1.Resource{"route-httproute": {Resource: route}}},
+		Desired:    &fnv1.State{Composite: &fnv1.Resource{Resource: composite}, Resources: map[string]*fnv1.Resource{"route-httproute": {Resource: route}}},
 		Conditions: []*fnv1.Condition{{Type: "RolloutHealthy", Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: "Progressing"}},
 	}
 }

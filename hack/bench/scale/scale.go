@@ -528,12 +528,17 @@ func (r *run) observe(u *unstructured.Unstructured) {
 	}
 	s.v2 = !r.bump.IsZero() && revision == RevisionBump && spec == RevisionBump
 	s.succeeded, s.aborted = succeeded, phase == "Aborted"
-	if s.abort && s.v2 && !s.aborting && phase == "Progressing" && weight > 0 {
-		// In the middle of its rollout: abort it.
-		s.aborting = true
-		r.aborts <- u.GetName()
-	}
+	r.abortMidRollout(u.GetName(), s, phase, weight)
 	s.settle(now)
+}
+
+// abortMidRollout aborts a CanaryRoute chosen to be, once its rollout of v2
+// gives the canary weight. The caller holds r.mu.
+func (r *run) abortMidRollout(name string, s *xrState, phase string, weight int64) {
+	if s.abort && s.v2 && !s.aborting && phase == "Progressing" && weight > 0 {
+		s.aborting = true
+		r.aborts <- name
+	}
 }
 
 // settle marks a CanaryRoute done once its rollout of v2 Succeeded at
