@@ -438,3 +438,67 @@ func FuzzCheckedQueryExpands(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckShape(t *testing.T) {
+	// Each operator of a query costs Prometheus's parser, and a chain of
+	// them its square: a query's shape is bounded before the parser reads
+	// it, so no query the XRD admits makes a run wait for it.
+	cases := map[string]struct {
+		reason string
+		query  string
+		want   string // a part of the error; "" for none
+	}{
+		"MostOperators": {
+			reason: "256 operators are a query.",
+			query:  "x" + strings.Repeat("*x", 256),
+		},
+		"TooManyOperators": {
+			reason: "Attack: 257 operators are refused before the parser reads them.",
+			query:  "x" + strings.Repeat("*x", 257),
+			want:   "more than 256 operators",
+		},
+		"LongestChain": {
+			reason: "8 operators in a row are a query.",
+			query:  "x*" + strings.Repeat("-", 7) + "x",
+		},
+		"ChainTooLong": {
+			reason: "Attack: 4,096 characters of unary operators take the parser 30 ms; 9 in a row are refused.",
+			query:  strings.Repeat("+", 9) + "x",
+			want:   "more than 8 operators in a row at byte 8",
+		},
+		"ChainThroughParentheses": {
+			reason: "Attack: -(-(-(x))) is a chain too.",
+			query:  strings.Repeat("-(", 9) + "x" + strings.Repeat(")", 9),
+			want:   "more than 8 operators in a row",
+		},
+		"ChainWithSpaces": {
+			reason: "Spaces do not break a chain.",
+			query:  strings.Repeat("- ", 9) + "x",
+			want:   "more than 8 operators in a row",
+		},
+		"DeepestParentheses": {
+			reason: "32 parentheses deep are a query.",
+			query:  strings.Repeat("(", 32) + "x" + strings.Repeat(")", 32),
+		},
+		"TooDeep": {
+			reason: "Attack: 33 are refused.",
+			query:  strings.Repeat("(", 33) + "x" + strings.Repeat(")", 33),
+			want:   "more than 32 deep at byte 32",
+		},
+		"OperatorsInStrings": {
+			reason: "What a string or a comment holds is no operator.",
+			query:  `x{a="` + strings.Repeat("+", 300) + `"} # ` + strings.Repeat("-", 300),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := Check(tc.query)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s\nCheck(...): %v", tc.reason, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%s\nCheck(...) = %v, want an error saying %q", tc.reason, err, tc.want)
+			}
+		})
+	}
+}
