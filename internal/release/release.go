@@ -103,6 +103,10 @@ type Decision struct {
 	// Record is what the pipeline's next step reads: the replicas of each
 	// revision.
 	Record Record
+	// draining is set when CanaryRevision is the revision the canary
+	// Service keeps selecting while the route takes it to 0%: it needs
+	// the replicas of the weight it had, not every replica.
+	draining bool
 }
 
 // Record is the pipeline context record of a release: the stable and the
@@ -199,7 +203,7 @@ func canaryServiceMove(in Input, d Decision) Decision {
 		msg = fmt.Sprintf("the route sends the canary nothing: its Service moves from revision %s to %s at %s, once the gateway serves the route", from, to, at.UTC().Format(time.RFC3339))
 		requeue = max(at.Sub(now), rollout.MinRequeue)
 	}
-	d.CanaryRevision = from
+	d.CanaryRevision, d.draining = from, true
 	d.Rollout.CanaryWeight, d.Rollout.Active = 0, false
 	d.Rollout.Status = withWeights(d.Rollout.Status, 0)
 	d.Rollout.Status.Message = msg
@@ -700,10 +704,15 @@ func record(in Input, d Decision) Record {
 		revision string
 		replicas int32
 	}
+	held := replicas
+	if d.draining {
+		// The route takes it to 0%: it keeps what its weight needed.
+		held = max(need(replicas, prevWeight), 1)
+	}
 	served := []selected{
 		{in.ObservedPrimary, replicas},
 		{d.PrimaryRevision, replicas},
-		{d.CanaryRevision, replicas},
+		{d.CanaryRevision, held},
 	}
 	if in.ObservedCanary != r.Canary {
 		// The canary Service moves away from a revision, which keeps
