@@ -99,3 +99,101 @@ func TestAttackLeavingPromotionUnderLaggingServiceCache(t *testing.T) {
 		})
 	}
 }
+
+// olderStatus is an XR version the sim's cluster held whose status is older
+// than the cluster's now (a lower sequence, saying something else), with
+// the newest spec: what a cache that lags reads.
+func (s *laggingSim) olderStatus(t *testing.T) cacheView {
+	t.Helper()
+	cur, _ := s.status["rollout"].(map[string]any)
+	seq, _ := cur["sequence"].(float64)
+	for i := len(s.xrVersions) - 1; i >= 0; i-- {
+		v := s.xrVersions[i]
+		r, _ := v.status["rollout"].(map[string]any)
+		if q, _ := r["sequence"].(float64); q > 0 && q < seq && !sameBeside(r, cur, "sequence") &&
+			v.xr["metadata"].(map[string]any)["generation"] == s.xr["metadata"].(map[string]any)["generation"] {
+			return v
+		}
+	}
+	t.Fatalf("setup: no older status of the newest spec")
+	return cacheView{}
+}
+
+// reconcileRead runs one reconcile of an XR as a cache held it, against the
+// composed and required objects as the cluster holds them now; it applies
+// nothing.
+func (s *laggingSim) reconcileRead(v cacheView) reconciled {
+	s.t.Helper()
+	x, st := s.xr, s.status
+	s.xr, s.status = deepCopyMap(v.xr), deepCopyMap(v.status)
+	defer func() { s.xr, s.status = x, st }()
+	rc := s.reconcile()
+	if rc.err != nil {
+		s.t.Fatalf("Crossplane fails the reconcile: %v", rc.err)
+	}
+	return rc
+}
+
+// TestAttackStaleReadComposesOverAnotherOwnersObject: the takeover rule
+// ("No takeover of objects the XR did not compose") is checked on fresh
+// runs only. The route the CanaryRoute composed is deleted and another
+// team creates an HTTPRoute of the same name: a fresh read is refused with
+// a Fatal (which the memory does not remember), but a stale read of the
+// same spec is answered with the remembered decision, which composes the
+// route over the other team's, in the same reconcile whose required
+// resources show it.
+func TestAttackStaleReadComposesOverAnotherOwnersObject(t *testing.T) {
+	s := newLaggingSim(t, steppedXR(`[{weight: 10, pause: 30s}, {weight: 50, pause: 30s}, {weight: 100}]`, ""), 0, 0, true)
+	for range 5 {
+		if w := s.reconcileLagging(); len(w) > 0 {
+			t.Fatalf("setup: %v", w)
+		}
+		s.now = s.now.Add(30 * time.Second)
+	}
+	older := s.olderStatus(t)
+	delete(s.objects, s.keys["route-httproute"])
+	delete(s.keys, "route-httproute")
+	s.add(`{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test, labels: {team: other}}, spec: {parentRefs: [{name: other}], rules: [{backendRefs: [{name: theirs, port: 80}]}]}}`)
+	s.push()
+
+	if f := fatalOf(s.reconcileRead(s.xrVersions[len(s.xrVersions)-1]).rsp); f == "" {
+		t.Fatal("setup: a fresh read did not refuse to compose over the other team's route")
+	}
+	rc := s.reconcileRead(older)
+	if f := fatalOf(rc.rsp); f == "" {
+		if _, ok := rc.rsp.GetDesired().GetResources()["route-httproute"]; ok {
+			t.Errorf("Attack: a stale read (an older status) is answered with the remembered decision, which composes HTTPRoute test/podinfo over the route another team created meanwhile (its required resources show it, a fresh read of the same spec is a Fatal): the takeover rule holds on every answer Crossplane applies")
+		}
+	}
+}
+
+// TestAttackRescuedAbortUnderLaggingServiceCache: the emergency abort of a
+// spec that cannot be composed (compose.RescueAbort) re-emits the composed
+// objects as observed, never as the newest decision composed them. A
+// promotion moved the primary Service to v2; the spec breaks and the user
+// aborts; the reconcile's cache of Services lags one apply (primary at
+// v1): the rescue sends every request to the primary and moves its
+// selector v2 -> v1 in the same answer. Without the lag it keeps v2.
+func TestAttackRescuedAbortUnderLaggingServiceCache(t *testing.T) {
+	ctlSim, _ := laggingPromotion(t)
+	ctlSim.edit("hostnames", []any{"NOT A HOST"})
+	ctlSim.edit("traffic.abort", true)
+	ctl := ctlSim.reconcileRead(ctlSim.xrVersions[len(ctlSim.xrVersions)-1])
+	if rolloutOf(ctl.rsp)["reason"] != "AbortRescued" || desiredSelector(ctl.rsp, "service-primary") != "v2" {
+		t.Fatalf("setup: control without lag: reason %v, primary %v", rolloutOf(ctl.rsp)["reason"], desiredSelector(ctl.rsp, "service-primary"))
+	}
+	s, lagged := laggingPromotion(t)
+	s.edit("hostnames", []any{"NOT A HOST"})
+	s.edit("traffic.abort", true)
+	objects, keys := s.objects, s.keys
+	s.objects, s.keys = lagged.objects, lagged.keys
+	rc := s.reconcileRead(s.xrVersions[len(s.xrVersions)-1])
+	s.objects, s.keys = objects, keys
+	if rolloutOf(rc.rsp)["reason"] != "AbortRescued" {
+		t.Fatalf("setup: the abort was not rescued: %s", fatalOf(rc.rsp))
+	}
+	route := rc.rsp.GetDesired().GetResources()["route-httproute"].GetResource().AsMap()
+	if p := desiredSelector(rc.rsp, "service-primary"); p != "v2" && primaryWeightOf(route) > 0 {
+		t.Errorf("Attack: the rescued abort, read with a cache of Services one apply behind, moves the primary Service v2 -> %v (the newest decision composed v2) in the answer that gives it %d%%: the rescue re-emits what was observed, not what the newest decision composed", p, primaryWeightOf(route))
+	}
+}
