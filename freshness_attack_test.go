@@ -197,3 +197,79 @@ func TestAttackRescuedAbortUnderLaggingServiceCache(t *testing.T) {
 		t.Errorf("Attack: the rescued abort, read with a cache of Services one apply behind, moves the primary Service v2 -> %v (the newest decision composed v2) in the answer that gives it %d%%: the rescue re-emits what was observed, not what the newest decision composed", p, primaryWeightOf(route))
 	}
 }
+
+// TestAttackSaturatedSequenceDisablesTheMemory: a sequence at the XRD's
+// maximum (2^53-1, or 1e300 read as it) written by hand is trusted, as the
+// docs say, and the counter then stays there: every later decision is
+// stamped 2^53-1. From then on a stale read carries the same sequence as
+// the newest decision, "at or above" it, and is decided afresh: the
+// rollout moves back on any stale read, for good, not once. A forged
+// sequence must give the forger no more than writing the status always
+// gave (one decision), not switch the memory off for the composite.
+func TestAttackSaturatedSequenceDisablesTheMemory(t *testing.T) {
+	for name, forged := range map[string]float64{"2^53-1": 1<<53 - 1} {
+		t.Run(name, func(t *testing.T) {
+			s := newLaggingSim(t, steppedXR(`[{weight: 10, pause: 30s}, {weight: 50, pause: 30s}, {weight: 80, pause: 30s}, {weight: 100}]`, ""), 0, 0, true)
+			for range 2 {
+				if w := s.reconcileLagging(); len(w) > 0 {
+					t.Fatalf("setup: %v", w)
+				}
+				s.now = s.now.Add(10 * time.Second)
+			}
+			s.status["rollout"].(map[string]any)["sequence"] = forged
+			s.push()
+			for range 8 {
+				if w := s.reconcileLagging(); len(w) > 0 {
+					t.Fatalf("setup: %v", w)
+				}
+				s.now = s.now.Add(20 * time.Second)
+			}
+			newest := s.history[len(s.history)-1]
+			if newest.step < 2 {
+				t.Fatalf("setup: the rollout did not advance after the forged sequence:\n%s", describeHistory(s.history))
+			}
+			// A cache that lags reads a status written after the forgery,
+			// at an earlier step.
+			var older cacheView
+			for i := len(s.xrVersions) - 1; i >= 0; i-- {
+				r, _ := s.xrVersions[i].status["rollout"].(map[string]any)
+				if step, _ := r["step"].(float64); r["sequence"] != nil && int64(step) < newest.step {
+					older = s.xrVersions[i]
+					break
+				}
+			}
+			if older.xr == nil {
+				t.Fatal("setup: no older status")
+			}
+			rc := s.reconcileRead(older)
+			got := answerState(rc, read{xr: older}, false, nil)
+			if got.step < newest.step || got.weight < newest.weight {
+				t.Errorf("Attack: after a sequence of %s was written by hand, a stale read (step %v, sequence %v) is answered afresh at step %d, %d%%, below the newest decision's step %d, %d%%: the saturated counter orders nothing, and every later stale read moves the rollout back",
+					name, older.status["rollout"].(map[string]any)["step"], older.status["rollout"].(map[string]any)["sequence"], got.step, got.weight, newest.step, newest.weight)
+			}
+		})
+	}
+}
+
+// TestAttackForgedSequenceReadAsDocumented: docs/rollout.md ("Fresh
+// state", Decisions) says a sequence written by hand "is read as an integer
+// from 0 to 2^53-1: a negative or fractional one reads as none, a larger one
+// as the largest". package freshness reads it so, but the XR's status
+// parser refuses it: every run is a Fatal, which writes no status, so the
+// forged value stays and the CanaryRoute is stuck until a person repairs
+// its status. (The generated XRD bounds the field, so the API server
+// refuses these values; an XRD without the bounds, as the docs allow for
+// "an XRD from before sequence existed" that does not prune, lets them in.)
+func TestAttackForgedSequenceReadAsDocumented(t *testing.T) {
+	for name, forged := range map[string]string{"1e300": "1e300", "fractional": "2.5", "negative": "-3", "a string": `"7"`} {
+		t.Run(name, func(t *testing.T) {
+			xrYAML := steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, "") + `status:
+  rollout: {revision: v2, phase: Progressing, step: 0, canaryWeight: 10, primaryWeight: 90, sequence: ` + forged + `}
+`
+			_, rsp := runFunction(t, xrYAML, emptyInput, nil, nil)
+			if f := fatalOf(rsp); f != "" {
+				t.Errorf("Attack: status.rollout.sequence: %s written by hand must read as the docs say (none, or the largest), not refuse the CanaryRoute on every run: %s", forged, f)
+			}
+		})
+	}
+}
