@@ -6,8 +6,20 @@ package main
 // the XRD bounds it.
 
 import (
+	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 )
 
 // laggingPromotion drives a release of v1 then v2 (one process with its
@@ -271,5 +283,98 @@ func TestAttackForgedSequenceReadAsDocumented(t *testing.T) {
 				t.Errorf("Attack: status.rollout.sequence: %s written by hand must read as the docs say (none, or the largest), not refuse the CanaryRoute on every run: %s", forged, f)
 			}
 		})
+	}
+}
+
+// TestAttackStaleReadQueriesNothing: a stale read, at a time its metric is
+// due, sends no query (counted by the provider) and says nothing; a fresh
+// read at the same time does query (control).
+func TestAttackStaleReadQueriesNothing(t *testing.T) {
+	s := newLaggingSim(t, metricsXR("", ""), 0, 0, true)
+	s.input = metricsInput
+	q := &fakeProvider{answer: value(0, 0)}
+	s.fn.querier = q
+	for range 5 {
+		if w := s.reconcileLagging(); len(w) > 0 {
+			t.Fatalf("setup: %v", w)
+		}
+		s.now = s.now.Add(20 * time.Second)
+	}
+	s.now = s.now.Add(2 * time.Minute) // every metric due
+	q.mu.Lock()
+	before := len(q.got)
+	q.mu.Unlock()
+	if before == 0 {
+		t.Fatal("setup: no query was sent")
+	}
+	rc := s.reconcileRead(s.olderStatus(t))
+	q.mu.Lock()
+	after := len(q.got)
+	q.mu.Unlock()
+	if after != before || len(rc.rsp.GetResults()) > 0 {
+		t.Errorf("Attack: a stale read sent %d queries and %d results", after-before, len(rc.rsp.GetResults()))
+	}
+	s.reconcileRead(s.xrVersions[len(s.xrVersions)-1])
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.got) == after {
+		t.Error("control: a fresh read with the metric due sent no query")
+	}
+}
+
+// TestAttackMemoryConcurrentRuns: many goroutines run one Function with a
+// tiny memory (evictions on every run) for several composites at once,
+// fresh and stale reads of each mixed: run it with -race.
+func TestAttackMemoryConcurrentRuns(t *testing.T) {
+	// The reads of one rollout, recorded on a sim that does not lag.
+	rec := newLaggingSim(t, gatedXR, 0, 0, true)
+	rec.setAvailable("True", rec.now.Add(-time.Hour))
+	var reqs []*fnv1.RunFunctionRequest
+	for i := range 12 {
+		if i == 5 {
+			rec.edit("traffic.approval", map[string]any{"revision": "v2", "step": float64(1)})
+		}
+		// The request of the call Crossplane applies: its requirements
+		// settled, so its answer is remembered.
+		rc := rec.reconcile()
+		if rc.err != nil || isFatal(rc.rsp) {
+			t.Fatalf("setup: %v %s", rc.err, fatalOf(rc.rsp))
+		}
+		reqs = append(reqs, rc.req)
+		rec.apply(rc.rsp)
+		rec.push()
+		rec.now = rec.now.Add(10 * time.Second)
+	}
+	for _, bound := range []struct {
+		entries int
+		bytes   uint64
+	}{{1, 1 << 20}, {3, 200 << 10}, {100, 1 << 30}} {
+		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return rec.now }), memory: freshness.NewMemory(bound.entries, bound.bytes)}
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 60 {
+					req := proto.Clone(reqs[(g*7+i*5)%len(reqs)]).(*fnv1.RunFunctionRequest)
+					md := req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
+					md.Fields["uid"] = structpb.NewStringValue(fmt.Sprintf("uid-%d", (g+i)%5))
+					rsp, err := f.RunFunction(context.Background(), req)
+					if err != nil || rsp == nil {
+						t.Errorf("RunFunction: %v", err)
+						return
+					}
+					_, _ = proto.Marshal(rsp)
+				}
+			}()
+		}
+		wg.Wait()
+		n, b := f.memory.Len()
+		if n == 0 {
+			t.Fatal("setup: the memory remembered nothing")
+		}
+		if n > bound.entries || b > bound.bytes {
+			t.Errorf("Attack: the memory holds %d decisions of %d bytes, beyond its bounds %d and %d", n, b, bound.entries, bound.bytes)
+		}
 	}
 }
