@@ -378,3 +378,101 @@ func TestAttackMemoryConcurrentRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackLaggingReleaseStatusWithinXRD: every status answered through a
+// release under caches that lag (sequence, status.release.canaryMove, a
+// rollback in the middle of a step) passes the XRD, as the API server
+// checks it.
+func TestAttackLaggingReleaseStatusWithinXRD(t *testing.T) {
+	s := newLaggingSim(t, namespacedXR(`
+  parentRefs: [{name: gateway}]
+  port: 9898
+  release: {selector: {app: podinfo}, revisionLabel: version, replicas: 4}
+  canary: {revision: v1}
+  traffic:
+    steps: [{weight: 10, pause: 30s}, {weight: 50, pause: 1m}, {weight: 100}]
+    bake: 30s
+    rollbackWindow: 2`), 5, 3, true)
+	moves := 0
+	for i := range 120 {
+		switch i {
+		case 2:
+			s.edit("canary.revision", "v2")
+		case 50:
+			s.edit("canary.revision", "v3")
+		case 70:
+			s.edit("canary.revision", "v1")
+		}
+		pick := func(n int) int { return n - 1 - s.rng.IntN(min(s.maxLag, n-1)+1) }
+		r := read{xr: s.xrVersions[pick(len(s.xrVersions))], objects: s.objVersions[pick(len(s.objVersions))], at: s.now}
+		rc, _, _ := s.answer(r)
+		assertXRDAccepts(t, rc.req, rc.rsp)
+		if rel, _ := rc.rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["release"].(map[string]any); rel["canaryMove"] != nil {
+			moves++
+		}
+		s.apply(rc.rsp)
+		s.push()
+		s.now = s.now.Add(5 * time.Second)
+	}
+	if moves == 0 {
+		t.Error("setup: no answer recorded a canaryMove")
+	}
+}
+
+// TestAttackDeterministicAndRenderUntouched: the same request to two fresh
+// processes gives byte-identical answers; a request without a UID (as
+// crossplane render sends), after requests of the same XR with its UID
+// were remembered, is answered as by a process without memory, stamped
+// with no sequence.
+func TestAttackDeterministicAndRenderUntouched(t *testing.T) {
+	rec := newLaggingSim(t, gatedXR, 0, 0, true)
+	rec.setAvailable("True", rec.now.Add(-time.Hour))
+	var reqs []*fnv1.RunFunctionRequest
+	for range 6 {
+		rc := rec.reconcile()
+		reqs = append(reqs, rc.req)
+		rec.apply(rc.rsp)
+		rec.push()
+		rec.now = rec.now.Add(20 * time.Second)
+	}
+	at := ClockFunc(func() time.Time { return rec.now })
+	newFn := func(mem bool) *Function {
+		f := &Function{log: logging.NewNopLogger(), clock: at}
+		if mem {
+			f.memory = freshness.NewMemory(10, 1<<30)
+		}
+		return f
+	}
+	marshal := func(rsp *fnv1.RunFunctionResponse) []byte {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rsp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for i, req := range reqs {
+		a, _ := newFn(true).RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
+		b, _ := newFn(true).RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
+		if string(marshal(a)) != string(marshal(b)) {
+			t.Errorf("Attack: request %d to two fresh processes: answers differ", i)
+		}
+	}
+	withMemory := newFn(true)
+	for _, req := range reqs {
+		_, _ = withMemory.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
+	}
+	for i, req := range reqs {
+		render := proto.Clone(req).(*fnv1.RunFunctionRequest)
+		delete(render.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue().GetFields(), "uid")
+		got, _ := withMemory.RunFunction(context.Background(), proto.Clone(render).(*fnv1.RunFunctionRequest))
+		want, _ := newFn(false).RunFunction(context.Background(), proto.Clone(render).(*fnv1.RunFunctionRequest))
+		if string(marshal(got)) != string(marshal(want)) {
+			t.Errorf("Attack: render-like request %d (no UID) to a process that remembered the XR by its UID is answered differently from a process without memory", i)
+		}
+		st, _ := render.GetObserved().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+		in, _ := st["rollout"].(map[string]any)
+		if q := rolloutOf(got)["sequence"]; q != nil && q != in["sequence"] {
+			t.Errorf("Attack: render-like request %d was stamped with a sequence: read %v, answered %v", i, in["sequence"], rolloutOf(got)["sequence"])
+		}
+	}
+}
