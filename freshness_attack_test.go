@@ -476,3 +476,49 @@ func TestAttackDeterministicAndRenderUntouched(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackXRDFromBeforeSequencePrunesCanaryMove: the docs say an XRD from
+// before status.rollout.sequence existed still orders reads by what the
+// status says, and "the rollouts still complete and never move back"
+// (TestFreshStatePrunedSequence). status.release.canaryMove came in the
+// same round: such an XRD prunes it too. The first rollout of a release
+// (v1 released, then canary.revision v2) records a canaryMove before the
+// canary Service moves from v1 to v2; it never reads back. With the
+// memory, every later read's status differs from the remembered one and
+// carries no sequence: it reads as stale and is answered with the
+// remembered decision for good. Without the memory, every run finds no
+// pending move and sets it 10 s ahead again. Either way the canary Service
+// never moves and v2 never gets a request: five minutes on caches that do
+// not lag.
+func TestAttackXRDFromBeforeSequencePrunesCanaryMove(t *testing.T) {
+	for name, remember := range map[string]bool{"with the memory": true, "without the memory": false} {
+		t.Run(name, func(t *testing.T) {
+			s := newLaggingSim(t, releaseXR("v1"), 0, 0, remember)
+			step := func() {
+				rc, _, _ := s.answer(read{xr: s.xrVersions[len(s.xrVersions)-1], objects: s.objVersions[len(s.objVersions)-1], at: s.now})
+				s.apply(rc.rsp)
+				// What an XRD from before this round keeps of the status.
+				if r, ok := s.status["rollout"].(map[string]any); ok {
+					delete(r, "sequence")
+				}
+				if r, ok := s.status["release"].(map[string]any); ok {
+					delete(r, "canaryMove")
+				}
+				s.push()
+				s.now = s.now.Add(5 * time.Second)
+			}
+			for range 3 {
+				step()
+			}
+			s.edit("canary.revision", "v2")
+			for range 60 {
+				step()
+			}
+			rollout, _ := s.status["rollout"].(map[string]any)
+			if s.observedSelector("service-canary") != "v2" || s.state(0, false).weight == 0 {
+				t.Errorf("Attack: under an XRD that prunes status.rollout.sequence and status.release.canaryMove (one from before both), the rollout of v2 never starts (5 minutes, caches that do not lag): the canary Service selects %v, the route gives v2 %d%%, the rollout is %v/%v at step %v: %v",
+					s.observedSelector("service-canary"), s.state(0, false).weight, rollout["phase"], rollout["reason"], rollout["step"], rollout["message"])
+			}
+		})
+	}
+}
