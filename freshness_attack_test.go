@@ -522,3 +522,57 @@ func TestAttackXRDFromBeforeSequencePrunesCanaryMove(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackAbortScalesCanaryAwayUnderLaggingRouteCache: the record gives
+// an aborted canary no replicas "once the observed route sends it none".
+// v2 is at its first step (10%, the route the newest decision composed and
+// the cluster holds); the abort's reconcile reads a cache of composed
+// objects from before that step (the canary Service already at v2, the
+// route at 0%): the record scales v2 to 0 in the same apply that takes its
+// 10% away, so the pods go while the gateway still sends them requests.
+// Without the lag, v2 keeps its replicas until the route is observed at 0.
+func TestAttackAbortScalesCanaryAwayUnderLaggingRouteCache(t *testing.T) {
+	run := func(lag bool) (map[string]any, int64) {
+		s := newLaggingSim(t, releaseXR("v1"), 0, 0, true)
+		for range 3 {
+			s.reconcileLagging()
+			s.now = s.now.Add(5 * time.Second)
+		}
+		s.edit("canary.revision", "v2")
+		var before cacheView
+		found := false
+		for range 40 {
+			n := len(s.objVersions)
+			s.reconcileLagging()
+			s.now = s.now.Add(5 * time.Second)
+			prev, cur := s.objVersions[n-1], s.objVersions[n]
+			if selectsIn(prev, "service-canary") == "v2" && canaryWeightOf(prev.objects[prev.keys["route-httproute"]]) == 0 &&
+				canaryWeightOf(cur.objects[cur.keys["route-httproute"]]) > 0 {
+				before, found = prev, true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("setup: v2 never got its first step:\n%s", describeHistory(s.history))
+		}
+		s.edit("traffic.abort", true)
+		objects := s.objVersions[len(s.objVersions)-1]
+		if lag {
+			objects = before
+		}
+		rc, _, wrong := s.answer(read{xr: s.xrVersions[len(s.xrVersions)-1], objects: objects, at: s.now})
+		if len(wrong) > 0 {
+			t.Fatalf("setup: %v", wrong)
+		}
+		rec := releaseRecord(t, rc.rsp)
+		replicas, _ := rec["replicas"].(map[string]any)
+		return replicas, s.state(0, false).weight
+	}
+	if replicas, _ := run(false); replicas["v2"] == float64(0) {
+		t.Fatalf("setup: control without lag scales the aborted v2 to 0 at once: %v", replicas)
+	}
+	replicas, weight := run(true)
+	if replicas["v2"] == float64(0) && weight > 0 {
+		t.Errorf("Attack: an abort read with a cache of composed objects from before the step (route at 0%%) scales v2 to 0 in the apply that takes away the %d%% the cluster's route gives it: the record trusts a lagging route over the newest decision's (replicas %v)", weight, replicas)
+	}
+}
