@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -574,5 +575,55 @@ func TestAttackAbortScalesCanaryAwayUnderLaggingRouteCache(t *testing.T) {
 	replicas, weight := run(true)
 	if replicas["v2"] == float64(0) && weight > 0 {
 		t.Errorf("Attack: an abort read with a cache of composed objects from before the step (route at 0%%) scales v2 to 0 in the apply that takes away the %d%% the cluster's route gives it: the record trusts a lagging route over the newest decision's (replicas %v)", weight, replicas)
+	}
+}
+
+// TestAttackLaggingAnalysisRetry: step analysis under caches that lag: the
+// first Job fails the rollout, a retry runs it again and it passes; an
+// abort and its clearing midway. The rollout never moves back, a failed
+// canary gets no weight before the retry, and v2 completes.
+func TestAttackLaggingAnalysisRetry(t *testing.T) {
+	for seed := range seeds() {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			s := newLaggingSim(t, analysisXR(`[{weight: 10, analysis: [smoke]}, {weight: 50, pause: 20s, analysis: [smoke]}, {weight: 100}]`, ""), seed, 4, true)
+			s.jobStatus = func(n int, _ map[string]any) map[string]any {
+				if n == 0 {
+					return map[string]any{"failed": float64(1)}
+				}
+				return map[string]any{"succeeded": float64(1)}
+			}
+			var wrong []string
+			failedAt := -1
+			for i := range 140 {
+				switch i {
+				case 40:
+					s.edit("traffic.retry", "1")
+				case 70:
+					s.edit("traffic.abort", true)
+				case 80:
+					s.edit("traffic.abort", nil)
+				case 120:
+					s.maxLag = 0
+				}
+				wrong = append(wrong, s.reconcileLagging()...)
+				cur := s.history[len(s.history)-1]
+				if cur.phase == "Failed" && failedAt < 0 {
+					failedAt = i
+				}
+				if failedAt >= 0 && i < 40 && cur.weight > 0 {
+					wrong = append(wrong, fmt.Sprintf("a failed canary got %d%% before the retry: %s", cur.weight, cur))
+				}
+				s.now = s.now.Add(10 * time.Second)
+			}
+			if failedAt < 0 {
+				t.Fatalf("setup: the first Job never failed the rollout:\n%s", describeHistory(s.history))
+			}
+			if last := s.history[len(s.history)-1]; last.phase != "Succeeded" || last.weight != 100 {
+				wrong = append(wrong, "v2 did not complete: "+last.String())
+			}
+			if len(wrong) > 0 {
+				t.Errorf("Attack: step analysis under caches that lag:\n%s\nhistory:\n%s", strings.Join(wrong, "\n"), describeHistory(s.history))
+			}
+		})
 	}
 }
