@@ -28,6 +28,12 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
+// An XRD that prunes status.rollout.sequence, said once for a CanaryRoute.
+const (
+	reasonXRDOutdated = "XRDOutdated"
+	msgXRDOutdated    = "the CanaryRoute's XRD prunes status.rollout.sequence (it is older than the function): apply the XRDs of the function's release. Until then the function orders Crossplane's reads by what the status says, while it remembers this CanaryRoute"
+)
+
 const (
 	errInput      = "invalid function Input"
 	errXR         = "invalid CanaryRoute"
@@ -91,14 +97,14 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	// answering it afresh would move the rollout back.
 	read, verdict, newest := f.memory.Order(freshness.ReadOf(req))
 	if verdict.Answered() {
-		rsp, out = newest.Answer(req), metrics.Outcome{Result: metrics.ResultStale}
+		rsp, out = f.remembered(req, read, newest)
 	} else if oxr, err := request.GetObservedCompositeResource(req); err != nil {
 		// The observed XR is converted once: for a spec near the gRPC
 		// limit the conversion is most of a run, and a refused run reads
 		// it again.
 		rsp, out = fatal(req, nil, errors.Wrap(err, errRequest)), metrics.Outcome{Result: metrics.ResultFatal}
 	} else {
-		if verdict == freshness.StatusBehind {
+		if verdict == freshness.StatusBehind || read.Restore {
 			read = newest.Substitute(oxr.Resource.Object, read)
 		}
 		var composed run.Composition
@@ -106,7 +112,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 			composed = c
 		}
 		if rsp, out, err = f.compose(ctx, log, req, oxr, composed); err != nil {
-			rsp, out = f.refuse(log, req, oxr, err)
+			rsp, out = f.refuse(log, req, oxr, composed, err)
 		}
 	}
 	// The remembered answer keeps its own sequence; a decision gets one.
@@ -121,17 +127,43 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		out.Stale = verdict.String()
 	}
 	if decided && out.Applied {
+		if newest.FirstPruned(read) {
+			event(rsp, true, reasonXRDOutdated, msgXRDOutdated)
+		}
 		f.memory.Remember(read, stamp, req, rsp, contextRelease)
 	}
 	f.metrics.Record(out, start)
 	return rsp, nil
 }
 
+// remembered answers a stale read with the newest decision the function
+// answered, unless an object that decision composes is now another
+// owner's (created since, by another team): the takeover rule holds for
+// a remembered answer too, which would otherwise compose over it.
+func (f *Function) remembered(req *fnv1.RunFunctionRequest, read freshness.Read, newest *freshness.Decision) (*fnv1.RunFunctionResponse, metrics.Outcome) {
+	fetched, err := request.GetRequiredResources(req)
+	if err != nil {
+		return fatal(req, nil, errors.Wrap(err, errRequest)), metrics.Outcome{Result: metrics.ResultFatal}
+	}
+	owner := ownership.Composite{Name: compositeMeta(req, "name"), UID: read.UID}
+	if err := ownership.Check(owner, reconcile.Targets(newest.Requirements()), reconcile.Fetched(fetched).Existing); err != nil {
+		return fatal(req, nil, err), metrics.Outcome{Result: metrics.ResultFatal}
+	}
+	return newest.Answer(req), metrics.Outcome{Result: metrics.ResultStale}
+}
+
 // refuse answers a run that cannot compose the CanaryRoute: an emergency
 // abort if the user asked for one, else a Fatal result.
-func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) (*fnv1.RunFunctionResponse, metrics.Outcome) {
+func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed run.Composition, err error) (*fnv1.RunFunctionResponse, metrics.Outcome) {
 	observed, _ := request.GetObservedComposedResources(req)
-	if rescue, ok := compose.RescueAbort(oxr.Resource.Object, reconcile.Observed(observed), err, f.clock.Now()); ok {
+	var held map[compose.Key]map[string]any
+	if composed != nil {
+		held = map[compose.Key]map[string]any{}
+		for k, o := range composed.All() {
+			held[compose.Key(k)] = o
+		}
+	}
+	if rescue, ok := compose.RescueAbortComposed(oxr.Resource.Object, reconcile.Observed(observed), held, err, f.clock.Now()); ok {
 		// The rescue refuses no takeover (its cause may be that very
 		// refusal): the record must not name another owner's workload.
 		fetched, ferr := request.GetRequiredResources(req)

@@ -54,8 +54,10 @@ type laggingSim struct {
 	// prune drops status.rollout.sequence from what is applied, as an XRD
 	// from before it existed does.
 	prune bool
-	// reads are what each reconcile read, in order.
-	reads []read
+	// reads are what each reconcile read, in order; reasons count the
+	// results of the answers applied, by reason.
+	reads   []read
+	reasons map[string]int
 }
 
 // clusterState is what the cluster held after an apply, as the checks
@@ -191,6 +193,12 @@ func (s *laggingSim) reconcileLagging() []string {
 	r := read{xr: s.xrVersions[pick(len(s.xrVersions))], objects: s.objVersions[pick(len(s.objVersions))], at: s.now}
 	s.reads = append(s.reads, r)
 	rc, stale, wrong := s.answer(r)
+	for _, res := range rc.rsp.GetResults() {
+		if s.reasons == nil {
+			s.reasons = map[string]int{}
+		}
+		s.reasons[res.GetReason()]++
+	}
 	s.apply(rc.rsp)
 	if rollout, ok := s.status["rollout"].(map[string]any); ok && s.prune {
 		delete(rollout, "sequence")
@@ -361,6 +369,9 @@ func TestFreshStatePrunedSequence(t *testing.T) {
 			}
 			if last := s.history[len(s.history)-1]; last.revision != "v3" || last.phase != "Succeeded" || last.weight != 100 {
 				t.Errorf("With the sequence pruned, v3 must still end Succeeded at 100%%; it ended at %s", last)
+			}
+			if n := s.reasons["XRDOutdated"]; n != 1 {
+				t.Errorf("An XRD that prunes the sequence is said once, as a Warning; it was said %d times", n)
 			}
 		})
 	}

@@ -90,6 +90,16 @@ type Rescue struct {
 // the canary, and a Fatal keeps it so), or a route that does not decode or
 // that the API server would refuse once the canary is cut.
 func RescueAbort(composite map[string]any, observed map[Key]map[string]any, cause error, now time.Time) (Rescue, bool) {
+	return RescueAbortComposed(composite, observed, nil, cause, now)
+}
+
+// RescueAbortComposed is RescueAbort from what the newest decision the
+// function answered composed (composed, by key; nil when none is known)
+// rather than from the observed objects, which may lag it: a rescue that
+// re-emitted a primary Service as observed seconds ago would move it under
+// the traffic the newest route sends it. The route's readiness is still
+// the gateway's, as observed.
+func RescueAbortComposed(composite map[string]any, observed, composed map[Key]map[string]any, cause error, now time.Time) (Rescue, bool) {
 	xrp := fieldpath.Pave(composite)
 	if abort, _ := xrp.GetBool("spec.traffic.abort"); !abort {
 		return Rescue{}, false
@@ -98,7 +108,11 @@ func RescueAbort(composite map[string]any, observed map[Key]map[string]any, caus
 	if len(prior.CanaryBackends) == 0 {
 		return Rescue{}, false
 	}
-	decoded, routeNamespace, ok := decodeOurs(observed)
+	held := observed
+	if composed != nil {
+		held = composed
+	}
+	decoded, routeNamespace, ok := decodeOurs(held)
 	// Without a route, nothing sends the canary traffic: the Fatal stands.
 	if !ok || !slices.ContainsFunc(slices.Collect(maps.Keys(decoded)), Key.IsRoute) {
 		return Rescue{}, false
@@ -130,7 +144,7 @@ func RescueAbort(composite map[string]any, observed map[Key]map[string]any, caus
 	r.Status.CanaryWeight, r.Status.PrimaryWeight = 0, 100
 	r.Status.Message = MsgRescuedAbort
 	r.Release = lenientRelease(xrp)
-	r.Record = rescuedRecord(xrp, r.Status, r.Release, observed[KeyServicePrimary], now)
+	r.Record = rescuedRecord(xrp, r.Status, r.Release, held[KeyServicePrimary], now)
 	if prior.Phase != xr.PhaseAborted || prior.Reason != rollout.ReasonAbortRescued {
 		r.Warning = &Warning{rollout.EventAborted, fmt.Sprintf(msgRescueFmt, cause.Error())}
 	}

@@ -23,6 +23,7 @@ package freshness
 
 import (
 	"math"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -41,8 +42,10 @@ const (
 	fieldRollout  = "rollout"
 	fieldRelease  = "release"
 	fieldRoute    = "route"
-	fieldStatus   = "status"
-	fieldMetadata = "metadata"
+	// fieldCanaryMove is status.release.canaryMove.
+	fieldCanaryMove = "canaryMove"
+	fieldStatus     = "status"
+	fieldMetadata   = "metadata"
 )
 
 // ownStatus are the status fields the function writes, which a stale read
@@ -51,6 +54,15 @@ var ownStatus = []string{fieldRollout, fieldRoute, fieldRelease}
 
 // A Read is what orders one request's read of its composite.
 type Read struct {
+	// Restore is set by Memory.Order when the read's status says what the
+	// remembered decision's says, but not as it was written: without the
+	// fields beside (its sequence, a move under way), which an XRD from
+	// before them prunes, or an older status that said the same. The run
+	// decides on the remembered status (see Substitute), which keeps them.
+	Restore bool
+	// Pruned says that the read's status lacks the sequence the decision
+	// wrote: its XRD prunes it.
+	Pruned bool
 	// UID and Identity (apiVersion, kind, namespace and name) name the
 	// composite: a UID found under another identity is another
 	// composite's.
@@ -96,8 +108,12 @@ func statusOf(status *structpb.Value) (int64, memo.Key) {
 	if rollout != nil {
 		r = memo.OfProtoObject(rollout.GetFields(), FieldSequence)
 	}
-	if release := fields[fieldRelease]; release.GetStructValue() != nil {
-		rel = memo.OfProto(release)
+	if release := fields[fieldRelease].GetStructValue(); release != nil {
+		// A move of the canary Service under way says nothing the
+		// rollout's status does not say too (its message), and an XRD from
+		// before it existed prunes it: a status read back without it is
+		// still the decision's.
+		rel = memo.OfProtoObject(release.GetFields(), fieldCanaryMove)
 	}
 	return seq, memo.Key{r[0]*31 + rel[0], r[1]*31 + rel[1]}
 }
@@ -168,6 +184,16 @@ type Decision struct {
 	context      map[string]*structpb.Value
 	ttl          *durationpb.Duration
 	bytes        uint64
+	// warned is set once the function said that the composite's XRD prunes
+	// the sequence: said once for a composite, not on every run.
+	warned *atomic.Bool
+}
+
+// FirstPruned reports whether a read whose XRD prunes the sequence (see
+// Read.Pruned) is the first the function sees of the composite since it
+// remembers it: the one run that says so.
+func (d *Decision) FirstPruned(r Read) bool {
+	return r.Pruned && d != nil && d.warned.CompareAndSwap(false, true)
 }
 
 // order tells a read of the composite that answered d apart.
@@ -177,12 +203,13 @@ type Decision struct {
 // the sequence orders them: one at or above the remembered counter was
 // written by another (a replica of the function, a process before a
 // restart, or a person): status is memory, the function trusts it, and
-// decides on.
+// decides on. A counter at its largest value orders nothing by itself: a
+// read there is fresh only when it says what the decision says.
 func (d *Decision) order(r Read) Verdict {
 	switch {
 	case r.Generation < d.generation:
 		return StaleSpec
-	case r.Status == d.digest || r.Sequence >= d.sequence:
+	case r.Status == d.digest || r.Sequence > d.sequence || (r.Sequence == d.sequence && d.sequence < xr.MaxSequence):
 		return Fresh
 	case r.Generation == d.generation:
 		return StaleStatus
@@ -393,11 +420,16 @@ func (m *Memory) Order(r Read) (Read, Verdict, *Decision) {
 		return r, Fresh, nil
 	}
 	v := d.order(r)
-	if v == Fresh && r.Status == d.digest {
+	if v == Fresh && r.Status == d.digest && r.Sequence != d.sequence {
+		r.Restore, r.Pruned = true, r.Sequence == 0
 		r.Sequence = max(r.Sequence, d.sequence)
 	}
 	return r, v, d
 }
+
+// Requirements are the requirements the decision's answer made: the
+// objects it composes among them.
+func (d *Decision) Requirements() *fnv1.Requirements { return d.requirements }
 
 // Composed is what the decision composed, when a run decides on its status
 // (the read's status is the decision's, or was replaced by it: see
@@ -444,8 +476,15 @@ func (m *Memory) Remember(r Read, st Stamp, req *fnv1.RunFunctionRequest, rsp *f
 		return
 	}
 	d := decisionOf(r, st, req, rsp, contextKeys)
+	d.warned = &atomic.Bool{}
 	m.decisions.Put(r.UID, d, d.bytes, func(old *Decision) bool {
-		return old.identity != d.identity || !old.newerThan(d)
+		if old.identity != d.identity || !old.newerThan(d) {
+			if old.identity == d.identity {
+				d.warned = old.warned
+			}
+			return true
+		}
+		return false
 	})
 }
 

@@ -169,6 +169,21 @@ func Resources(cr *xr.CanaryRoute, self ownership.Ref, targets []compose.Target)
 	return out
 }
 
+// Targets are the objects that requirements ask for as objects a run is
+// about to compose (see Resources): what a remembered answer composes,
+// which must still not be another owner's.
+func Targets(r *fnv1.Requirements) []compose.Target {
+	var out []compose.Target
+	for name, sel := range r.GetResources() {
+		key, ok := strings.CutPrefix(name, prefixExisting)
+		if !ok || sel.GetMatchName() == "" {
+			continue
+		}
+		out = append(out, compose.Target{Key: compose.Key(key), APIVersion: sel.GetApiVersion(), Kind: sel.GetKind(), Namespace: sel.GetNamespace(), Name: sel.GetMatchName()})
+	}
+	return out
+}
+
 // MeasurementsKey is the pipeline context key under which a response
 // records the measurements of traffic.metrics its reconcile took: the next
 // call of the same reconcile takes them as its own rather than query again,

@@ -265,11 +265,20 @@ func status(in Input) xr.ReleaseStatus {
 	return st
 }
 
-// movedPrimary reports whether the primary Service is observed selecting
-// the revision a promotion moved it to, not the stable revision.
+// movedPrimary reports whether the primary Service selects the revision a
+// promotion moved it to, not the stable revision: as observed, or as the
+// newest decision composed it (an observation may lag a move already
+// applied; until both say it is back, it may still select the promoted
+// revision).
 func movedPrimary(in Input, st xr.ReleaseStatus) bool {
 	prev := in.Rollout.Previous
-	return in.ObservedPrimary != "" && in.ObservedPrimary == prev.Revision && in.ObservedPrimary != st.Stable.Revision
+	return primarySelects(in, prev.Revision) && prev.Revision != st.Stable.Revision
+}
+
+// primarySelects reports whether the primary Service selects a revision,
+// as observed or as the newest decision composed it.
+func primarySelects(in Input, revision string) bool {
+	return revision != "" && (in.ObservedPrimary == revision || in.ComposedPrimary == revision)
 }
 
 // unwinding leaves a promotion whose primary Service moved to the promoted
@@ -488,7 +497,7 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 		return d
 	case ri.Traffic.Paused:
 		// Nothing moves: the weight and the primary stay as they were.
-		if s.CanaryWeight == percentTotal && in.ObservedPrimary == revision {
+		if s.CanaryWeight == percentTotal && primarySelects(in, revision) {
 			d.PrimaryRevision = revision
 		}
 		s.Reason = rollout.ReasonPaused
@@ -503,7 +512,7 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 	}
 	// The route carries it, accepted: the primary Service moves.
 	if ok, why := routeAtFull(ri); !ok {
-		if in.ObservedPrimary == revision {
+		if primarySelects(in, revision) {
 			// The primary moved already: it stays, as it would without
 			// evidence of what the gateway sends it either way.
 			d.PrimaryRevision = revision
@@ -738,7 +747,13 @@ func canaryReplicas(in Input, d Decision) int32 {
 	replicas := in.Release.Replicas
 	switch s.Phase {
 	case xr.PhaseFailed, xr.PhaseAborted:
-		if ok, _ := observedAt(ri, s.Step, 0); ok || ri.Previous == nil {
+		// Once the route sends it nothing: as observed, and as the run
+		// before composed it (an observation may lag the weight that run
+		// composed, which the gateway still sends).
+		if ri.Previous == nil {
+			return 0
+		}
+		if ok, _ := observedAt(ri, s.Step, 0); ok && ri.Previous.CanaryWeight == 0 {
 			return 0
 		}
 		// The route sends it requests until the new route is applied.

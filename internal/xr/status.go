@@ -118,6 +118,10 @@ func normalizeTimes(v any) any {
 		return v
 	}
 	out := maps.Clone(rollout)
+	// The sequence is internal/freshness's, which reads it from the request
+	// as a number, leniently: one of another type (under an XRD without its
+	// bounds) must not make every run a Fatal, which writes no status.
+	delete(out, "sequence")
 	for _, k := range []string{"stepStartedAt", "nextStepAt", "bakeStartedAt"} {
 		if t, ok := out[k].(string); ok {
 			out[k] = strings.ToUpper(t)
