@@ -136,6 +136,9 @@ type Environment struct {
 
 	mu            sync.Mutex
 	prometheusURL string
+	// crossplane and gateway are the processes that a test may stop and
+	// start again (restart.go).
+	crossplane, gateway restartable
 }
 
 // Start starts the control plane and returns once the function is
@@ -242,8 +245,9 @@ func (e *Environment) Stop() error {
 // Client returns a client with the admin's credentials.
 func (e *Environment) Client() *Client { return e.client }
 
-// KillFunction kills the function's process, like a crash. Its runtime
-// then reports the revision RuntimeHealthy False, until RestartFunction.
+// KillFunction kills the function's process with SIGKILL, like a crash.
+// Its runtime then reports the revision RuntimeHealthy False, until
+// RestartFunction.
 func (e *Environment) KillFunction() { e.function.Kill() }
 
 // RestartFunction starts the function again, on the same address with the

@@ -127,11 +127,16 @@ func (e *Environment) startCrossplane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.procs = append(e.procs, p)
+	// Ready once its readiness probe answers, at Start and after
+	// RestartCrossplane.
 	hc := &http.Client{Timeout: 2 * time.Second}
-	return p.waitReady(ctx, func(ctx context.Context) error {
-		return getOK(ctx, hc, "http://"+hostPort(ports[1])+"/readyz")
-	})
+	ready := func(ctx context.Context, p *process) error {
+		return p.waitReady(ctx, func(ctx context.Context) error {
+			return getOK(ctx, hc, "http://"+hostPort(ports[1])+"/readyz")
+		})
+	}
+	e.keep(&e.crossplane, p, ready)
+	return ready(ctx, p)
 }
 
 func (e *Environment) secret(ctx context.Context, name string) (*corev1.Secret, error) {

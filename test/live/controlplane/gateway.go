@@ -68,7 +68,7 @@ func (e *Environment) startGateway(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.procs = append(e.procs, p)
+	e.keep(&e.gateway, p, func(ctx context.Context, p *process) error { return e.gatewayServes(ctx, p, metrics, entry) })
 	hc := &http.Client{Timeout: 2 * time.Second}
 	if err := p.waitReady(ctx, func(ctx context.Context) error {
 		return getOK(ctx, hc, "http://"+metrics+"/metrics")

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,13 @@ type process struct {
 	name string
 	log  string
 	cmd  *exec.Cmd
+	// logFrom is where this run's output starts in the log, which a
+	// restarted process shares with its earlier runs.
+	logFrom int64
+	// env, bin and args start it again (restart).
+	env  []string
+	bin  string
+	args []string
 
 	done chan struct{}
 	mu   sync.Mutex
@@ -39,6 +47,11 @@ func startProcess(name, logs string, env []string, bin string, args ...string) (
 	path := filepath.Join(logs, name+".log")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600) //nolint:gosec // The harness names its own logs.
 	if err != nil {
+		return nil, errors.Wrapf(err, errFmtCreateLog, name)
+	}
+	from, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		_ = f.Close()
 		return nil, errors.Wrapf(err, errFmtCreateLog, name)
 	}
 	_, _ = fmt.Fprintf(f, "--- %s %s %v\n", time.Now().Format(time.RFC3339), bin, args)
@@ -56,7 +69,7 @@ func startProcess(name, logs string, env []string, bin string, args ...string) (
 		_ = f.Close()
 		return nil, errors.Wrapf(err, errFmtStart, name)
 	}
-	p := &process{name: name, log: path, cmd: cmd, done: make(chan struct{})}
+	p := &process{name: name, log: path, cmd: cmd, logFrom: from, env: env, bin: bin, args: args, done: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		_ = f.Close()
@@ -122,11 +135,33 @@ func (p *process) stop() {
 	}
 }
 
-// kill stops the process at once, like a crash.
+// kill stops the process at once with SIGKILL, like a crash or the OOM
+// killer: nothing of it runs after the signal.
 func (p *process) kill() {
 	if p == nil {
 		return
 	}
 	_ = p.cmd.Process.Kill()
 	<-p.done
+}
+
+// restart starts the process again with the same binary, environment and
+// flags, its output appended to the same log. The process must have
+// exited.
+func (p *process) restart() (*process, error) {
+	return startProcess(p.name, filepath.Dir(p.log), p.env, p.bin, p.args...)
+}
+
+// output is what this run of the process wrote to its log so far.
+func (p *process) output() (string, error) {
+	f, err := os.Open(p.log)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close() //nolint:errcheck // Read-only.
+	if _, err := f.Seek(p.logFrom, io.SeekStart); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	return string(b), err
 }

@@ -22,11 +22,14 @@ func withArgs(extra []string, args ...string) []string {
 
 // PIDs returns the process ID of every running process of the control
 // plane, by process name (etcd, kube-apiserver, kube-controller-manager,
-// crossplane, function), for ProcessStatsOf. The function's changes when it
-// is restarted.
+// crossplane, function), for ProcessStatsOf. A process's changes when it is
+// restarted.
 func (e *Environment) PIDs() map[string]int {
 	out := map[string]int{}
-	for _, p := range e.procs {
+	e.mu.Lock()
+	procs := e.procs
+	e.mu.Unlock()
+	for _, p := range procs {
 		if p.exited() == nil && p.cmd.Process != nil {
 			out[p.name] = p.cmd.Process.Pid
 		}
