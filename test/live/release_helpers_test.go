@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -602,4 +603,51 @@ func awaitLogBackOnPrimary(t *testing.T, log *eventLog, moves int) {
 		back := len(weights) > 0 && weights[len(weights)-1] == 0 && len(seen) >= moves && seen[len(seen)-1].next.rv != 0
 		return back, fmt.Sprintf("canary weights in the log: %v; the primary's moves:\n%s", weights, describeMoves(seen))
 	})
+}
+
+// canaryMoveRecorded is the first XR write that records a move of the
+// canary Service (status.release.canaryMove) from one revision to
+// another: the settle's start, the route found sending it nothing. ok is
+// false if none did.
+func (l *eventLog) canaryMoveRecorded(from, to string) (logEvent, bool) {
+	for _, e := range l.sorted() {
+		if e.kind != gvkCanaryRoute.Kind || e.obj.GetName() != releaseRoute {
+			continue
+		}
+		f, _, _ := unstructured.NestedString(e.obj.Object, "status", "release", "canaryMove", "from")
+		t, _, _ := unstructured.NestedString(e.obj.Object, "status", "release", "canaryMove", "to")
+		if f == from && t == to {
+			return e, true
+		}
+	}
+	return logEvent{}, false
+}
+
+// firstAnswer is when a steadyProbe first got an answer of a backend; ok
+// false if it never did.
+func (s *steadyProbe) firstAnswer(who string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range s.sent {
+		if a.who == who {
+			return a.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// answeredLast checks that a steadyProbe's last n requests were answered
+// as want (the gateway's weighted round robin is deterministic: with no
+// other client of the route, n requests in a row at w% give exactly w% of
+// n to the canary).
+func (s *steadyProbe) answeredLast(n int, want map[string]int) controlplane.Check {
+	return func(context.Context) (bool, string) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		got := map[string]int{}
+		for _, a := range s.sent[max(0, len(s.sent)-n):] {
+			got[a.who]++
+		}
+		return len(s.sent) >= n && cmp.Equal(want, got), fmt.Sprintf("the last %d requests answered %s", n, describeCounts(got))
+	}
 }

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/release"
 )
 
 // The release loop, live: the release example's pipeline (function-canary-
@@ -298,6 +300,112 @@ func TestReleaseRollbackMovesTheCanaryFirst(t *testing.T) {
 			t.Errorf("the canary Service moved %s: want while the route gave it weight 0, weighted again after a reconcile", m)
 		}
 	}
+}
+
+// TestReleaseCanaryMove edits canary.revision in the middle of a step,
+// under steady requests through the gateway: v3 while v2 holds step 1
+// (50%), then v1, the stable revision, while v3 holds step 0 (25%), each
+// step held on capacity. Each time the route first takes the canary to 0%;
+// the canary Service's selector moves only once the gateway accepted that
+// route and the move's settle (release.PromotionSettle, recorded in
+// status.release.canaryMove) has passed without a request to the canary
+// Service; and the new revision gets requests only from its own step 0.
+func TestReleaseCanaryMove(t *testing.T) {
+	t.Parallel()
+	awaitEstablished(t)
+	ns := newNamespace(t, "canarymove")
+	log := watchLog(t, ns, gvkCanaryRoute, gvkHTTPRoute, gvkService, gvkDeployment)
+	k := startKubelet(t, ns)
+	apply(t, releaseXR(t, ns, freePort(t), "v1", `
+release: {scaleDownDelay: 10m}
+traffic:
+  steps: [{weight: 25, pause: 1s}, {weight: 50, pause: 1s}, {weight: 100}]`))
+	serveRevisions(t, ns, releasePrimary, log)
+	can := serveRevisions(t, ns, releaseCanary, log)
+	p := probe{host: hostname(ns)}
+	await(t, settle, "v1 released", releaseAt(ns, "Succeeded", "Released", -1, 0, "v1"))
+	awaitAnswers(t, "v1 released", p, revisions(map[string]int{"v1": 100}))
+
+	// Two ready replicas of v2 carry step 1 (50% of 4), not step 2.
+	k.capReady("web-v2", 2)
+	patchRevision(t, ns, "v2")
+	await(t, settle, "v2 held at step 1 for step 2's capacity", releaseAt(ns, "Progressing", "AwaitingCapacity", 1, 50, "v1"))
+	awaitAnswers(t, "v2 at step 1 (50%)", p, revisions(map[string]int{"v1": 50, "v2": 50}))
+
+	// v3 in the middle of v2's step 1; one ready replica of v3 carries its
+	// step 0 (25% of 4), not step 1.
+	steady := startSteadyProbe(t, p)
+	start := time.Now()
+	k.capReady("web-v3", 1)
+	patchRevision(t, ns, "v3")
+	await(t, 2*time.Minute, "v3 held at step 0 for step 1's capacity", releaseAt(ns, "Progressing", "AwaitingCapacity", 0, 25, "v1"))
+	await(t, settle, "v3 at step 0 (25%) through the gateway", steady.answeredLast(batch, revisions(map[string]int{"v1": 75, "v3": 25})))
+
+	// Back to v1, the stable revision, in the middle of v3's step 0.
+	patchRevision(t, ns, "v1")
+	await(t, 2*time.Minute, "v1 stable again, the canary Service selecting it", func(ctx context.Context) (bool, string) {
+		u, why := get(ctx, gvkCanaryRoute, ns, releaseRoute)
+		if u == nil {
+			return false, why
+		}
+		ro, sel := rollout(u), log.selected(releaseCanary)
+		return ro.Phase == "Succeeded" && ro.CanaryWeight == 0 && releaseOf(u).Stable == "v1" && sel == "v1",
+			fmt.Sprintf("%s; the canary Service selects %q", xrState(u), sel)
+	})
+	await(t, settle, "every request to v1 through the gateway", steady.answeredLast(batch, revisions(map[string]int{"v1": 100})))
+	steady.stop()
+	end := time.Now()
+
+	// The route: v2 through steps 0 and 1, to 0% for the move, v3's step
+	// 0, to 0% for the move back.
+	if diff := cmp.Diff([]int64{0, 25, 50, 0, 25, 0}, log.canaryWeights()); diff != "" {
+		t.Errorf("the route's canary weights, in order: -want, +got:\n%s", diff)
+	}
+	moves := log.moves(releaseCanary)
+	if len(moves) != 3 || moves[0].to != "v2" || moves[1].from != "v2" || moves[1].to != "v3" || moves[2].from != "v3" || moves[2].to != "v1" {
+		t.Fatalf("the canary Service's moves: want v1 -> v2, v2 -> v3, v3 -> v1; got:\n%s", describeMoves(moves))
+	}
+	for _, m := range moves {
+		if m.weight != 0 || !m.routeAccepted {
+			t.Errorf("the canary Service moved %s: want while the route, accepted by the gateway, gave it weight 0", m)
+		}
+	}
+	for _, m := range moves[1:] {
+		recorded, ok := log.canaryMoveRecorded(m.from, m.to)
+		if !ok {
+			t.Errorf("the canary Service moved %s without status.release.canaryMove recording it first", m)
+			continue
+		}
+		until := m.next.at
+		if m.next.rv == 0 {
+			until = end
+		}
+		settled := m.at.Sub(recorded.at)
+		if settled < release.PromotionSettle-time.Second {
+			t.Errorf("the canary Service moved %s only %s after status.release.canaryMove recorded it, want the settle (%s)", m, settled, release.PromotionSettle)
+		}
+		if n := can.requestsBetween(recorded.at, m.at); n != 0 {
+			t.Errorf("the canary Service got %d requests during the settle of its move %s (from %s to %s), want none",
+				n, m, recorded.at.Format(time.StampMilli), m.at.Format(time.StampMilli))
+		}
+		if n := can.requestsBetween(m.at, until); n != 0 {
+			t.Errorf("the canary Service got %d requests between its move %s and its next weight (%s), want none", n, m, until.Format(time.StampMilli))
+		}
+		t.Logf("the canary Service moved %s -> %s %s after the move was recorded; requests through the gateway meanwhile: %s; then %s until the route weighted it again",
+			m.from, m.to, settled.Round(10*time.Millisecond), describeCounts(steady.between(recorded.at, m.at)), describeCounts(steady.between(m.at, until)))
+	}
+	// v3 answered nothing before its own step 0 weighted the canary.
+	if first, ok := steady.firstAnswer("v3"); !ok || first.Before(moves[1].next.at) {
+		t.Errorf("v3's first answer: %s (answered %t), want after its step 0 weighted the canary (%s)", first.Format(time.StampMilli), ok, moves[1].next.at.Format(time.StampMilli))
+	}
+	got := steady.between(start, end)
+	for who := range got {
+		if who != "v1" && who != "v2" && who != "v3" {
+			t.Errorf("requests sent from %s to %s: want each answered by a revision, got %s", start.Format(time.StampMilli), end.Format(time.StampMilli), describeCounts(got))
+			break
+		}
+	}
+	t.Logf("requests through the gateway from the edit to v3 to the end: %s", describeCounts(got))
 }
 
 // TestReleaseRescuedAbortKeepsTheRelease aborts a settled release whose
