@@ -186,7 +186,8 @@ func unanswered(rs []request) string {
 		if r.answered() {
 			continue
 		}
-		if n++; n <= 10 {
+		n++
+		if n <= 10 {
 			fmt.Fprintf(&b, "  %s\n", r)
 		}
 	}
@@ -251,7 +252,8 @@ func (l *trafficLog) served(after time.Time, n int, who string) (request, bool) 
 			run = 0
 			continue
 		}
-		if run++; run == n {
+		run++
+		if run == n {
 			return rs[i-n+1], true
 		}
 	}
@@ -279,7 +281,7 @@ type faultFigure struct {
 // longest time without an answer.
 func logFigure(t *testing.T, f faultFigure, l *trafficLog) {
 	t.Helper()
-	during := l.sentIn(f.from, f.to)
+	during := l.sentIn(f.from, f.to.Add(-time.Nanosecond))
 	resumed := "the route did not move after it"
 	if f.resumed > 0 {
 		resumed = fmt.Sprintf("the route moved again %s after it", f.resumed.Round(10*time.Millisecond))
@@ -626,6 +628,7 @@ func runFault(t *testing.T, f fault, gatewayDown bool) {
 	})
 	f.end(t)
 	to := time.Now()
+	restarted := to
 	var failed, again request
 	if gatewayDown {
 		await(t, settle, "requests for "+a.traffic.p.host+" answered again", func(context.Context) (bool, string) {
@@ -666,11 +669,15 @@ func runFault(t *testing.T, f fault, gatewayDown bool) {
 		checkAnswered(t, "once the gateway answered again", r.traffic, again.at, end)
 	}
 	logFigure(t, faultFigure{fault: f.name, from: from, to: to, resumed: resumedAfter(a.log, to)}, a.traffic)
-	t.Logf("figure: %s: the abort written at %s; the aborted canary's last answer %s after it; %d requests for %s from then on, none to the canary",
-		f.name, write.at.Format(time.StampMilli), lag.Round(time.Millisecond), len(b.traffic.sentIn(write.at, end)), b.traffic.p.host)
+	last := "before it (the gateway was down)"
+	if lag > 0 {
+		last = lag.Round(time.Millisecond).String() + " after it"
+	}
+	t.Logf("figure: %s: the abort written at %s; the aborted canary's last answer %s; %d requests for %s from then on, none to the canary once the gateway served the write",
+		f.name, write.at.Format(time.StampMilli), last, len(b.traffic.sentIn(write.at, end)), b.traffic.p.host)
 	if gatewayDown {
 		t.Logf("figure: %s: the first request failed %s after the stop, the first answered again %s after the stop (%s after the new process served)",
-			f.name, failed.at.Sub(from).Round(time.Millisecond), again.at.Sub(from).Round(time.Millisecond), again.at.Sub(to).Round(time.Millisecond))
+			f.name, failed.at.Sub(from).Round(time.Millisecond), again.at.Sub(from).Round(time.Millisecond), again.at.Sub(restarted).Round(time.Millisecond))
 	}
 }
 
@@ -957,7 +964,7 @@ func TestFaultMetricProviderDown(t *testing.T) {
 		}
 	})
 	provider := fmt.Sprintf("provider %q", ns)
-	await(t, 2*metricInterval, "step 1 held past its pause, the message naming the provider "+ns, func(ctx context.Context) (bool, string) {
+	await(t, settle, "step 1 held past its pause, the message naming the provider "+ns, func(ctx context.Context) (bool, string) {
 		u, why := get(ctx, gvkCanaryRoute, ns, releaseRoute)
 		if u == nil {
 			return false, why
