@@ -676,8 +676,8 @@ func runFault(t *testing.T, f fault, gatewayDown bool) {
 	t.Logf("figure: %s: the abort written at %s; the aborted canary's last answer %s; %d requests for %s from then on, none to the canary once the gateway served the write",
 		f.name, write.at.Format(time.StampMilli), last, len(b.traffic.sentIn(write.at, end)), b.traffic.p.host)
 	if gatewayDown {
-		t.Logf("figure: %s: the first request failed %s after the stop, the first answered again %s after the stop (%s after the new process served)",
-			f.name, failed.at.Sub(from).Round(time.Millisecond), again.at.Sub(from).Round(time.Millisecond), again.at.Sub(restarted).Round(time.Millisecond))
+		t.Logf("figure: %s: the first request failed %s after the stop began; the first answered again was sent %s after it; RestartGateway returned %s after it",
+			f.name, failed.at.Sub(from).Round(time.Millisecond), again.at.Sub(from).Round(time.Millisecond), restarted.Sub(from).Round(time.Millisecond))
 	}
 }
 
@@ -963,18 +963,27 @@ func TestFaultMetricProviderDown(t *testing.T) {
 			proxy.setDown(false)
 		}
 	})
+	// Down for two intervals: until two of step 1's measurements found the
+	// provider unreachable, the step held past its pause meanwhile, its
+	// message naming the provider.
 	provider := fmt.Sprintf("provider %q", ns)
-	await(t, settle, "step 1 held past its pause, the message naming the provider "+ns, func(ctx context.Context) (bool, string) {
+	unreachableAt1 := func(ms []measurement) int {
+		n := 0
+		for _, m := range ms {
+			if m.Step == 1 && m.Verdict == "NoData" && strings.Contains(m.Reason, provider) {
+				n++
+			}
+		}
+		return n
+	}
+	await(t, settle, "two measurements of step 1 finding the provider unreachable, the step held past its pause, its message naming the provider "+ns, func(ctx context.Context) (bool, string) {
 		u, why := get(ctx, gvkCanaryRoute, ns, releaseRoute)
 		if u == nil {
 			return false, why
 		}
 		ro := rollout(u)
-		return ro.Phase == "Progressing" && ro.Step != nil && *ro.Step == 1 && strings.Contains(ro.Message, ns) && time.Now().After(stepStart.Add(pause)),
-			fmt.Sprintf("%s; measurements %v", xrState(u), measurements(u))
-	})
-	await(t, 3*metricInterval, "two intervals of the provider's outage", func(context.Context) (bool, string) {
-		return time.Now().After(from.Add(2 * metricInterval)), "now " + time.Now().UTC().Format(time.RFC3339)
+		held := ro.Phase == "Progressing" && ro.Step != nil && *ro.Step == 1 && strings.Contains(ro.Message, provider) && time.Now().After(stepStart.Add(pause))
+		return held && unreachableAt1(measurements(u)["error-rate"]) >= 2, fmt.Sprintf("%s; measurements %v", xrState(u), measurements(u))
 	})
 	proxy.setDown(false)
 	down = false
@@ -996,19 +1005,17 @@ func TestFaultMetricProviderDown(t *testing.T) {
 	}
 	ms := measurements(u)["error-rate"]
 	t.Logf("error-rate measurements: %v", ms)
-	unreachable, passedAfter := 0, false
+	unreachable, passedAfter := unreachableAt1(ms), false
 	for _, m := range ms {
 		switch {
 		case m.Verdict == "Failed":
 			t.Errorf("measurement %s failed: an unreachable provider holds, it never fails", m)
-		case m.Step == 1 && m.Verdict == "NoData" && strings.Contains(m.Reason, provider):
-			unreachable++
 		case m.Step == 1 && m.Verdict == "Passed" && !m.Time.Time.Before(to.Truncate(time.Second)):
 			passedAfter = true
 		}
 	}
-	if unreachable == 0 || !passedAfter {
-		t.Errorf("step 1's measurements: want one without data naming the %s (unreachable), then one passed after the outage: %v", provider, ms)
+	if unreachable < 2 || !passedAfter {
+		t.Errorf("step 1's measurements: want two without data naming the %s (unreachable), then one passed after the outage: %v", provider, ms)
 	}
 	// Step 1 moved on only after the outage: no passing measurement came
 	// while the provider was down.

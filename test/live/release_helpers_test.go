@@ -535,7 +535,11 @@ type probeAnswer struct {
 	who string
 }
 
-func startSteadyProbe(t *testing.T, p probe) *steadyProbe {
+func startSteadyProbe(t *testing.T, p probe) *steadyProbe { return startProbeEvery(t, p, 0) }
+
+// startProbeEvery is a steadyProbe that sends a request every pace at
+// most (0: one after another, as fast as they are answered).
+func startProbeEvery(t *testing.T, p probe, pace time.Duration) *steadyProbe {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	s := &steadyProbe{}
@@ -546,6 +550,14 @@ func startSteadyProbe(t *testing.T, p probe) *steadyProbe {
 		defer close(done)
 		for ctx.Err() == nil {
 			at := time.Now()
+			if next := s.lastSent().Add(pace); pace > 0 && at.Before(next) {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(next.Sub(at)):
+				}
+				at = time.Now()
+			}
 			who := p.answer(ctx)
 			if ctx.Err() != nil {
 				return
@@ -556,6 +568,16 @@ func startSteadyProbe(t *testing.T, p probe) *steadyProbe {
 		}
 	}()
 	return s
+}
+
+// lastSent is when the last request was sent; zero before the first.
+func (s *steadyProbe) lastSent() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sent) == 0 {
+		return time.Time{}
+	}
+	return s.sent[len(s.sent)-1].at
 }
 
 // between counts who answered the requests sent in [from, to].

@@ -334,7 +334,9 @@ traffic:
 
 	// v3 in the middle of v2's step 1; one ready replica of v3 carries its
 	// step 0 (25% of 4), not step 1.
-	steady := startSteadyProbe(t, p)
+	// Paced (500 a second at most), so that the probe does not load the
+	// machine that it measures for a minute.
+	steady := startProbeEvery(t, p, 2*time.Millisecond)
 	start := time.Now()
 	k.capReady("web-v3", 1)
 	patchRevision(t, ns, "v3")
@@ -391,8 +393,8 @@ traffic:
 		if n := can.requestsBetween(m.at, until); n != 0 {
 			t.Errorf("the canary Service got %d requests between its move %s and its next weight (%s), want none", n, m, until.Format(time.StampMilli))
 		}
-		t.Logf("the canary Service moved %s -> %s %s after the move was recorded; requests through the gateway meanwhile: %s; then %s until the route weighted it again",
-			m.from, m.to, settled.Round(10*time.Millisecond), describeCounts(steady.between(recorded.at, m.at)), describeCounts(steady.between(m.at, until)))
+		t.Logf("the canary Service moved %s -> %s %s after the move was recorded; requests through the gateway meanwhile: %s; then %s in %s until the route weighted it again",
+			m.from, m.to, settled.Round(10*time.Millisecond), describeCounts(steady.between(recorded.at, m.at)), describeCounts(steady.between(m.at, until)), until.Sub(m.at).Round(10*time.Millisecond))
 	}
 	// v3 answered nothing before its own step 0 weighted the canary.
 	if first, ok := steady.firstAnswer("v3"); !ok || first.Before(moves[1].next.at) {
