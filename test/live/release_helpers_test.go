@@ -629,20 +629,21 @@ func awaitLogBackOnPrimary(t *testing.T, log *eventLog, moves int) {
 
 // canaryMoveRecorded is the first XR write that records a move of the
 // canary Service (status.release.canaryMove) from one revision to
-// another: the settle's start, the route found sending it nothing. ok is
-// false if none did.
-func (l *eventLog) canaryMoveRecorded(from, to string) (logEvent, bool) {
+// another, the settle's start (the route found sending it nothing), and
+// when the move is due (canaryMove.at). ok is false if none did.
+func (l *eventLog) canaryMoveRecorded(from, to string) (logEvent, time.Time, bool) {
 	for _, e := range l.sorted() {
 		if e.kind != gvkCanaryRoute.Kind || e.obj.GetName() != releaseRoute {
 			continue
 		}
-		f, _, _ := unstructured.NestedString(e.obj.Object, "status", "release", "canaryMove", "from")
-		t, _, _ := unstructured.NestedString(e.obj.Object, "status", "release", "canaryMove", "to")
-		if f == from && t == to {
-			return e, true
+		move, _, _ := unstructured.NestedStringMap(e.obj.Object, "status", "release", "canaryMove")
+		if move["from"] != from || move["to"] != to {
+			continue
 		}
+		due, err := time.Parse(time.RFC3339, move["at"])
+		return e, due, err == nil
 	}
-	return logEvent{}, false
+	return logEvent{}, time.Time{}, false
 }
 
 // firstAnswer is when a steadyProbe first got an answer of a backend; ok

@@ -373,18 +373,22 @@ traffic:
 		}
 	}
 	for _, m := range moves[1:] {
-		recorded, ok := log.canaryMoveRecorded(m.from, m.to)
+		recorded, due, ok := log.canaryMoveRecorded(m.from, m.to)
 		if !ok {
-			t.Errorf("the canary Service moved %s without status.release.canaryMove recording it first", m)
+			t.Errorf("the canary Service moved %s without status.release.canaryMove recording it first, with its time", m)
 			continue
 		}
 		until := m.next.at
 		if m.next.rv == 0 {
 			until = end
 		}
+		// The move is due PromotionSettle after the run that found the
+		// route sending the canary nothing (canaryMove.at, in whole
+		// seconds), and comes no earlier.
 		settled := m.at.Sub(recorded.at)
-		if settled < release.PromotionSettle-time.Second {
-			t.Errorf("the canary Service moved %s only %s after status.release.canaryMove recorded it, want the settle (%s)", m, settled, release.PromotionSettle)
+		if m.at.Before(due) {
+			t.Errorf("the canary Service moved %s at %s: want at or after canaryMove.at %s, PromotionSettle (%s) after the run that recorded the move (written at %s)",
+				m, m.at.Format(time.StampMilli), due.Format(time.StampMilli), release.PromotionSettle, recorded.at.Format(time.StampMilli))
 		}
 		if n := can.requestsBetween(recorded.at, m.at); n != 0 {
 			t.Errorf("the canary Service got %d requests during the settle of its move %s (from %s to %s), want none",
