@@ -646,6 +646,67 @@ func (l *eventLog) canaryMoveRecorded(from, to string) (logEvent, time.Time, boo
 	return logEvent{}, time.Time{}, false
 }
 
+// zeroedBefore is the route's write, before a resource version, that took
+// a Service's weight to 0 (from more); ok false if none did.
+func (l *eventLog) zeroedBefore(rv int64, svc string) (logEvent, bool) {
+	var out logEvent
+	ok := false
+	last := int64(-1)
+	for _, e := range l.sorted() {
+		if e.rv >= rv {
+			break
+		}
+		if e.kind != gvkHTTPRoute.Kind || e.obj.GetName() != releaseRoute {
+			continue
+		}
+		w := weights(e.obj)[svc]
+		if w == 0 && last > 0 {
+			out, ok = e, true
+		}
+		last = w
+	}
+	return out, ok
+}
+
+// requestTimes are the times of the requests that came in [from, to].
+func (b *revisionBackend) requestTimes(from, to time.Time) []time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []time.Time
+	for _, at := range b.times {
+		if !at.Before(from) && !at.After(to) {
+			out = append(out, at)
+		}
+	}
+	return out
+}
+
+// run finds a steadyProbe's first n answers in a row by one backend sent
+// at or after a time: when the first and the last of them were sent; ok
+// false if there is none. The gateway's weighted round robin never
+// answers a route's only client 100 times in a row from one side while
+// the other has 25% or more: such a run says the gateway serves a route
+// that sends the other side nothing.
+func (s *steadyProbe) run(after time.Time, n int, who string) (first, last time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	count := 0
+	for i, a := range s.sent {
+		if a.at.Before(after) {
+			continue
+		}
+		if a.who != who {
+			count = 0
+			continue
+		}
+		count++
+		if count == n {
+			return s.sent[i-n+1].at, a.at, true
+		}
+	}
+	return time.Time{}, time.Time{}, false
+}
+
 // firstAnswer is when a steadyProbe first got an answer of a backend; ok
 // false if it never did.
 func (s *steadyProbe) firstAnswer(who string) (time.Time, bool) {

@@ -307,9 +307,13 @@ func TestReleaseRollbackMovesTheCanaryFirst(t *testing.T) {
 // (50%), then v1, the stable revision, while v3 holds step 0 (25%), each
 // step held on capacity. Each time the route first takes the canary to 0%;
 // the canary Service's selector moves only once the gateway accepted that
-// route and the move's settle (release.PromotionSettle, recorded in
-// status.release.canaryMove) has passed without a request to the canary
-// Service; and the new revision gets requests only from its own step 0.
+// route and the move's settle (release.PromotionSettle, due at
+// status.release.canaryMove.at) has passed; the canary Service gets no
+// request from when the gateway serves the route at 0% through its move
+// until the new revision's step 0 weighs it; and the new revision gets
+// requests only from then. The requests it got in the settle's first
+// moments, before the gateway applied the route it had accepted, are
+// logged.
 func TestReleaseCanaryMove(t *testing.T) {
 	t.Parallel()
 	awaitEstablished(t)
@@ -378,9 +382,9 @@ traffic:
 			t.Errorf("the canary Service moved %s without status.release.canaryMove recording it first, with its time", m)
 			continue
 		}
-		until := m.next.at
+		until, again := m.next.at, "until the route weighted it again"
 		if m.next.rv == 0 {
-			until = end
+			until, again = end, "until the test ended, the route never weighting it again"
 		}
 		// The move is due PromotionSettle after the run that found the
 		// route sending the canary nothing (canaryMove.at, in whole
@@ -390,15 +394,37 @@ traffic:
 			t.Errorf("the canary Service moved %s at %s: want at or after canaryMove.at %s, PromotionSettle (%s) after the run that recorded the move (written at %s)",
 				m, m.at.Format(time.StampMilli), due.Format(time.StampMilli), release.PromotionSettle, recorded.at.Format(time.StampMilli))
 		}
-		if n := can.requestsBetween(recorded.at, m.at); n != 0 {
-			t.Errorf("the canary Service got %d requests during the settle of its move %s (from %s to %s), want none",
-				n, m, recorded.at.Format(time.StampMilli), m.at.Format(time.StampMilli))
+		// The settle starts when the gateway reports the route at 0%
+		// accepted, which Traefik does before its data plane applies it
+		// (at most every 500 ms): the canary Service may get the last of
+		// its requests in the settle's first moments, never once the
+		// gateway serves the route at 0% (batch answers in a row by v1,
+		// the primary's), through the move, until the route weighs it
+		// again.
+		zeroed, ok := log.zeroedBefore(m.rv, releaseCanary)
+		if !ok {
+			t.Errorf("the canary Service moved %s: no route write took it to 0%% before", m)
+			continue
 		}
-		if n := can.requestsBetween(m.at, until); n != 0 {
-			t.Errorf("the canary Service got %d requests between its move %s and its next weight (%s), want none", n, m, until.Format(time.StampMilli))
+		served, servedBy, ok := steady.run(zeroed.at, batch, "v1")
+		if !ok || !servedBy.Before(m.at) {
+			t.Errorf("the canary Service moved %s at %s: want the gateway serving the route at 0%% before (%d answers in a row by v1 after the write at %s), got %t, by %s",
+				m, m.at.Format(time.StampMilli), batch, zeroed.at.Format(time.StampMilli), ok, servedBy.Format(time.StampMilli))
+			continue
 		}
-		t.Logf("the canary Service moved %s -> %s %s after the move was recorded; requests through the gateway meanwhile: %s; then %s in %s until the route weighted it again",
-			m.from, m.to, settled.Round(10*time.Millisecond), describeCounts(steady.between(recorded.at, m.at)), describeCounts(steady.between(m.at, until)), until.Sub(m.at).Round(10*time.Millisecond))
+		if n := can.requestsBetween(served, until); n != 0 {
+			t.Errorf("the canary Service got %d requests from when the gateway served the route at 0%% (%s) through its move %s to its next weight (%s), want none",
+				n, served.Format(time.StampMilli), m, until.Format(time.StampMilli))
+		}
+		during := can.requestTimes(recorded.at, m.at)
+		last := "none"
+		if n := len(during); n > 0 {
+			last = fmt.Sprintf("the last %s after the route's write at 0%%, %s after the move was recorded, %s before the move",
+				during[n-1].Sub(zeroed.at).Round(time.Millisecond), during[n-1].Sub(recorded.at).Round(time.Millisecond), m.at.Sub(during[n-1]).Round(time.Millisecond))
+		}
+		t.Logf("the canary Service moved %s -> %s %s after the move was recorded (%s after the route's write at 0%%; the gateway served that %s after it); %d requests reached it during the settle, %s; then %s in %s %s",
+			m.from, m.to, settled.Round(10*time.Millisecond), m.at.Sub(zeroed.at).Round(10*time.Millisecond), served.Sub(zeroed.at).Round(time.Millisecond),
+			len(during), last, describeCounts(steady.between(m.at, until)), until.Sub(m.at).Round(10*time.Millisecond), again)
 	}
 	// v3 answered nothing before its own step 0 weighted the canary.
 	if first, ok := steady.firstAnswer("v3"); !ok || first.Before(moves[1].next.at) {
