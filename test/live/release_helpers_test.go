@@ -668,6 +668,25 @@ func (l *eventLog) zeroedBefore(rv int64, svc string) (logEvent, bool) {
 	return out, ok
 }
 
+// rolloutMessages lists the XR's status.rollout writes in [from, to)
+// (resource versions; to 0: to the end), each change once: when the log
+// saw it, its reason and message.
+func (l *eventLog) rolloutMessages(from, to int64) string {
+	var b strings.Builder
+	last := ""
+	for _, e := range l.sorted() {
+		if e.kind != gvkCanaryRoute.Kind || e.rv < from || (to != 0 && e.rv >= to) {
+			continue
+		}
+		r := rollout(e.obj)
+		if s := r.Reason + r.Message; s != last {
+			last = s
+			fmt.Fprintf(&b, "  %s %s: %s\n", e.at.Format(time.StampMilli), r.Reason, r.Message)
+		}
+	}
+	return b.String()
+}
+
 // requestTimes are the times of the requests that came in [from, to].
 func (b *revisionBackend) requestTimes(from, to time.Time) []time.Time {
 	b.mu.Lock()
