@@ -272,8 +272,10 @@ type faultFigure struct {
 	fault string
 	// from and to are when the fault started and ended.
 	from, to time.Time
-	// resumed is how soon after the fault the route moved again.
-	resumed time.Duration
+	// moved is when the route next moved (its canary's weight, or the
+	// primary Service's selector in a promotion) after the fault began;
+	// zero if it did not.
+	moved time.Time
 }
 
 // logFigure logs a fault's figure from the requests of a trafficLog: how
@@ -282,9 +284,13 @@ type faultFigure struct {
 func logFigure(t *testing.T, f faultFigure, l *trafficLog) {
 	t.Helper()
 	during := l.sentIn(f.from, f.to.Add(-time.Nanosecond))
-	resumed := "the route did not move after it"
-	if f.resumed > 0 {
-		resumed = fmt.Sprintf("the route moved again %s after it", f.resumed.Round(10*time.Millisecond))
+	resumed := "the rollout did not move after it began"
+	switch d := f.moved.Sub(f.to).Round(10 * time.Millisecond); {
+	case f.moved.IsZero():
+	case d >= 0:
+		resumed = fmt.Sprintf("the rollout moved again %s after it ended", d)
+	default:
+		resumed = fmt.Sprintf("the rollout moved again %s before it was seen to end", -d)
 	}
 	t.Logf("figure: %s: lasted %s; %d requests for %s sent meanwhile, %d answered; the longest time without an answer %s; %s",
 		f.fault, f.to.Sub(f.from).Round(10*time.Millisecond), len(during), l.p.host, count(during),
@@ -532,16 +538,17 @@ func nextStepDue(t *testing.T, ns string) time.Time {
 	return due
 }
 
-// resumedAfter is how long after a time the route's canary weight was
-// next written changed; 0 if it was not.
-func resumedAfter(l *eventLog, at time.Time) time.Duration {
+// movedAfter is when the route's canary weight was next written changed
+// after a time; zero if it was not. (A restarted process may serve before
+// the harness sees it ready: the move may come before the fault's end.)
+func movedAfter(l *eventLog, at time.Time) time.Time {
 	writes := routeWrites(l)
 	for i := 1; i < len(writes); i++ {
 		if writes[i].at.After(at) && weights(writes[i].obj)[releaseCanary] != weights(writes[i-1].obj)[releaseCanary] {
-			return writes[i].at.Sub(at)
+			return writes[i].at
 		}
 	}
-	return 0
+	return time.Time{}
 }
 
 // firstAnswered is the first request answered after the first one not
@@ -668,7 +675,7 @@ func runFault(t *testing.T, f fault, gatewayDown bool) {
 		checkAnswered(t, "before the gateway stopped", r.traffic, start, f.at.Add(-time.Nanosecond))
 		checkAnswered(t, "once the gateway answered again", r.traffic, again.at, end)
 	}
-	logFigure(t, faultFigure{fault: f.name, from: from, to: to, resumed: resumedAfter(a.log, to)}, a.traffic)
+	logFigure(t, faultFigure{fault: f.name, from: from, to: to, moved: movedAfter(a.log, from)}, a.traffic)
 	last := "before it (the gateway was down)"
 	if lag > 0 {
 		last = lag.Round(time.Millisecond).String() + " after it"
@@ -794,7 +801,7 @@ traffic: {steps: [{weight: 50, pause: 2s}, {weight: 100}]}`))
 		}
 	}
 	checkAnswered(t, "all along", traffic, start, end)
-	logFigure(t, faultFigure{fault: f.name, from: from, to: to, resumed: m.at.Sub(to)}, traffic)
+	logFigure(t, faultFigure{fault: f.name, from: from, to: to, moved: m.at}, traffic)
 	t.Logf("figure: %s: the primary Service moved %s after the restart, %s after it was due; %d requests sent while it moved, %s, %d of them to the primary",
 		f.name, m.at.Sub(to).Round(10*time.Millisecond), m.at.Sub(due).Round(10*time.Millisecond),
 		len(traffic.sentIn(m.at, m.next.at)), describeCounts(whoAnswered(traffic.sentIn(m.at, m.next.at))), pri.requestsBetween(m.at, m.next.at))
@@ -1034,7 +1041,7 @@ func TestFaultMetricProviderDown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the function's metrics: %v", err)
 	}
-	logFigure(t, faultFigure{fault: "the metric provider unreachable for two intervals at step 1", from: from, to: to, resumed: moved.Sub(to)}, r.traffic)
+	logFigure(t, faultFigure{fault: "the metric provider unreachable for two intervals at step 1", from: from, to: to, moved: moved}, r.traffic)
 	t.Logf("figure: the metric provider unreachable: %d measurements without data naming it, %d connections closed at once; the function's queries by result %v; step 1 (pause %s) held %s past its pause",
 		unreachable, proxy.closedWhileDown(), queries, pause, moved.Sub(stepStart.Add(pause)).Round(100*time.Millisecond))
 }
