@@ -668,6 +668,21 @@ func (l *eventLog) zeroedBefore(rv int64, svc string) (logEvent, bool) {
 	return out, ok
 }
 
+// editTo is the resource version of the first XR write after a resource
+// version whose spec.canary.revision is a revision: the edit that asked
+// for it; 0 if none.
+func (l *eventLog) editTo(after int64, revision string) int64 {
+	for _, e := range l.sorted() {
+		if e.kind != gvkCanaryRoute.Kind || e.rv <= after {
+			continue
+		}
+		if r, _, _ := unstructured.NestedString(e.obj.Object, "spec", "canary", "revision"); r == revision {
+			return e.rv
+		}
+	}
+	return 0
+}
+
 // rolloutMessages lists the XR's status.rollout writes in [from, to)
 // (resource versions; to 0: to the end), each change once: when the log
 // saw it, its reason and message.

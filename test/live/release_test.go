@@ -376,7 +376,10 @@ traffic:
 			t.Errorf("the canary Service moved %s: want while the route, accepted by the gateway, gave it weight 0", m)
 		}
 	}
+	prev := moves[0].rv
 	for _, m := range moves[1:] {
+		edit := log.editTo(prev, m.to)
+		prev = m.rv
 		recorded, due, ok := log.canaryMoveRecorded(m.from, m.to)
 		if !ok {
 			t.Errorf("the canary Service moved %s without status.release.canaryMove recording it first, with its time", m)
@@ -425,7 +428,7 @@ traffic:
 		t.Logf("the canary Service moved %s -> %s %s after the move was recorded (%s after the route's write at 0%%; the gateway served that %s after it); %d requests reached it during the settle, %s; then %s in %s %s",
 			m.from, m.to, settled.Round(10*time.Millisecond), m.at.Sub(zeroed.at).Round(10*time.Millisecond), served.Sub(zeroed.at).Round(time.Millisecond),
 			len(during), last, describeCounts(steady.between(m.at, until)), until.Sub(m.at).Round(10*time.Millisecond), again)
-		t.Logf("the XR's status.rollout from the move %s -> %s on:\n%s", m.from, m.to, log.rolloutMessages(m.rv, m.next.rv))
+		t.Logf("the XR's status.rollout from the edit to %s (resource version %d) to the route's next weight:\n%s", m.to, edit, log.rolloutMessages(edit, m.next.rv))
 	}
 	// v3 answered nothing before its own step 0 weighted the canary.
 	if first, ok := steady.firstAnswer("v3"); !ok || first.Before(moves[1].next.at) {
