@@ -6,6 +6,7 @@ package release
 // what a forged or edited status or Service can do.
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -382,6 +383,12 @@ func TestCanaryServiceMovesOnlyWithoutTraffic(t *testing.T) {
 			d = Decide(settled)
 			if got := canaryOf(settled, d); got != tc.to || d.Status.CanaryMove != nil {
 				t.Errorf("%s, the route sending the canary nothing for %s: the Service must move to %s; got %s, move %v", tc.reason, PromotionSettle, tc.to, got, d.Status.CanaryMove)
+			}
+			if d.Rollout.Requeue != rollout.MinRequeue {
+				t.Errorf("%s: the run that moves the canary Service must ask for the next run %s later, to find it moved; it asks %s", tc.reason, rollout.MinRequeue, d.Rollout.Requeue)
+			}
+			if strings.Contains(d.Rollout.Status.Message, " at 20") {
+				t.Errorf("%s: the message must not name the move's time once it moved: %s", tc.reason, d.Rollout.Status.Message)
 			}
 		})
 	}

@@ -197,7 +197,15 @@ func canaryServiceMove(in Input, d Decision) Decision {
 			at = pending.At.Time
 		}
 		if !now.Before(at) {
-			return d // The route has sent it nothing long enough: it moves.
+			// The route has sent it nothing long enough: it moves on this
+			// run, and the next run soon after finds it moved (the new
+			// revision's step waits for that), whatever the decision's own
+			// wait. A message that named the move's time is the move's.
+			d.Rollout.Requeue = rollout.MinRequeue
+			if pending != nil && d.Rollout.Status.Phase == xr.PhaseSucceeded {
+				d.Rollout.Status.Message = fmt.Sprintf("revision %s is stable: the primary serves every request; the canary Service moved from revision %s to %s", d.Status.Stable.Revision, from, to)
+			}
+			return d
 		}
 		d.Status.CanaryMove = &xr.CanaryMove{From: from, To: to, At: metav1.Time{Time: at}}
 		msg = fmt.Sprintf("the route sends the canary nothing: its Service moves from revision %s to %s at %s, once the gateway serves the route", from, to, at.UTC().Format(time.RFC3339))
