@@ -16,8 +16,9 @@ import (
 // TestParseSpec case.
 type metricsReleaseCase = specCase
 
-// metricsReleaseCases are the cases of the newest spec fields:
-// traffic.metrics, traffic.bake, release and traffic.rollbackWindow.
+// metricsReleaseCases are the cases of the spec's analysis and release
+// fields: traffic.metrics, traffic.bake, release and
+// traffic.rollbackWindow.
 func metricsReleaseCases() map[string]metricsReleaseCase {
 	type args = specArgs
 	type want = specWant

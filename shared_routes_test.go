@@ -30,20 +30,21 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 )
 
-// attack12Env names the file of a request that TestAttack12Child runs.
-const attack12Env = "ATTACK12_REQUEST"
+// sharedRoutesEnv names the file of a request that TestSharedRoutesChild
+// runs.
+const sharedRoutesEnv = "SHARED_ROUTES_REQUEST"
 
-// An attack12Run is a request and the instant it runs at.
-type attack12Run struct {
+// A corpusRun is a request and the instant it runs at.
+type corpusRun struct {
 	name string
 	at   time.Time
 	req  *fnv1.RunFunctionRequest
 }
 
-// attack12Stepped is a progressive rollout whose steps have matches and a
+// corpusStepped is a progressive rollout whose steps have matches and a
 // mirror of their own, with traffic matches and a session cookie: every
 // shape of the route that a step can take.
-var attack12Stepped = steppedXR(`
+var corpusStepped = steppedXR(`
       - {weight: 0, pause: 1m, mirror: {percent: 100, matches: [{method: GET}]}}
       - {weight: 0, pause: 1m, matches: [{headers: [{name: x-canary, value: "1"}]}]}
       - {weight: 10, pause: 1m}
@@ -52,9 +53,9 @@ var attack12Stepped = steppedXR(`
     sessionAffinity: {cookieName: canary, maxAge: 1h}
 `)
 
-// attack12Static are requests that share a spec, or all of a route's key
+// corpusStatic are requests that share a spec, or all of a route's key
 // but one part: another XR, scope, claim, Input, version, status.
-func attack12Static(t *testing.T) []attack12Run {
+func corpusStatic(t *testing.T) []corpusRun {
 	t.Helper()
 	noParents := strings.Replace(flaggerXR, "  parentRefs:\n    - name: gateway\n      namespace: istio-ingress\n", "", 1)
 	withStatus := func(x, st string) string { return x + st }
@@ -113,29 +114,29 @@ status:
 	stepped := make([]run, 0, 2*len(statuses))
 	for i, st := range statuses {
 		stepped = append(stepped,
-			run{fmt.Sprintf("Stepped%d", i), attack12Stepped + st, emptyInput, observedAt},
-			run{fmt.Sprintf("SteppedAbort%d", i), strings.Replace(attack12Stepped, "  traffic:\n", "  traffic:\n    abort: true\n", 1) + st, emptyInput, observedAt})
+			run{fmt.Sprintf("Stepped%d", i), corpusStepped + st, emptyInput, observedAt},
+			run{fmt.Sprintf("SteppedAbort%d", i), strings.Replace(corpusStepped, "  traffic:\n", "  traffic:\n    abort: true\n", 1) + st, emptyInput, observedAt})
 	}
 	runs = append(runs, stepped...)
-	out := make([]attack12Run, 0, len(runs))
+	out := make([]corpusRun, 0, len(runs))
 	for _, r := range runs {
-		out = append(out, attack12Run{name: r.name, at: testNow, req: testRequest(t, r.xr, r.input, r.observed)})
+		out = append(out, corpusRun{name: r.name, at: testNow, req: testRequest(t, r.xr, r.input, r.observed)})
 	}
 	return out
 }
 
-// attack12Simulated are the requests of simulated Crossplanes driving a
+// corpusSimulated are the requests of simulated Crossplanes driving a
 // rollout with steps of their own shapes through to an abort, and a
 // release through a promotion: requests whose status the function wrote.
-func attack12Simulated(t *testing.T) []attack12Run {
+func corpusSimulated(t *testing.T) []corpusRun {
 	t.Helper()
-	var out []attack12Run
+	var out []corpusRun
 	add := func(prefix string, s *xpSim) {
 		for i, r := range s.runs {
-			out = append(out, attack12Run{name: fmt.Sprintf("%s%02d", prefix, i), at: r.at, req: proto.CloneOf(r.req)})
+			out = append(out, corpusRun{name: fmt.Sprintf("%s%02d", prefix, i), at: r.at, req: proto.CloneOf(r.req)})
 		}
 	}
-	stepped := newSim(t, attack12Stepped, emptyInput)
+	stepped := newSim(t, corpusStepped, emptyInput)
 	for range 8 {
 		stepped.run(30 * time.Second)
 	}
@@ -168,9 +169,9 @@ func attack12Simulated(t *testing.T) []attack12Run {
 	return out
 }
 
-// attack12Marshal is a response's bytes, deterministic: two responses
+// marshalDeterministic is a response's bytes, deterministic: two responses
 // with the same bytes are the same response.
-func attack12Marshal(t testing.TB, rsp *fnv1.RunFunctionResponse) []byte {
+func marshalDeterministic(t testing.TB, rsp *fnv1.RunFunctionResponse) []byte {
 	t.Helper()
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rsp)
 	if err != nil {
@@ -179,13 +180,14 @@ func attack12Marshal(t testing.TB, rsp *fnv1.RunFunctionResponse) []byte {
 	return b
 }
 
-// TestAttack12Child runs one request in a process of its own, whose caches
-// are empty, and writes its response: the response without the cache. It
-// runs only when TestAttack12ResponsesAsWithoutCache starts it.
-func TestAttack12Child(t *testing.T) {
-	file := os.Getenv(attack12Env)
+// TestSharedRoutesChild runs one request in a process of its own, whose
+// caches are empty, and writes its response: the response without the
+// cache. It runs only when TestSharedRoutesResponsesAsWithoutCache starts
+// it.
+func TestSharedRoutesChild(t *testing.T) {
+	file := os.Getenv(sharedRoutesEnv)
 	if file == "" {
-		t.Skip("run by TestAttack12ResponsesAsWithoutCache in a process of its own")
+		t.Skip("run by TestSharedRoutesResponsesAsWithoutCache in a process of its own")
 	}
 	compose.VerifyShared = false
 	b, err := os.ReadFile(file)
@@ -205,13 +207,13 @@ func TestAttack12Child(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(file+".rsp", attack12Marshal(t, rsp), 0o600); err != nil {
+	if err := os.WriteFile(file+".rsp", marshalDeterministic(t, rsp), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// attack12Fresh is each request's response from a process of its own.
-func attack12Fresh(t *testing.T, runs []attack12Run) [][]byte {
+// freshResponses is each request's response from a process of its own.
+func freshResponses(t *testing.T, runs []corpusRun) [][]byte {
 	t.Helper()
 	dir := t.TempDir()
 	out := make([][]byte, len(runs))
@@ -224,8 +226,8 @@ func attack12Fresh(t *testing.T, runs []attack12Run) [][]byte {
 		if err := os.WriteFile(file, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestAttack12Child$", "-test.count=1")
-		cmd.Env = append(os.Environ(), attack12Env+"="+file)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSharedRoutesChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), sharedRoutesEnv+"="+file)
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: the process of its own failed: %v\n%s", r.name, err, msg)
 		}
@@ -236,10 +238,10 @@ func attack12Fresh(t *testing.T, runs []attack12Run) [][]byte {
 	return out
 }
 
-// attack12Tagged is a copy of a run's request that carries its instant in
-// its tag, as TestAttack12Child reads it: the function copies the tag into
-// the response, so the in-process runs carry it too.
-func attack12Tagged(r attack12Run) *fnv1.RunFunctionRequest {
+// taggedRequest is a copy of a run's request that carries its instant in
+// its tag, as TestSharedRoutesChild reads it: the function copies the tag
+// into the response, so the in-process runs carry it too.
+func taggedRequest(r corpusRun) *fnv1.RunFunctionRequest {
 	req := proto.CloneOf(r.req)
 	if req.Meta == nil {
 		req.Meta = &fnv1.RequestMeta{}
@@ -248,19 +250,19 @@ func attack12Tagged(r attack12Run) *fnv1.RunFunctionRequest {
 	return req
 }
 
-// TestAttack12ResponsesAsWithoutCache runs the corpus in process in several
-// orders, twice each, and concurrently, as a function serving many XRs
-// does (compose.VerifyShared off, as served), and compares every response,
+// TestSharedRoutesResponsesAsWithoutCache runs the corpus in process in
+// several orders, twice each, and concurrently, as a function serving many
+// XRs does (compose.VerifyShared off, as served), and compares every response,
 // byte for byte, with the response of the same request in a process of its
 // own. Then it compares the responses of the first pass again: a shared
 // Struct that a later run changed would show there.
-func TestAttack12ResponsesAsWithoutCache(t *testing.T) {
-	runs := append(attack12Static(t), attack12Simulated(t)...)
+func TestSharedRoutesResponsesAsWithoutCache(t *testing.T) {
+	runs := append(corpusStatic(t), corpusSimulated(t)...)
 	for i := range runs {
-		runs[i].req = attack12Tagged(runs[i])
+		runs[i].req = taggedRequest(runs[i])
 	}
-	want := attack12Fresh(t, runs)
-	attack12Summary(t, runs, want)
+	want := freshResponses(t, runs)
+	corpusSummary(t, runs, want)
 
 	verify := compose.VerifyShared
 	compose.VerifyShared = false
@@ -278,7 +280,7 @@ func TestAttack12ResponsesAsWithoutCache(t *testing.T) {
 		if rsp == nil {
 			return
 		}
-		got := attack12Marshal(t, rsp)
+		got := marshalDeterministic(t, rsp)
 		if bytes.Equal(got, want[i]) {
 			return
 		}
@@ -336,7 +338,7 @@ func TestAttack12ResponsesAsWithoutCache(t *testing.T) {
 	}
 }
 
-// TestAttack12SharedStructsAreReadOnly pins what sharing a Struct between
+// TestSharedRoutesStructsAreReadOnly pins what sharing a Struct between
 // responses asks of everything that handles a response: two runs of one
 // route share its Struct by pointer, so a change made to one response
 // (by anything in process: a caller, a test's simulated Crossplane) is a
@@ -345,7 +347,7 @@ func TestAttack12ResponsesAsWithoutCache(t *testing.T) {
 // sharing, and that the verification of the tests (compose.VerifyShared)
 // catches a change, so that a caller that starts changing responses is
 // caught by the tests.
-func TestAttack12SharedStructsAreReadOnly(t *testing.T) {
+func TestSharedRoutesStructsAreReadOnly(t *testing.T) {
 	xrYAML := strings.Replace(flaggerXR, "name: podinfo\n", "name: attack12-readonly\n", 1)
 	_, first := runFunction(t, xrYAML, allowMonitoring, nil, nil)
 	_, second := runFunction(t, xrYAML, allowMonitoring, nil, nil)
@@ -375,8 +377,8 @@ func TestAttack12SharedStructsAreReadOnly(t *testing.T) {
 	}
 }
 
-// attack12Summary says what each run of the corpus came to, for -v.
-func attack12Summary(t *testing.T, runs []attack12Run, rsps [][]byte) {
+// corpusSummary says what each run of the corpus came to, for -v.
+func corpusSummary(t *testing.T, runs []corpusRun, rsps [][]byte) {
 	t.Helper()
 	for i, r := range runs {
 		rsp := &fnv1.RunFunctionResponse{}

@@ -1,4 +1,7 @@
-package main
+// Package docs holds no code: its test checks the relative links and
+// anchors of the README, DEVELOPERS.md and docs/, from the repository's
+// root.
+package docs
 
 import (
 	"os"
@@ -18,6 +21,9 @@ var markdownLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 // and docs/ names a file that exists and, with a #fragment into a Markdown
 // file, a heading of that file: renamed sections leave no dead link.
 func TestDocLinks(t *testing.T) {
+	// The paths are the repository's, as the README and DEVELOPERS.md
+	// link them.
+	t.Chdir("..")
 	files, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
