@@ -20,6 +20,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
@@ -156,11 +157,11 @@ func (f *Function) remembered(req *fnv1.RunFunctionRequest, read freshness.Read,
 // abort if the user asked for one, else a Fatal result.
 func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed run.Composition, err error) (*fnv1.RunFunctionResponse, metrics.Outcome) {
 	observed, _ := request.GetObservedComposedResources(req)
-	var held map[compose.Key]map[string]any
+	var held map[names.Key]map[string]any
 	if composed != nil {
-		held = map[compose.Key]map[string]any{}
+		held = map[names.Key]map[string]any{}
 		for k, o := range composed.All() {
-			held[compose.Key(k)] = o
+			held[names.Key(k)] = o
 		}
 	}
 	if rescue, ok := compose.RescueAbortComposed(oxr.Resource.Object, reconcile.Observed(observed), held, err, f.clock.Now()); ok {
@@ -250,7 +251,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 type facts struct {
 	cr       *xr.CanaryRoute
 	required reconcile.Fetched
-	observed map[compose.Key]map[string]any
+	observed map[names.Key]map[string]any
 	self     ownership.Ref
 	owner    ownership.Composite
 	selfGVK  schema.GroupVersionKind

@@ -32,6 +32,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -456,9 +457,9 @@ func viewOf(t *testing.T, rsp *fnv1.RunFunctionResponse) view {
 		v.Ready[name] = r.GetReady().String()
 		obj := r.GetResource().AsMap()
 		switch {
-		case compose.Key(name).IsRoute():
+		case names.Key(name).IsRoute():
 			v.Weights = routeWeights(obj)
-		case compose.Key(name).IsGrant():
+		case names.Key(name).IsGrant():
 			if v.Grants == nil {
 				v.Grants = map[string][]string{}
 			}
@@ -749,7 +750,7 @@ func (g gatewayAPI) checkComposed(t *testing.T, spec string, rsp *fnv1.RunFuncti
 	t.Helper()
 	for name, r := range rsp.GetDesired().GetResources() {
 		obj := r.GetResource().AsMap()
-		if k := compose.Key(name); !k.IsRoute() && !k.IsGrant() && !k.IsBackendTLSPolicy() {
+		if k := names.Key(name); !k.IsRoute() && !k.IsGrant() && !k.IsBackendTLSPolicy() {
 			continue
 		}
 		schemas := []*crdschema.Set{g.standard, g.experimental}

@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 )
 
@@ -35,7 +36,7 @@ func checkCapabilities(req *fnv1.RunFunctionRequest) error {
 // schemas Crossplane handed, where it offers them; the versions an earlier
 // run recorded in status.route, and the observed composed objects that bear
 // them out.
-func versionSources(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, r *compose.Resolved, observed map[compose.Key]map[string]any, now time.Time) served.Sources {
+func versionSources(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, r *compose.Resolved, observed map[names.Key]map[string]any, now time.Time) served.Sources {
 	s := served.Sources{
 		HandsSchemas:           request.HasCapability(req, fnv1.Capability_CAPABILITY_REQUIRED_SCHEMAS),
 		AdvertisesCapabilities: request.AdvertisesCapabilities(req),
@@ -52,7 +53,7 @@ func versionSources(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, 
 		}
 		return schema.AsMap(), true
 	})
-	apiVersions := make(map[compose.Key]string, len(observed))
+	apiVersions := make(map[names.Key]string, len(observed))
 	for k, o := range observed {
 		apiVersions[k], _ = o["apiVersion"].(string)
 	}

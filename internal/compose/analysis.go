@@ -11,18 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
-)
-
-// Labels of the analysis objects: whose they are, and for which revision,
-// canary, attempt and step, so that an object left by another step, another
-// canary or an earlier attempt is never taken for this one's.
-const (
-	LabelRoute    = xr.OwnKeyPrefix + "route"
-	LabelRevision = xr.OwnKeyPrefix + "revision"
-	LabelStep     = xr.OwnKeyPrefix + "step"
-	LabelRetry    = xr.OwnKeyPrefix + "retry"
-	LabelCanary   = xr.OwnKeyPrefix + "canary-digest"
 )
 
 // maxObjectName is the longest analysis object name: a Job's name becomes
@@ -61,10 +51,10 @@ func AnalysisName(routeName, revision string, step int32, name, retry string) st
 // revision, canary or attempt, or being deleted, is not composed over: this
 // run leaves the key out, Crossplane deletes the old object, and a later run
 // composes the new one.
-func (p *Plan) AnalysisObjects(step int32, names []string, retry string, observed map[Key]map[string]any) []Object {
+func (p *Plan) AnalysisObjects(step int32, templates []string, retry string, observed map[names.Key]map[string]any) []Object {
 	cr := p.CR
-	out := make([]Object, 0, len(names))
-	for _, name := range names {
+	out := make([]Object, 0, len(templates))
+	for _, name := range templates {
 		tmpl, ok := cr.Spec.Traffic.Template(name)
 		if !ok {
 			continue // xr.Parse refuses a step naming no template.
@@ -76,15 +66,15 @@ func (p *Plan) AnalysisObjects(step int32, names []string, retry string, observe
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[LabelRoute] = xr.LabelValue(cr.RouteName)
-		labels[LabelRevision] = xr.LabelValue(cr.Spec.Canary.Revision)
-		labels[LabelCanary] = p.CanaryDigest()
-		labels[LabelStep] = strconv.Itoa(int(step))
+		labels[names.LabelRoute] = xr.LabelValue(cr.RouteName)
+		labels[names.LabelRevision] = xr.LabelValue(cr.Spec.Canary.Revision)
+		labels[names.LabelCanary] = p.CanaryDigest()
+		labels[names.LabelStep] = strconv.Itoa(int(step))
 		if retry != "" {
-			labels[LabelRetry] = xr.LabelValue(retry)
+			labels[names.LabelRetry] = xr.LabelValue(retry)
 		}
 		u.SetLabels(labels)
-		key := AnalysisKey(name)
+		key := names.AnalysisKey(name)
 		if old, seen := observed[key]; seen && !sameAnalysis(old, u) {
 			continue
 		}
@@ -108,7 +98,7 @@ func sameAnalysis(observed map[string]any, want *unstructured.Unstructured) bool
 		return false
 	}
 	have, wantLabels := o.GetLabels(), want.GetLabels()
-	for _, l := range []string{LabelRoute, LabelRevision, LabelCanary, LabelStep, LabelRetry} {
+	for _, l := range []string{names.LabelRoute, names.LabelRevision, names.LabelCanary, names.LabelStep, names.LabelRetry} {
 		if have[l] != wantLabels[l] {
 			return false
 		}
@@ -117,14 +107,14 @@ func sameAnalysis(observed map[string]any, want *unstructured.Unstructured) bool
 }
 
 // AnalysisTargets are the analysis objects of a step, by identity.
-func (p *Plan) AnalysisTargets(objects []Object) []Target {
-	out := make([]Target, 0, len(objects))
+func (p *Plan) AnalysisTargets(objects []Object) []names.Target {
+	out := make([]names.Target, 0, len(objects))
 	for _, o := range objects {
 		u, ok := o.Object.(*unstructured.Unstructured)
 		if !ok {
 			continue
 		}
-		out = append(out, Target{Key: o.Key, APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()})
+		out = append(out, names.Target{Key: o.Key, APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,11 +38,11 @@ func TestAnalysisObjects(t *testing.T) {
 	}
 	labels := func(step, retry string) map[string]string {
 		l := map[string]string{
-			"team": "web", LabelRoute: "podinfo", LabelRevision: "v2", LabelStep: step,
-			LabelCanary: p.CanaryDigest(),
+			"team": "web", names.LabelRoute: "podinfo", names.LabelRevision: "v2", names.LabelStep: step,
+			names.LabelCanary: p.CanaryDigest(),
 		}
 		if retry != "" {
-			l[LabelRetry] = retry
+			l[names.LabelRetry] = retry
 		}
 		return l
 	}
@@ -49,7 +50,7 @@ func TestAnalysisObjects(t *testing.T) {
 		reason   string
 		step     int32
 		retry    string
-		observed map[Key]map[string]any
+		observed map[names.Key]map[string]any
 		want     []want
 	}{
 		"New": {
@@ -59,16 +60,16 @@ func TestAnalysisObjects(t *testing.T) {
 		},
 		"Observed": {
 			reason: "The same object observed is composed again, ready: its verdict is the rollout's business.",
-			step:   0, observed: map[Key]map[string]any{AnalysisKey("smoke"): fresh(0, "")},
+			step:   0, observed: map[names.Key]map[string]any{names.AnalysisKey("smoke"): fresh(0, "")},
 			want: []want{{name: "podinfo-v2-0-smoke", labels: labels("0", ""), ready: true}},
 		},
 		"EarlierStep": {
 			reason: "The key observed with the object of another step is left out, so Crossplane deletes it, instead of keeping its name and status for this step.",
-			step:   1, observed: map[Key]map[string]any{AnalysisKey("smoke"): fresh(0, "")},
+			step:   1, observed: map[names.Key]map[string]any{names.AnalysisKey("smoke"): fresh(0, "")},
 		},
 		"EarlierAttempt": {
 			reason: "The object of an earlier attempt is replaced the same way.",
-			step:   0, retry: "1", observed: map[Key]map[string]any{AnalysisKey("smoke"): fresh(0, "")},
+			step:   0, retry: "1", observed: map[names.Key]map[string]any{names.AnalysisKey("smoke"): fresh(0, "")},
 		},
 		"Retried": {
 			reason: "A retried attempt's object has a name of its own, hashed, and its retry label.",
@@ -77,11 +78,11 @@ func TestAnalysisObjects(t *testing.T) {
 		},
 		"KindChanged": {
 			reason: "The object of a template whose kind changed (a Job, now a Probe) is left out the same way: under the same key, Crossplane would otherwise keep the old object and compose the new one beside it.",
-			step:   0, observed: map[Key]map[string]any{AnalysisKey("smoke"): probe},
+			step:   0, observed: map[names.Key]map[string]any{names.AnalysisKey("smoke"): probe},
 		},
 		"Deleting": {
 			reason: "An object being deleted is not composed over: the next run composes the new one once it is gone.",
-			step:   0, observed: map[Key]map[string]any{AnalysisKey("smoke"): deleting.Object},
+			step:   0, observed: map[names.Key]map[string]any{names.AnalysisKey("smoke"): deleting.Object},
 		},
 	}
 	for name, tc := range cases {
@@ -89,7 +90,7 @@ func TestAnalysisObjects(t *testing.T) {
 			var got []want
 			for _, o := range p.AnalysisObjects(tc.step, []string{"smoke"}, tc.retry, tc.observed) {
 				u := o.Object.(*unstructured.Unstructured) //nolint:forcetypeassert // Analysis objects are unstructured.
-				if o.Key != AnalysisKey("smoke") || u.GetNamespace() != "test" {
+				if o.Key != names.AnalysisKey("smoke") || u.GetNamespace() != "test" {
 					t.Errorf("%s\nkey %q, namespace %q: want analysis-smoke in the route's namespace", tc.reason, o.Key, u.GetNamespace())
 				}
 				got = append(got, want{name: u.GetName(), labels: u.GetLabels(), ready: o.Ready})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/proxy"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -18,27 +19,16 @@ import (
 // errNoRuleLeft: cutting the canary would leave the route without a rule.
 const errNoRuleLeft = "no rule would be left once the canary gets nothing"
 
-// A Target is an object that a run is about to compose, by identity.
-type Target struct {
-	Key        Key
-	APIVersion string
-	Kind       string
-	Namespace  string
-	Name       string
-}
-
-func (t Target) String() string { return fmt.Sprintf("%s %s/%s", t.Kind, t.Namespace, t.Name) }
-
 // Targets lists the objects that the run composes from the spec: the route,
 // the proxy Services and the ReferenceGrants. They depend on the spec alone,
 // so the requirements made of them come out identical on every call.
-func (p *Plan) Targets() []Target {
+func (p *Plan) Targets() []names.Target {
 	cr := p.CR
 	version := string(p.Route.Version)
 	if version == "" {
 		version = gwv1.GroupVersion.Version
 	}
-	targets := []Target{{
+	targets := []names.Target{{
 		Key:        p.RouteKey(),
 		APIVersion: gwv1.GroupName + "/" + version,
 		Kind:       string(cr.Spec.Kind),
@@ -50,21 +40,21 @@ func (p *Plan) Targets() []Target {
 		side xr.Side
 	}{{xr.RolePrimary, cr.Spec.Primary}, {xr.RoleCanary, cr.Spec.Canary}} {
 		if s.side.ComposesService() {
-			targets = append(targets, Target{
+			targets = append(targets, names.Target{
 				Key: serviceKey(s.role), APIVersion: "v1", Kind: kindService,
 				Namespace: cr.RouteNamespace, Name: xr.ProxyServiceName(cr.RouteName, s.role),
 			})
 		}
 		if tls := proxy.BackendTLSPolicy(cr, s.role, p.Versions.TLS); tls != nil {
-			targets = append(targets, Target{
+			targets = append(targets, names.Target{
 				Key: tlsKey(s.role), APIVersion: tls.APIVersion, Kind: tls.Kind,
 				Namespace: tls.Namespace, Name: tls.Name,
 			})
 		}
 	}
 	for _, g := range p.Grants.Grants {
-		targets = append(targets, Target{
-			Key:        GrantKey(g.Namespace),
+		targets = append(targets, names.Target{
+			Key:        names.GrantKey(g.Namespace),
 			APIVersion: g.APIVersion,
 			Kind:       g.Kind,
 			Namespace:  g.Namespace,
@@ -245,7 +235,7 @@ func cutCanary(obj runtime.Object, canary []xr.BackendID, routeNamespace string)
 
 // An Object is a composed object, typed, under its key, with its readiness.
 type Object struct {
-	Key    Key
+	Key    names.Key
 	Object runtime.Object
 	Ready  bool
 	// Wire, when set, is the object's wire form that runs share: the
@@ -258,7 +248,7 @@ type Object struct {
 // already. Anything the function composed on an earlier run and does not
 // compose now is deleted by Crossplane: that is how a revoked grant, a side
 // that stopped composing a Service, or the route of a previous kind go away.
-func (p *Plan) Desired(built runtime.Object, obs route.Observation, observed func(Key) bool) []Object {
+func (p *Plan) Desired(built runtime.Object, obs route.Observation, observed func(names.Key) bool) []Object {
 	cr := p.CR
 	out := []Object{{Key: p.RouteKey(), Object: built, Ready: RouteReady(cr, obs), Wire: p.WireOf(built)}}
 	// Services and grants are ready once they exist: nothing reports on
@@ -274,7 +264,7 @@ func (p *Plan) Desired(built runtime.Object, obs route.Observation, observed fun
 		}
 	}
 	for _, g := range p.Grants.Grants {
-		out = append(out, Object{Key: GrantKey(g.Namespace), Object: g, Ready: observed(GrantKey(g.Namespace))})
+		out = append(out, Object{Key: names.GrantKey(g.Namespace), Object: g, Ready: observed(names.GrantKey(g.Namespace))})
 	}
 	return out
 }

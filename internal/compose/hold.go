@@ -19,6 +19,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
@@ -69,10 +70,10 @@ func serviceSpecAsComposed(spec corev1.ServiceSpec) corev1.ServiceSpec {
 
 // Hold is what a hold composes: the objects that the previous run composed
 // (of the keys observed, those the function composes on every run; see
-// Key.Ours), as observed, re-emitted unchanged (identity and spec).
+// names.Key.Ours), as observed, re-emitted unchanged (identity and spec).
 // routeReady is the route's readiness; Services and grants are ready once
 // they exist.
-func Hold(observed map[Key]map[string]any, routeReady bool) ([]Object, error) {
+func Hold(observed map[names.Key]map[string]any, routeReady bool) ([]Object, error) {
 	out := make([]Object, 0, len(observed))
 	for _, k := range slices.Sorted(maps.Keys(observed)) {
 		if !k.Ours() {
@@ -114,7 +115,7 @@ type Held struct {
 // spec's, or one the spec no longer names) stays, as it would in any run:
 // without its grant, the gateway itself refuses it. The route's readiness
 // honours requireAcceptedRoute.
-func (p *Plan) Held(observed map[Key]map[string]any, obs route.Observation) (Held, error) {
+func (p *Plan) Held(observed map[names.Key]map[string]any, obs route.Observation) (Held, error) {
 	objects, err := Hold(observed, RouteReady(p.CR, obs))
 	if err != nil {
 		return Held{}, err
@@ -179,12 +180,12 @@ func (p *Plan) Held(observed map[Key]map[string]any, obs route.Observation) (Hel
 // waiting to restart), it is what the previous run composed, as observed,
 // but for what the Input no longer allows, and the decision says so.
 // observed are the composed resources Crossplane observed, by key.
-func (p *Plan) Compose(built runtime.Object, obs route.Observation, d rollout.Decision, observed map[Key]map[string]any) ([]Object, []xr.BackendID, rollout.Decision, error) {
+func (p *Plan) Compose(built runtime.Object, obs route.Observation, d rollout.Decision, observed map[names.Key]map[string]any) ([]Object, []xr.BackendID, rollout.Decision, error) {
 	if !d.HoldPrevious {
 		if ph := d.Status.Phase; ph == xr.PhaseAborted || ph == xr.PhaseFailed {
 			built = p.CutCanary(built)
 		}
-		exists := func(k Key) bool { _, ok := observed[k]; return ok }
+		exists := func(k names.Key) bool { _, ok := observed[k]; return ok }
 		return p.Desired(built, obs, exists), p.CanaryBackends(), d, nil
 	}
 	held, err := p.Held(observed, obs)

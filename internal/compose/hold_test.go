@@ -17,6 +17,7 @@ import (
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -240,14 +241,14 @@ func TestDecodeAsComposed(t *testing.T) {
 
 func TestHold(t *testing.T) {
 	type args struct {
-		observed   map[Key]string
+		observed   map[names.Key]string
 		routeReady bool
 	}
 	type want struct {
 		objects []Object
 		err     bool
 	}
-	all := map[Key]string{
+	all := map[names.Key]string{
 		"service-primary":           observedService,
 		"service-canary":            observedExternalName,
 		"route-httproute":           observedHTTPRoute,
@@ -270,7 +271,7 @@ func TestHold(t *testing.T) {
 		},
 		"RouteReady": {
 			reason: "A ready route is re-emitted ready.",
-			args:   args{observed: map[Key]string{"route-tlsroute": observedTLSRoute, "service-primary": observedService}, routeReady: true},
+			args:   args{observed: map[names.Key]string{"route-tlsroute": observedTLSRoute, "service-primary": observedService}, routeReady: true},
 			want: want{objects: []Object{
 				{Key: "route-tlsroute", Object: composedTLSRoute, Ready: true},
 				{Key: "service-primary", Object: composedService, Ready: true},
@@ -278,18 +279,18 @@ func TestHold(t *testing.T) {
 		},
 		"Nothing": {
 			reason: "Nothing observed, nothing held.",
-			args:   args{observed: map[Key]string{}},
+			args:   args{observed: map[names.Key]string{}},
 			want:   want{objects: []Object{}},
 		},
 		"UndecodableObject": {
 			reason: "An object that does not decode fails the hold: re-emitting a guess could rewrite it.",
-			args:   args{observed: map[Key]string{"service-primary": observedService, "route-httproute": `{apiVersion: apps/v1, kind: Deployment, metadata: {name: x}}`}},
+			args:   args{observed: map[names.Key]string{"service-primary": observedService, "route-httproute": `{apiVersion: apps/v1, kind: Deployment, metadata: {name: x}}`}},
 			want:   want{err: true},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			observed := make(map[Key]map[string]any, len(tc.args.observed))
+			observed := make(map[names.Key]map[string]any, len(tc.args.observed))
 			for k, y := range tc.args.observed {
 				observed[k] = object(t, y)
 			}
@@ -346,7 +347,7 @@ spec:
 		return nil
 	}
 	type want struct {
-		keys    []Key
+		keys    []names.Key
 		weights []int32
 		mirrors int
 		grantTo int
@@ -363,32 +364,32 @@ spec:
 		"AllowedHeldUnchanged": {
 			reason: "Under an Input that still allows everything, the hold re-emits the previous composition as it is.",
 			input:  allowMonitoring,
-			want:   want{keys: []Key{"referencegrant-monitoring", "route-httproute", "service-primary"}, weights: []int32{50, 50}, mirrors: 1, grantTo: 3},
+			want:   want{keys: []names.Key{"referencegrant-monitoring", "route-httproute", "service-primary"}, weights: []int32{50, 50}, mirrors: 1, grantTo: 3},
 		},
 		"RevokedNamespace": {
 			reason: "With monitoring revoked, the grant there is not re-emitted (so Crossplane deletes it), the recorded canary in monitoring goes to 0% and the mirror to monitoring is removed: a hold never re-opens what the policy closed.",
 			input:  "allowedRouteNamespaces: [test]",
 			want: want{
-				keys: []Key{"route-httproute", "service-primary"}, weights: []int32{50, 0}, mirrors: 0,
+				keys: []names.Key{"route-httproute", "service-primary"}, weights: []int32{50, 0}, mirrors: 0,
 				zeroed: []xr.BackendID{{Kind: "Service", Namespace: "monitoring", Name: "canary-proxy", Port: ptr.To[int32](3456)}},
 			},
 		},
 		"RevokedKind": {
 			reason: "A grant entry of a kind the Input no longer allows is dropped; the grant keeps the entries it still allows.",
 			input:  allowMonitoring + "allowedBackendKinds: [{group: '', kind: Service}]\n",
-			want:   want{keys: []Key{"referencegrant-monitoring", "route-httproute", "service-primary"}, weights: []int32{50, 50}, mirrors: 1, grantTo: 2},
+			want:   want{keys: []names.Key{"referencegrant-monitoring", "route-httproute", "service-primary"}, weights: []int32{50, 50}, mirrors: 1, grantTo: 2},
 		},
 		"ReadyOnceItExists": {
 			reason:  "A held route honours requireAcceptedRoute: false like any other: ready once it exists, accepted or not.",
 			input:   allowMonitoring,
 			patches: []patch{set("spec.traffic", `{weight: 20, requireAcceptedRoute: false}`)},
-			want:    want{keys: []Key{"referencegrant-monitoring", "route-httproute", "service-primary"}, weights: []int32{50, 50}, mirrors: 1, grantTo: 3, ready: true},
+			want:    want{keys: []names.Key{"referencegrant-monitoring", "route-httproute", "service-primary"}, weights: []int32{50, 50}, mirrors: 1, grantTo: 3, ready: true},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := plan(t, tc.input, append([]patch{recorded}, tc.patches...)...)
-			observed := map[Key]map[string]any{
+			observed := map[names.Key]map[string]any{
 				"route-httproute":           object(t, previousRoute),
 				"referencegrant-monitoring": object(t, previousGrant),
 				"service-primary":           object(t, observedService),
@@ -487,7 +488,7 @@ func TestHeldRulesOfTheirOwn(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := plan(t, tc.input, append(append([]patch{}, paused...), tc.patches...)...)
-			held, err := p.Held(map[Key]map[string]any{"route-httproute": object(t, tc.route)}, observe(t, p, tc.route))
+			held, err := p.Held(map[names.Key]map[string]any{"route-httproute": object(t, tc.route)}, observe(t, p, tc.route))
 			if tc.err != "" || err != nil {
 				if diff := cmp.Diff(tc.err, fmt.Sprint(err)); diff != "" {
 					t.Errorf("%s\nHeld(...): error -want, +got:\n%s", tc.reason, diff)

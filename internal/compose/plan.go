@@ -25,6 +25,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
@@ -410,7 +411,7 @@ func routeParams(cr *xr.CanaryRoute, versions served.Versions, primary, canary b
 }
 
 // RouteKey is the key of the route this plan composes.
-func (r *Resolved) RouteKey() Key { return RouteKey(r.CR.Spec.Kind) }
+func (r *Resolved) RouteKey() names.Key { return names.RouteKey(string(r.CR.Spec.Kind)) }
 
 // CanaryDigest is the digest of the canary side as the spec has it now.
 func (r *Resolved) CanaryDigest() string { return backend.Digest(r.CR.Spec.Canary, r.Canary) }

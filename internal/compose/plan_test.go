@@ -14,6 +14,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -301,36 +302,36 @@ func TestTargets(t *testing.T) {
 		served  []string
 	}
 	const gw = "gateway.networking.k8s.io/"
-	routeTarget := func(kind, apiVersion string) Target {
-		return Target{Key: RouteKey(xr.RouteKind(kind)), APIVersion: apiVersion, Kind: kind, Namespace: "test", Name: "podinfo"}
+	routeTarget := func(kind, apiVersion string) names.Target {
+		return names.Target{Key: names.RouteKey(kind), APIVersion: apiVersion, Kind: kind, Namespace: "test", Name: "podinfo"}
 	}
-	primarySvc := Target{Key: KeyServicePrimary, APIVersion: "v1", Kind: "Service", Namespace: "test", Name: "podinfo-primary"}
-	canarySvc := Target{Key: KeyServiceCanary, APIVersion: "v1", Kind: "Service", Namespace: "test", Name: "podinfo-canary"}
-	grantIn := func(ns, apiVersion, kind string) Target {
-		return Target{Key: GrantKey(ns), APIVersion: apiVersion, Kind: "ReferenceGrant", Namespace: ns, Name: strings.ToLower(kind) + ".podinfo.test"}
+	primarySvc := names.Target{Key: names.KeyServicePrimary, APIVersion: "v1", Kind: "Service", Namespace: "test", Name: "podinfo-primary"}
+	canarySvc := names.Target{Key: names.KeyServiceCanary, APIVersion: "v1", Kind: "Service", Namespace: "test", Name: "podinfo-canary"}
+	grantIn := func(ns, apiVersion, kind string) names.Target {
+		return names.Target{Key: names.GrantKey(ns), APIVersion: apiVersion, Kind: "ReferenceGrant", Namespace: ns, Name: strings.ToLower(kind) + ".podinfo.test"}
 	}
 	tcp := []patch{set("spec.kind", "TCPRoute"), del("spec.hostnames")}
 	cases := map[string]struct {
 		reason string
 		args   args
-		want   []Target
+		want   []names.Target
 	}{
 		"Flagger": {
 			reason: "The route, the primary's proxy Service (the canary is a backendRef, so it has none), and the grant in the canary's namespace, at the Input's default grant version v1beta1.",
 			args:   args{input: allowMonitoring},
-			want:   []Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "HTTPRoute")},
+			want:   []names.Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "HTTPRoute")},
 		},
 		"GrantVersionV1": {
 			reason: "The grant comes at the version the Input asks for.",
 			args:   args{input: allowMonitoring + "referenceGrantVersion: v1\n"},
-			want:   []Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1", "HTTPRoute")},
+			want:   []names.Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1", "HTTPRoute")},
 		},
 		"ProxyServiceForEachServiceOrExternalNameSide": {
 			reason: "A service side and an externalName side both compose a proxy Service; no cross-namespace backend, no grant.",
 			args: args{input: allowMonitoring + "allowExternalNames: true\n", patches: []patch{
 				set("spec.canary", `{externalName: canary.example.net}`),
 			}},
-			want: []Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc, canarySvc},
+			want: []names.Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc, canarySvc},
 		},
 		"NoServiceForBackendRefs": {
 			reason: "backendRef sides compose no Service.",
@@ -338,7 +339,7 @@ func TestTargets(t *testing.T) {
 				set("spec.primary", `{backendRef: {name: podinfo, port: 9898}}`),
 				set("spec.canary", `{backendRef: {name: podinfo-canary, port: 9898}}`),
 			}},
-			want: []Target{routeTarget("HTTPRoute", gw+"v1")},
+			want: []names.Target{routeTarget("HTTPRoute", gw+"v1")},
 		},
 		"OneGrantPerNamespace": {
 			reason: "Backends in two namespaces need two grants; a mirror in the canary's namespace shares its grant.",
@@ -346,56 +347,56 @@ func TestTargets(t *testing.T) {
 				set("spec.primary", `{backendRef: {name: podinfo, namespace: apps, port: 9898}}`),
 				set("spec.rules", `[{filters: [{type: RequestMirror, requestMirror: {backendRef: {name: shadow, namespace: monitoring, port: 80}}}]}]`),
 			}},
-			want: []Target{routeTarget("HTTPRoute", gw+"v1"), grantIn("apps", gw+"v1beta1", "HTTPRoute"), grantIn("monitoring", gw+"v1beta1", "HTTPRoute")},
+			want: []names.Target{routeTarget("HTTPRoute", gw+"v1"), grantIn("apps", gw+"v1beta1", "HTTPRoute"), grantIn("monitoring", gw+"v1beta1", "HTTPRoute")},
 		},
 		"RefusedCanaryNoGrant": {
 			reason: "A canary the policy refuses gets no grant: the route is still composed, with the canary held at 0.",
 			args:   args{input: `allowedRouteNamespaces: [test]`},
-			want:   []Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc},
+			want:   []names.Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc},
 		},
 		"GrantsSkipped": {
 			reason: "referenceGrants: Skip composes no grant.",
 			args:   args{input: allowMonitoring, patches: []patch{set("spec.referenceGrants", "Skip")}},
-			want:   []Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc},
+			want:   []names.Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc},
 		},
 		"NamespacedXRComposesNoGrant": {
 			reason: "A namespaced XR cannot compose into another namespace: its grants are not composable, so they are no target.",
 			args:   args{input: `allowedBackendNamespaces: [monitoring]`, patches: namespaced},
-			want:   []Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc},
+			want:   []names.Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc},
 		},
 		"GRPCRouteIsV1": {
 			reason: "A GRPCRoute is composed as v1 whatever the Input says of TLSRoute and TCPRoute versions; its key names its kind.",
 			args: args{input: allowMonitoring + "tlsRouteVersion: v1alpha2\ntcpRouteVersion: v1alpha2\n", patches: []patch{
 				set("spec.kind", "GRPCRoute"),
 			}},
-			want: []Target{routeTarget("GRPCRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "GRPCRoute")},
+			want: []names.Target{routeTarget("GRPCRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "GRPCRoute")},
 		},
 		"TLSRouteDefaultV1": {
 			reason: "A TLSRoute is v1 unless the Input says otherwise.",
 			args:   args{input: allowMonitoring, patches: []patch{set("spec.kind", "TLSRoute")}},
-			want:   []Target{routeTarget("TLSRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "TLSRoute")},
+			want:   []names.Target{routeTarget("TLSRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "TLSRoute")},
 		},
 		"TLSRouteV1Alpha2": {
 			reason: "A TLSRoute comes at the Input's tlsRouteVersion.",
 			args:   args{input: allowMonitoring + "tlsRouteVersion: v1alpha2\n", patches: []patch{set("spec.kind", "TLSRoute")}},
-			want:   []Target{routeTarget("TLSRoute", gw+"v1alpha2"), primarySvc, grantIn("monitoring", gw+"v1beta1", "TLSRoute")},
+			want:   []names.Target{routeTarget("TLSRoute", gw+"v1alpha2"), primarySvc, grantIn("monitoring", gw+"v1beta1", "TLSRoute")},
 		},
 		"TCPRouteV1Alpha2": {
 			reason: "A TCPRoute comes at the Input's tcpRouteVersion, not the TLSRoute's.",
 			args:   args{input: allowMonitoring + "tcpRouteVersion: v1alpha2\n", patches: tcp},
-			want:   []Target{routeTarget("TCPRoute", gw+"v1alpha2"), primarySvc, grantIn("monitoring", gw+"v1beta1", "TCPRoute")},
+			want:   []names.Target{routeTarget("TCPRoute", gw+"v1alpha2"), primarySvc, grantIn("monitoring", gw+"v1beta1", "TCPRoute")},
 		},
 		"TCPRouteIgnoresTLSVersion": {
 			reason: "tlsRouteVersion says nothing of TCPRoutes.",
 			args:   args{input: allowMonitoring + "tlsRouteVersion: v1alpha2\n", patches: tcp},
-			want:   []Target{routeTarget("TCPRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "TCPRoute")},
+			want:   []names.Target{routeTarget("TCPRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "TCPRoute")},
 		},
 		"RuleBackendGrant": {
 			reason: "A rule of its own's backend in another namespace gets its grant, like a side's.",
 			args: args{input: `{allowedRouteNamespaces: [test], allowedBackendNamespaces: [monitoring, cdn]}`, patches: []patch{
 				set("spec.rules", `[{backendRefs: [{name: cdn-cache, namespace: cdn, port: 80}]}, {}]`),
 			}},
-			want: []Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc, grantIn("cdn", gw+"v1beta1", "HTTPRoute"), grantIn("monitoring", gw+"v1beta1", "HTTPRoute")},
+			want: []names.Target{routeTarget("HTTPRoute", gw+"v1"), primarySvc, grantIn("cdn", gw+"v1beta1", "HTTPRoute"), grantIn("monitoring", gw+"v1beta1", "HTTPRoute")},
 		},
 		"BackendTLSPolicies": {
 			reason: "A side with tls composes a BackendTLSPolicy of its proxy Service's name, which is a target like the Service.",
@@ -403,27 +404,27 @@ func TestTargets(t *testing.T) {
 				set("spec.primary.tls", `{hostname: podinfo.internal, wellKnownCACertificates: System}`),
 				set("spec.canary", `{externalName: canary.example.net, tls: {hostname: canary.example.net, wellKnownCACertificates: System}}`),
 			}},
-			want: []Target{
+			want: []names.Target{
 				routeTarget("HTTPRoute", gw+"v1"), primarySvc,
-				{Key: KeyTLSPrimary, APIVersion: gw + "v1", Kind: "BackendTLSPolicy", Namespace: "test", Name: "podinfo-primary"},
+				{Key: names.KeyTLSPrimary, APIVersion: gw + "v1", Kind: "BackendTLSPolicy", Namespace: "test", Name: "podinfo-primary"},
 				canarySvc,
-				{Key: KeyTLSCanary, APIVersion: gw + "v1", Kind: "BackendTLSPolicy", Namespace: "test", Name: "podinfo-canary"},
+				{Key: names.KeyTLSCanary, APIVersion: gw + "v1", Kind: "BackendTLSPolicy", Namespace: "test", Name: "podinfo-canary"},
 			},
 		},
 		"UDPRoute": {
 			reason: "A UDPRoute has a key of its own, and is v1 without schemas.",
 			args:   args{input: allowMonitoring, patches: []patch{set("spec.kind", "UDPRoute"), del("spec.hostnames")}},
-			want:   []Target{routeTarget("UDPRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "UDPRoute")},
+			want:   []names.Target{routeTarget("UDPRoute", gw+"v1"), primarySvc, grantIn("monitoring", gw+"v1beta1", "UDPRoute")},
 		},
 		"ServedVersions": {
 			reason: "With the cluster's schemas, the versions it serves: TCPRoute v1alpha2 and ReferenceGrant v1 on an older experimental channel, no Input switch needed.",
 			args:   args{input: allowMonitoring, patches: tcp, served: []string{"TCPRoute/v1alpha2", "ReferenceGrant/v1", "ReferenceGrant/v1beta1"}},
-			want:   []Target{routeTarget("TCPRoute", gw+"v1alpha2"), primarySvc, grantIn("monitoring", gw+"v1", "TCPRoute")},
+			want:   []names.Target{routeTarget("TCPRoute", gw+"v1alpha2"), primarySvc, grantIn("monitoring", gw+"v1", "TCPRoute")},
 		},
 		"RouteName": {
 			reason: "The route and the proxy Services are named after spec.routeName.",
 			args:   args{input: allowMonitoring + "referenceGrantVersion: v1\n", patches: []patch{set("spec.routeName", "shop")}},
-			want: []Target{
+			want: []names.Target{
 				{Key: "route-httproute", APIVersion: gw + "v1", Kind: "HTTPRoute", Namespace: "test", Name: "shop"},
 				{Key: "service-primary", APIVersion: "v1", Kind: "Service", Namespace: "test", Name: "shop-primary"},
 				{Key: "referencegrant-monitoring", APIVersion: gw + "v1", Kind: "ReferenceGrant", Namespace: "monitoring", Name: "httproute.shop.test"},
@@ -446,9 +447,9 @@ func TestTargets(t *testing.T) {
 }
 
 func TestTargetString(t *testing.T) {
-	got := Target{Kind: "HTTPRoute", Namespace: "test", Name: "podinfo"}.String()
+	got := names.Target{Kind: "HTTPRoute", Namespace: "test", Name: "podinfo"}.String()
 	if diff := cmp.Diff("HTTPRoute test/podinfo", got); diff != "" {
-		t.Errorf("Target.String() names the object as Kind namespace/name, as error messages show it: -want, +got:\n%s", diff)
+		t.Errorf("names.Target.String() names the object as Kind namespace/name, as error messages show it: -want, +got:\n%s", diff)
 	}
 }
 
@@ -456,11 +457,11 @@ func TestDesired(t *testing.T) {
 	type args struct {
 		patches  []patch
 		route    func(t *testing.T, p *Plan) string
-		observed []Key
+		observed []names.Key
 	}
 	// composed is what a test observes of a desired object.
 	type composed struct {
-		Key    Key
+		Key    names.Key
 		Object string
 		Ready  bool
 	}
@@ -488,17 +489,17 @@ func TestDesired(t *testing.T) {
 		},
 		"EverythingAccepted": {
 			reason: "The route is ready once every parent accepted it with its references resolved; the Service and the grant once they exist.",
-			args:   args{route: accepted, observed: []Key{"route-httproute", KeyServicePrimary, "referencegrant-monitoring"}},
+			args:   args{route: accepted, observed: []names.Key{"route-httproute", names.KeyServicePrimary, "referencegrant-monitoring"}},
 			want:   objects(true, true, true),
 		},
 		"RouteRefused": {
 			reason: "A route its parent does not accept is not ready, although it exists.",
-			args:   args{route: refused, observed: []Key{"route-httproute", KeyServicePrimary, "referencegrant-monitoring"}},
+			args:   args{route: refused, observed: []names.Key{"route-httproute", names.KeyServicePrimary, "referencegrant-monitoring"}},
 			want:   objects(false, true, true),
 		},
 		"RouteRefsUnresolved": {
 			reason: "A route whose references its parent cannot resolve is not ready either.",
-			args:   args{route: unresolved, observed: []Key{"route-httproute"}},
+			args:   args{route: unresolved, observed: []names.Key{"route-httproute"}},
 			want:   objects(false, false, false),
 		},
 		"RouteUnreported": {
@@ -518,14 +519,14 @@ func TestDesired(t *testing.T) {
 		},
 		"ServiceObservedOnly": {
 			reason: "Each Service and grant is ready on its own key: an observed Service says nothing of the grant.",
-			args:   args{observed: []Key{KeyServicePrimary}},
+			args:   args{observed: []names.Key{names.KeyServicePrimary}},
 			want:   objects(false, true, false),
 		},
 		"BothProxyServices": {
 			reason: "A canary proxy Service is composed under its own key and is ready once observed; no grant without a cross-namespace backend.",
 			args: args{
 				patches:  []patch{set("spec.canary", `{service: {selector: {app: podinfo-canary}}}`)},
-				observed: []Key{KeyServiceCanary},
+				observed: []names.Key{names.KeyServiceCanary},
 			},
 			want: []composed{
 				{Key: "route-httproute", Object: "HTTPRoute test/podinfo"},
@@ -546,12 +547,12 @@ func TestDesired(t *testing.T) {
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
-			observed := map[Key]bool{}
+			observed := map[names.Key]bool{}
 			for _, k := range tc.args.observed {
 				observed[k] = true
 			}
 			var got []composed
-			for _, o := range p.Desired(built, obs, func(k Key) bool { return observed[k] }) {
+			for _, o := range p.Desired(built, obs, func(k names.Key) bool { return observed[k] }) {
 				m := o.Object.(interface {
 					GetNamespace() string
 					GetName() string
@@ -572,7 +573,7 @@ func TestDesiredComposesTheBuiltRoute(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	got := p.Desired(built, route.Observation{}, func(Key) bool { return false })
+	got := p.Desired(built, route.Observation{}, func(names.Key) bool { return false })
 	if len(got) == 0 || got[0].Object != built {
 		t.Errorf("Desired(...): the route's object must be the built route itself, got %+v", got)
 	}

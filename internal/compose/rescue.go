@@ -18,6 +18,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
@@ -89,7 +90,7 @@ type Rescue struct {
 // backends recorded, no route composed yet (then nothing sends traffic to
 // the canary, and a Fatal keeps it so), or a route that does not decode or
 // that the API server would refuse once the canary is cut.
-func RescueAbort(composite map[string]any, observed map[Key]map[string]any, cause error, now time.Time) (Rescue, bool) {
+func RescueAbort(composite map[string]any, observed map[names.Key]map[string]any, cause error, now time.Time) (Rescue, bool) {
 	return RescueAbortComposed(composite, observed, nil, cause, now)
 }
 
@@ -99,7 +100,7 @@ func RescueAbort(composite map[string]any, observed map[Key]map[string]any, caus
 // re-emitted a primary Service as observed seconds ago would move it under
 // the traffic the newest route sends it. The route's readiness is still
 // the gateway's, as observed.
-func RescueAbortComposed(composite map[string]any, observed, composed map[Key]map[string]any, cause error, now time.Time) (Rescue, bool) {
+func RescueAbortComposed(composite map[string]any, observed, composed map[names.Key]map[string]any, cause error, now time.Time) (Rescue, bool) {
 	xrp := fieldpath.Pave(composite)
 	if abort, _ := xrp.GetBool("spec.traffic.abort"); !abort {
 		return Rescue{}, false
@@ -114,7 +115,7 @@ func RescueAbortComposed(composite map[string]any, observed, composed map[Key]ma
 	}
 	decoded, routeNamespace, ok := decodeOurs(held)
 	// Without a route, nothing sends the canary traffic: the Fatal stands.
-	if !ok || !slices.ContainsFunc(slices.Collect(maps.Keys(decoded)), Key.IsRoute) {
+	if !ok || !slices.ContainsFunc(slices.Collect(maps.Keys(decoded)), names.Key.IsRoute) {
 		return Rescue{}, false
 	}
 	canary, why := trustedCanary(xrp, decoded, prior.CanaryBackends, routeNamespace)
@@ -144,7 +145,7 @@ func RescueAbortComposed(composite map[string]any, observed, composed map[Key]ma
 	r.Status.CanaryWeight, r.Status.PrimaryWeight = 0, 100
 	r.Status.Message = MsgRescuedAbort
 	r.Release = lenientRelease(xrp)
-	r.Record = rescuedRecord(xrp, r.Status, r.Release, held[KeyServicePrimary], now)
+	r.Record = rescuedRecord(xrp, r.Status, r.Release, held[names.KeyServicePrimary], now)
 	if prior.Phase != xr.PhaseAborted || prior.Reason != rollout.ReasonAbortRescued {
 		r.Warning = &Warning{rollout.EventAborted, fmt.Sprintf(msgRescueFmt, cause.Error())}
 	}
@@ -154,8 +155,8 @@ func RescueAbortComposed(composite map[string]any, observed, composed map[Key]ma
 // decodeOurs decodes the observed objects that the function composes into
 // their types, and finds the route's namespace. It reports false when one
 // does not decode.
-func decodeOurs(observed map[Key]map[string]any) (map[Key]runtime.Object, string, bool) {
-	decoded := make(map[Key]runtime.Object, len(observed))
+func decodeOurs(observed map[names.Key]map[string]any) (map[names.Key]runtime.Object, string, bool) {
+	decoded := make(map[names.Key]runtime.Object, len(observed))
 	routeNamespace := ""
 	for k, o := range observed {
 		if !k.Ours() {
@@ -176,7 +177,7 @@ func decodeOurs(observed map[Key]map[string]any) (map[Key]runtime.Object, string
 // trustedCanary are the recorded canary backends that the rescue may zero:
 // none that is the primary's, and only those that some rule of the route
 // weighs against the primary. When none is left, it says why.
-func trustedCanary(xrp *fieldpath.Paved, decoded map[Key]runtime.Object, recorded []xr.BackendID, routeNamespace string) ([]xr.BackendID, string) {
+func trustedCanary(xrp *fieldpath.Paved, decoded map[names.Key]runtime.Object, recorded []xr.BackendID, routeNamespace string) ([]xr.BackendID, string) {
 	primaries := primaryBackends(xrp, decoded, routeNamespace)
 	canary, refused := route.TrustedCanary(recorded, primaries)
 	if len(canary) == 0 {
@@ -202,7 +203,7 @@ func trustedCanary(xrp *fieldpath.Paved, decoded map[Key]runtime.Object, recorde
 // rescuedObjects is what the rescue composes: the observed objects as they
 // are, but for the routes, where the canary gets nothing. It reports false
 // when there is no route, or a route the API server would refuse.
-func rescuedObjects(decoded map[Key]runtime.Object, observed map[Key]map[string]any, canary []xr.BackendID, routeNamespace string) ([]Object, bool) {
+func rescuedObjects(decoded map[names.Key]runtime.Object, observed map[names.Key]map[string]any, canary []xr.BackendID, routeNamespace string) ([]Object, bool) {
 	objects, routes := make([]Object, 0, len(decoded)), 0
 	for k, obj := range decoded {
 		ready := true // Services and grants are ready once they exist.
@@ -231,9 +232,9 @@ func rescuedObjects(decoded map[Key]runtime.Object, observed map[Key]map[string]
 // for it (service-primary, as observed), and spec.primary as the spec
 // resolves it: its backendRef with Gateway API's defaults applied, or the
 // proxy Service of a service or externalName side.
-func primaryBackends(xrp *fieldpath.Paved, decoded map[Key]runtime.Object, routeNamespace string) []xr.BackendID {
+func primaryBackends(xrp *fieldpath.Paved, decoded map[names.Key]runtime.Object, routeNamespace string) []xr.BackendID {
 	var out []xr.BackendID
-	if svc, ok := decoded[KeyServicePrimary].(metav1.Object); ok {
+	if svc, ok := decoded[names.KeyServicePrimary].(metav1.Object); ok {
 		out = append(out, xr.BackendID{Kind: kindService, Namespace: svc.GetNamespace(), Name: svc.GetName()})
 	}
 	if proxy := primaryProxy(xrp); proxy != "" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -51,7 +52,7 @@ var (
 // backend, "mirror" per mirror), the status, what it says.
 type rescued struct {
 	Applied bool
-	Objects map[Key]string
+	Objects map[names.Key]string
 	Rules   [][]string
 	Status  xr.RolloutStatus
 	Warning *Warning
@@ -67,7 +68,7 @@ func rescuedOf(t *testing.T, r Rescue) rescued {
 			t.Fatalf("the rescued %s is a %T", o.Key, o.Object)
 		}
 		if out.Objects == nil {
-			out.Objects = map[Key]string{}
+			out.Objects = map[names.Key]string{}
 		}
 		out.Objects[o.Key] = fmt.Sprintf("%s %s/%s ready=%t", o.Object.GetObjectKind().GroupVersionKind().Kind, m.GetNamespace(), m.GetName(), o.Ready)
 		if route, ok := o.Object.(*gwv1.HTTPRoute); ok {
@@ -122,12 +123,12 @@ func TestRescueAbort(t *testing.T) {
 	// zeroed are the rules of rescueRoute once the canary is cut: the A/B
 	// rule and the mirror gone, the canary at 0, the primary as it was.
 	zeroed := [][]string{{"podinfo-primary=80", "canary-proxy=0"}}
-	flaggerObjects := map[Key]string{
+	flaggerObjects := map[names.Key]string{
 		"route-httproute":           "HTTPRoute test/podinfo ready=false",
 		"service-primary":           "Service test/podinfo-primary ready=true",
 		"referencegrant-monitoring": "ReferenceGrant monitoring/httproute.podinfo.test ready=true",
 	}
-	observedAll := map[Key]string{
+	observedAll := map[names.Key]string{
 		"route-httproute":           rescueRoute,
 		"service-primary":           observedService,
 		"referencegrant-monitoring": observedGrantV1Beta1,
@@ -139,7 +140,7 @@ func TestRescueAbort(t *testing.T) {
 	cases := map[string]struct {
 		reason   string
 		patches  []patch
-		observed map[Key]string
+		observed map[names.Key]string
 		want     want
 	}{
 		"NoAbort": {
@@ -157,13 +158,13 @@ func TestRescueAbort(t *testing.T) {
 		"NoRoute": {
 			reason:   "Without a route observed, nothing sends traffic to the canary: there is nothing to rescue, and the Fatal stands alone.",
 			patches:  []patch{abort, recorded(canary)},
-			observed: map[Key]string{"service-primary": observedService},
+			observed: map[names.Key]string{"service-primary": observedService},
 			want:     want{},
 		},
 		"RouteDoesNotDecode": {
 			reason:   "A route that does not decode cannot be re-emitted: the rescue gives up, and the Fatal stands.",
 			patches:  []patch{abort, recorded(canary)},
-			observed: map[Key]string{"route-httproute": `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test}, spec: {rules: "x"}}`},
+			observed: map[names.Key]string{"route-httproute": `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo, namespace: test}, spec: {rules: "x"}}`},
 			want:     want{},
 		},
 		"Rescued": {
@@ -178,7 +179,7 @@ func TestRescueAbort(t *testing.T) {
 		"AcceptedRouteIsReady": {
 			reason:  "A rescued route that every parent accepted at its generation is ready.",
 			patches: []patch{abort, recorded(canary)},
-			observed: map[Key]string{"route-httproute": rescueRoute + `
+			observed: map[names.Key]string{"route-httproute": rescueRoute + `
 status:
   parents:
     - parentRef: {name: gateway, namespace: istio-ingress}
@@ -188,7 +189,7 @@ status:
         - {type: ResolvedRefs, status: "True", reason: ResolvedRefs, observedGeneration: 2, lastTransitionTime: "2026-12-02T10:00:00Z", message: ""}
 `},
 			want: want{ok: true, rescued: rescued{
-				Applied: true, Objects: map[Key]string{"route-httproute": "HTTPRoute test/podinfo ready=true"}, Rules: zeroed,
+				Applied: true, Objects: map[names.Key]string{"route-httproute": "HTTPRoute test/podinfo ready=true"}, Rules: zeroed,
 				Status: rescuedStatus(canaryID), Warning: warned, Healthy: aborted,
 			}},
 		},
@@ -204,13 +205,13 @@ status:
 		"OtherKeysLeftAlone": {
 			reason:  "Observed objects under keys the function does not compose on every run (another function's, an analysis object) are not re-emitted.",
 			patches: []patch{abort, recorded(canary)},
-			observed: map[Key]string{
+			observed: map[names.Key]string{
 				"route-httproute": rescueRoute,
 				"analysis-smoke":  `{apiVersion: batch/v1, kind: Job, metadata: {name: podinfo-v2-0-smoke, namespace: test}}`,
 				"dashboard":       `{apiVersion: v1, kind: ConfigMap, metadata: {name: dashboard, namespace: test}}`,
 			},
 			want: want{ok: true, rescued: rescued{
-				Applied: true, Objects: map[Key]string{"route-httproute": "HTTPRoute test/podinfo ready=false"}, Rules: zeroed,
+				Applied: true, Objects: map[names.Key]string{"route-httproute": "HTTPRoute test/podinfo ready=false"}, Rules: zeroed,
 				Status: rescuedStatus(canaryID), Warning: warned, Healthy: aborted,
 			}},
 		},
@@ -254,7 +255,7 @@ status:
 				abort, del("spec.primary.service"), set("spec.primary.backendRef", `{name: podinfo-stable, port: 9898}`),
 				recorded(`{group: "", kind: Service, namespace: test, name: podinfo-stable}`),
 			},
-			observed: map[Key]string{"route-httproute": rescueRoute},
+			observed: map[names.Key]string{"route-httproute": rescueRoute},
 			want:     want{ok: true, rescued: refused("Service test/podinfo-stable, which carries the primary's traffic", true)},
 		},
 		"RecordNamesTheSpecsPrimaryProxy": {
@@ -263,7 +264,7 @@ status:
 				abort, set("spec.routeName", "web"),
 				recorded(`{group: "", kind: Service, namespace: test, name: web-primary}`),
 			},
-			observed: map[Key]string{"route-httproute": rescueRoute},
+			observed: map[names.Key]string{"route-httproute": rescueRoute},
 			want:     want{ok: true, rescued: refused("Service test/web-primary, which carries the primary's traffic", true)},
 		},
 		"RecordNotBesideThePrimary": {
@@ -285,7 +286,7 @@ status:
 			for _, p := range tc.patches {
 				p(t, composite)
 			}
-			observed := make(map[Key]map[string]any, len(tc.observed))
+			observed := make(map[names.Key]map[string]any, len(tc.observed))
 			for k, y := range tc.observed {
 				observed[k] = object(t, y)
 			}

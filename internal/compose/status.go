@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -74,7 +75,7 @@ func Recorded(prev *xr.RouteStatus) *served.Recorded {
 // ObservedVersions are the apiVersions at which the objects that a run
 // composes are observed, by their keys: the route of the spec's kind, the
 // grants and the BackendTLSPolicies.
-func (r *Resolved) ObservedVersions(apiVersions map[Key]string) served.Observed {
+func (r *Resolved) ObservedVersions(apiVersions map[names.Key]string) served.Observed {
 	var o served.Observed
 	for _, k := range slices.Sorted(maps.Keys(apiVersions)) {
 		switch {

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -109,17 +109,17 @@ func Judge(ctx context.Context, budget *expr.Budget, successWhen, failWhen *expr
 // (its labels, as xr.LabelValue writes them), and what its template's
 // expressions say of it. Objects of
 // templates the spec no longer has are none of the rollout's business.
-func ObserveAnalysis(ctx context.Context, budget *expr.Budget, traffic xr.Traffic, routeName string, observed map[compose.Key]map[string]any, programs Programs) []rollout.AnalysisObservation {
+func ObserveAnalysis(ctx context.Context, budget *expr.Budget, traffic xr.Traffic, routeName string, observed map[names.Key]map[string]any, programs Programs) []rollout.AnalysisObservation {
 	var out []rollout.AnalysisObservation
 	for _, a := range traffic.Analysis {
-		obj, ok := observed[compose.AnalysisKey(a.Name)]
+		obj, ok := observed[names.AnalysisKey(a.Name)]
 		if !ok {
 			continue
 		}
 		u := unstructured.Unstructured{Object: obj}
 		labels := u.GetLabels()
-		step, err := strconv.ParseInt(labels[compose.LabelStep], 10, 32)
-		if err != nil || labels[compose.LabelRoute] != xr.LabelValue(routeName) {
+		step, err := strconv.ParseInt(labels[names.LabelStep], 10, 32)
+		if err != nil || labels[names.LabelRoute] != xr.LabelValue(routeName) {
 			continue
 		}
 		// An object of another kind than the template's is an earlier
@@ -129,9 +129,9 @@ func ObserveAnalysis(ctx context.Context, budget *expr.Budget, traffic xr.Traffi
 		}
 		o := rollout.AnalysisObservation{
 			Name:         a.Name,
-			Revision:     labels[compose.LabelRevision],
-			CanaryDigest: labels[compose.LabelCanary],
-			Retry:        labels[compose.LabelRetry],
+			Revision:     labels[names.LabelRevision],
+			CanaryDigest: labels[names.LabelCanary],
+			Retry:        labels[names.LabelRetry],
 			Step:         int32(step),
 			Deleting:     u.GetDeletionTimestamp() != nil,
 		}

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -270,35 +270,35 @@ func TestObserveAnalysis(t *testing.T) {
 
 	cases := map[string]struct {
 		reason   string
-		observed map[compose.Key]map[string]any
+		observed map[names.Key]map[string]any
 		want     []rollout.AnalysisObservation
 	}{
 		"Judged": {
 			reason:   "An analysis object is read with the revision, canary, attempt and step of its labels, and judged by its template's expressions.",
-			observed: map[compose.Key]map[string]any{compose.AnalysisKey("smoke"): job(labels, `{succeeded: 1}`)},
+			observed: map[names.Key]map[string]any{names.AnalysisKey("smoke"): job(labels, `{succeeded: 1}`)},
 			want:     []rollout.AnalysisObservation{{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Retry: "3", Step: 1, Check: rollout.Check{Success: true}}},
 		},
 		"Failed": {
 			reason:   "failWhen true fails the analysis.",
-			observed: map[compose.Key]map[string]any{compose.AnalysisKey("smoke"): job(labels, `{failed: 1}`)},
+			observed: map[names.Key]map[string]any{names.AnalysisKey("smoke"): job(labels, `{failed: 1}`)},
 			want:     []rollout.AnalysisObservation{{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Retry: "3", Step: 1, Check: rollout.Check{Failed: true, Err: ""}}},
 		},
 		"Deleting": {
 			reason:   "An object being deleted is not judged: its status says nothing of the step that replaces it.",
-			observed: map[compose.Key]map[string]any{compose.AnalysisKey("smoke"): deleting},
+			observed: map[names.Key]map[string]any{names.AnalysisKey("smoke"): deleting},
 			want:     []rollout.AnalysisObservation{{Name: "smoke", Revision: "v2", CanaryDigest: "v2-aaaa", Retry: "3", Step: 1, Deleting: true}},
 		},
 		"OtherRoute": {
 			reason:   "An object labelled for another route is none of this rollout's business.",
-			observed: map[compose.Key]map[string]any{compose.AnalysisKey("smoke"): job(`{canaryroute.fn.crossplane.io/route: other, canaryroute.fn.crossplane.io/step: "1"}`, `{succeeded: 1}`)},
+			observed: map[names.Key]map[string]any{names.AnalysisKey("smoke"): job(`{canaryroute.fn.crossplane.io/route: other, canaryroute.fn.crossplane.io/step: "1"}`, `{succeeded: 1}`)},
 		},
 		"NoStep": {
 			reason:   "An object without a step label is ignored.",
-			observed: map[compose.Key]map[string]any{compose.AnalysisKey("load"): job(`{canaryroute.fn.crossplane.io/route: podinfo}`, `{succeeded: 1}`)},
+			observed: map[names.Key]map[string]any{names.AnalysisKey("load"): job(`{canaryroute.fn.crossplane.io/route: podinfo}`, `{succeeded: 1}`)},
 		},
 		"OtherKind": {
 			reason: "An object of another kind than its template's is an earlier template's (the kind changed): not judged by this one's expressions.",
-			observed: map[compose.Key]map[string]any{compose.AnalysisKey("smoke"): func() map[string]any {
+			observed: map[names.Key]map[string]any{names.AnalysisKey("smoke"): func() map[string]any {
 				o := job(labels, `{succeeded: 1}`)
 				o["apiVersion"], o["kind"] = "example.org/v1", "Probe"
 				return o
@@ -306,7 +306,7 @@ func TestObserveAnalysis(t *testing.T) {
 		},
 		"UnknownTemplate": {
 			reason:   "An object under the key of a template the spec no longer has is ignored.",
-			observed: map[compose.Key]map[string]any{compose.AnalysisKey("gone"): job(labels, `{succeeded: 1}`)},
+			observed: map[names.Key]map[string]any{names.AnalysisKey("gone"): job(labels, `{succeeded: 1}`)},
 		},
 	}
 	for name, tc := range cases {

@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 )
 
 func TestClaimProven(t *testing.T) {
@@ -73,12 +73,12 @@ func TestClaimProven(t *testing.T) {
 }
 
 func TestCheckIsBounded(t *testing.T) {
-	targets := make([]compose.Target, 0, 30)
+	targets := make([]names.Target, 0, 30)
 	for i := range 30 {
 		ns := fmt.Sprintf("ns%02d", i)
-		targets = append(targets, compose.Target{Key: compose.GrantKey(ns), APIVersion: "gateway.networking.k8s.io/v1beta1", Kind: "ReferenceGrant", Namespace: ns, Name: "httproute.podinfo.test"})
+		targets = append(targets, names.Target{Key: names.GrantKey(ns), APIVersion: "gateway.networking.k8s.io/v1beta1", Kind: "ReferenceGrant", Namespace: ns, Name: "httproute.podinfo.test"})
 	}
-	existing := func(k compose.Key) []metav1.Object {
+	existing := func(k names.Key) []metav1.Object {
 		ns := strings.TrimPrefix(string(k), "referencegrant-")
 		return []metav1.Object{&unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "httproute.podinfo.test", "namespace": ns}}}}
 	}

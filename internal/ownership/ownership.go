@@ -12,8 +12,8 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 )
 
 const (
@@ -36,7 +36,7 @@ type Composite struct {
 // each target's key; a target whose key Crossplane has not answered yet
 // passes, since the response of that call is never applied: its
 // requirements send Crossplane back for the objects and a second call.
-func Check(xr Composite, targets []compose.Target, existing func(compose.Key) []metav1.Object) error {
+func Check(xr Composite, targets []names.Target, existing func(names.Key) []metav1.Object) error {
 	var problems []string
 	for _, t := range targets {
 		for _, obj := range existing(t.Key) {

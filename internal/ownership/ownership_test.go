@@ -3,13 +3,12 @@ package ownership
 import (
 	"testing"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-
-	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 )
 
 const (
@@ -43,9 +42,9 @@ func ours() map[string]string   { return map[string]string{LabelComposite: "podi
 func theirs() map[string]string { return map[string]string{LabelComposite: "checkout"} }
 
 func TestCheck(t *testing.T) {
-	routeTarget := compose.Target{Key: "route-httproute", APIVersion: "gateway.networking.k8s.io/v1", Kind: "HTTPRoute", Namespace: "test", Name: "podinfo"}
-	serviceTarget := compose.Target{Key: compose.KeyServicePrimary, APIVersion: "v1", Kind: "Service", Namespace: "test", Name: "podinfo-primary"}
-	targets := []compose.Target{routeTarget, serviceTarget}
+	routeTarget := names.Target{Key: "route-httproute", APIVersion: "gateway.networking.k8s.io/v1", Kind: "HTTPRoute", Namespace: "test", Name: "podinfo"}
+	serviceTarget := names.Target{Key: names.KeyServicePrimary, APIVersion: "v1", Kind: "Service", Namespace: "test", Name: "podinfo-primary"}
+	targets := []names.Target{routeTarget, serviceTarget}
 	const (
 		notOurRoute   = "HTTPRoute test/podinfo exists and was not composed by this CanaryRoute: refusing to take it over (give the CanaryRoute another routeName, or label the object crossplane.io/composite=podinfo to hand it over)"
 		notOurService = "Service test/podinfo-primary exists and was not composed by this CanaryRoute: refusing to take it over (give the CanaryRoute another routeName, or label the object crossplane.io/composite=podinfo to hand it over)"
@@ -53,7 +52,7 @@ func TestCheck(t *testing.T) {
 	)
 	type args struct {
 		xr       Composite
-		existing map[compose.Key][]*unstructured.Unstructured
+		existing map[names.Key][]*unstructured.Unstructured
 	}
 	cases := map[string]struct {
 		reason string
@@ -66,68 +65,68 @@ func TestCheck(t *testing.T) {
 		},
 		"OwnObjects": {
 			reason: "Objects labelled with this XR's name and controlled by it are its own.",
-			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
-				"route-httproute":         {obj("HTTPRoute", "test", "podinfo", ours(), controller(xrUID))},
-				compose.KeyServicePrimary: {obj("Service", "test", "podinfo-primary", ours(), controller(xrUID))},
+			args: args{xr: podinfo, existing: map[names.Key][]*unstructured.Unstructured{
+				"route-httproute":       {obj("HTTPRoute", "test", "podinfo", ours(), controller(xrUID))},
+				names.KeyServicePrimary: {obj("Service", "test", "podinfo-primary", ours(), controller(xrUID))},
 			}},
 		},
 		"Unlabelled": {
 			reason: "An object without the composite label was created by someone else: refused, naming Kind namespace/name and how to hand it over.",
-			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
+			args: args{xr: podinfo, existing: map[names.Key][]*unstructured.Unstructured{
 				"route-httproute": {obj("HTTPRoute", "test", "podinfo", nil)},
 			}},
 			want: takeover + notOurRoute,
 		},
 		"AnotherXRsLabel": {
 			reason: "An object that another XR composed is refused.",
-			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
-				compose.KeyServicePrimary: {obj("Service", "test", "podinfo-primary", theirs())},
+			args: args{xr: podinfo, existing: map[names.Key][]*unstructured.Unstructured{
+				names.KeyServicePrimary: {obj("Service", "test", "podinfo-primary", theirs())},
 			}},
 			want: takeover + notOurService,
 		},
 		"AnotherControllersUID": {
 			reason: "Two XRs of one name (a namespaced and a cluster-scoped one) label alike: the controller's UID settles it.",
-			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
+			args: args{xr: podinfo, existing: map[names.Key][]*unstructured.Unstructured{
 				"route-httproute": {obj("HTTPRoute", "test", "podinfo", ours(), controller(otherUID))},
 			}},
 			want: takeover + notOurRoute,
 		},
 		"EveryProblemListed": {
 			reason: "Every object that is not ours is listed, in the order of the targets.",
-			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
-				compose.KeyServicePrimary: {obj("Service", "test", "podinfo-primary", nil)},
-				"route-httproute":         {obj("HTTPRoute", "test", "podinfo", theirs())},
+			args: args{xr: podinfo, existing: map[names.Key][]*unstructured.Unstructured{
+				names.KeyServicePrimary: {obj("Service", "test", "podinfo-primary", nil)},
+				"route-httproute":       {obj("HTTPRoute", "test", "podinfo", theirs())},
 			}},
 			want: takeover + notOurRoute + "; " + notOurService,
 		},
 		"OtherNameIgnored": {
 			reason: "An object of another name than the target's (a requirement resolved to another object) says nothing about the target.",
-			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
+			args: args{xr: podinfo, existing: map[names.Key][]*unstructured.Unstructured{
 				"route-httproute": {obj("HTTPRoute", "test", "checkout", nil)},
 			}},
 		},
 		"OtherNamespaceIgnored": {
 			reason: "Nor does an object of the target's name in another namespace.",
-			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
-				compose.KeyServicePrimary: {obj("Service", "other", "podinfo-primary", theirs())},
+			args: args{xr: podinfo, existing: map[names.Key][]*unstructured.Unstructured{
+				names.KeyServicePrimary: {obj("Service", "other", "podinfo-primary", theirs())},
 			}},
 		},
 		"ClusterScoped": {
 			reason: "An object of the target's name without a namespace is the target, of a kind that is cluster-scoped: Crossplane fetches such a kind by name whatever namespace it was asked for, and composing it would take it over.",
-			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
+			args: args{xr: podinfo, existing: map[names.Key][]*unstructured.Unstructured{
 				"route-httproute": {obj("HTTPRoute", "", "podinfo", nil)},
 			}},
 			want: takeover + notOurRoute,
 		},
 		"KeyOfNoTarget": {
 			reason: "Objects fetched under a key that is no target are not looked at.",
-			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
-				compose.KeyServiceCanary: {obj("Service", "test", "podinfo-canary", nil)},
+			args: args{xr: podinfo, existing: map[names.Key][]*unstructured.Unstructured{
+				names.KeyServiceCanary: {obj("Service", "test", "podinfo-canary", nil)},
 			}},
 		},
 		"IgnoredBesideTheTarget": {
 			reason: "Among several fetched objects, the target's own is judged and the others ignored.",
-			args: args{xr: podinfo, existing: map[compose.Key][]*unstructured.Unstructured{
+			args: args{xr: podinfo, existing: map[names.Key][]*unstructured.Unstructured{
 				"route-httproute": {obj("HTTPRoute", "other", "podinfo", nil), obj("HTTPRoute", "test", "podinfo", nil)},
 			}},
 			want: takeover + notOurRoute,
@@ -135,7 +134,7 @@ func TestCheck(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			existing := func(k compose.Key) []metav1.Object {
+			existing := func(k names.Key) []metav1.Object {
 				var out []metav1.Object
 				for _, u := range tc.args.existing[k] {
 					out = append(out, u)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/resource"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/release"
 )
@@ -29,7 +29,7 @@ func (f Fetched) Required(name string) ([]*unstructured.Unstructured, bool) {
 }
 
 // Existing returns the objects Crossplane fetched for a target.
-func (f Fetched) Existing(k compose.Key) []metav1.Object {
+func (f Fetched) Existing(k names.Key) []metav1.Object {
 	items := f[Existing(string(k))]
 	out := make([]metav1.Object, 0, len(items))
 	for _, r := range items {
@@ -72,10 +72,10 @@ func (f Fetched) DropForeignCanary(rec *release.Record, owner ownership.Composit
 
 // Observed are the observed composed resources as their unstructured
 // content, by key.
-func Observed(observed map[resource.Name]resource.ObservedComposed) map[compose.Key]map[string]any {
-	out := make(map[compose.Key]map[string]any, len(observed))
+func Observed(observed map[resource.Name]resource.ObservedComposed) map[names.Key]map[string]any {
+	out := make(map[names.Key]map[string]any, len(observed))
 	for name, o := range observed {
-		out[compose.Key(name)] = o.Resource.Object
+		out[names.Key(name)] = o.Resource.Object
 	}
 	return out
 }

@@ -21,7 +21,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/compose"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -149,7 +149,7 @@ func Settled(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) bool {
 // canary revision, in the route namespace only. Crossplane calls the function
 // again until the requirements stop changing, so they depend on the spec
 // alone.
-func Resources(cr *xr.CanaryRoute, self ownership.Ref, targets []compose.Target) map[string]*fnv1.ResourceSelector {
+func Resources(cr *xr.CanaryRoute, self ownership.Ref, targets []names.Target) map[string]*fnv1.ResourceSelector {
 	byName := func(apiVersion, kind, namespace, name string) *fnv1.ResourceSelector {
 		return &fnv1.ResourceSelector{ApiVersion: apiVersion, Kind: kind, Match: &fnv1.ResourceSelector_MatchName{MatchName: name}, Namespace: &namespace}
 	}
@@ -172,14 +172,14 @@ func Resources(cr *xr.CanaryRoute, self ownership.Ref, targets []compose.Target)
 // Targets are the objects that requirements ask for as objects a run is
 // about to compose (see Resources): what a remembered answer composes,
 // which must still not be another owner's.
-func Targets(r *fnv1.Requirements) []compose.Target {
-	var out []compose.Target
+func Targets(r *fnv1.Requirements) []names.Target {
+	var out []names.Target
 	for name, sel := range r.GetResources() {
 		key, ok := strings.CutPrefix(name, prefixExisting)
 		if !ok || sel.GetMatchName() == "" {
 			continue
 		}
-		out = append(out, compose.Target{Key: compose.Key(key), APIVersion: sel.GetApiVersion(), Kind: sel.GetKind(), Namespace: sel.GetNamespace(), Name: sel.GetMatchName()})
+		out = append(out, names.Target{Key: names.Key(key), APIVersion: sel.GetApiVersion(), Kind: sel.GetKind(), Namespace: sel.GetNamespace(), Name: sel.GetMatchName()})
 	}
 	return out
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/gate"
 	"github.com/crossplane-contrib/function-canary-route/internal/measure"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
@@ -45,7 +46,7 @@ const (
 type In struct {
 	Plan *compose.Plan
 	// Observed are the observed composed resources, by key.
-	Observed map[compose.Key]map[string]any
+	Observed map[names.Key]map[string]any
 	// Composed is what the newest decision the function answered for the
 	// XR composed, when the run decides on that decision's status; nil
 	// otherwise. A hold re-emits it rather than the observed objects, and
@@ -56,7 +57,7 @@ type In struct {
 	// Existing are the objects Crossplane fetched for a target (an object
 	// the run is about to compose), and Gate those it fetched for the i-th
 	// gate.
-	Existing func(compose.Key) []metav1.Object
+	Existing func(names.Key) []metav1.Object
 	Gate     func(i int) []*unstructured.Unstructured
 	// Owner is the XR that composes.
 	Owner ownership.Composite
@@ -96,7 +97,7 @@ type Out struct {
 	// Targets are the objects the run is about to compose, by identity:
 	// the requirements it makes of them keep them from being composed over
 	// another owner's.
-	Targets []compose.Target
+	Targets []names.Target
 	// Rollout and Route are status.rollout and status.route.
 	Rollout xr.RolloutStatus
 	Route   xr.RouteStatus
@@ -156,10 +157,10 @@ func Compose(ctx context.Context, in In) (Out, error) {
 	if r := cr.Spec.Release; r != nil {
 		rd := release.Decide(release.Input{
 			Rollout: ri, Release: r, Status: cr.Status.Release,
-			ObservedPrimary:    observedRevision(in.Observed[compose.KeyServicePrimary], r.RevisionLabel),
-			ObservedCanary:     observedRevision(in.Observed[compose.KeyServiceCanary], r.RevisionLabel),
-			ComposedPrimary:    composedRevision(in.Composed, compose.KeyServicePrimary, r.RevisionLabel),
-			ComposedCanary:     composedRevision(in.Composed, compose.KeyServiceCanary, r.RevisionLabel),
+			ObservedPrimary:    observedRevision(in.Observed[names.KeyServicePrimary], r.RevisionLabel),
+			ObservedCanary:     observedRevision(in.Observed[names.KeyServiceCanary], r.RevisionLabel),
+			ComposedPrimary:    composedRevision(in.Composed, names.KeyServicePrimary, r.RevisionLabel),
+			ComposedCanary:     composedRevision(in.Composed, names.KeyServiceCanary, r.RevisionLabel),
 			Ready:              readiness(r, in.Workload),
 			RouteWithoutCanary: plan.RouteWithoutCanary(obs),
 		})
@@ -192,9 +193,9 @@ func Compose(ctx context.Context, in In) (Out, error) {
 	}
 	held := in.Observed
 	if d.HoldPrevious && in.Composed != nil {
-		held = map[compose.Key]map[string]any{}
+		held = map[names.Key]map[string]any{}
 		for k, o := range in.Composed.All() {
-			held[compose.Key(k)] = o
+			held[names.Key(k)] = o
 		}
 	}
 	objects, canaryBackends, d, err := plan.Compose(built, obs, d, held)
@@ -261,7 +262,7 @@ func observedRevision(svc map[string]any, label string) string {
 
 // composedRevision is the revision a Service the newest decision composed
 // selects; "" for none, or when no decision is known.
-func composedRevision(c Composition, key compose.Key, label string) string {
+func composedRevision(c Composition, key names.Key, label string) string {
 	if c == nil {
 		return ""
 	}

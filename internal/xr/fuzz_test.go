@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -218,7 +219,7 @@ func checkInvariants(t *testing.T, cr *CanaryRoute) {
 		for _, f := range []string{"labels", "annotations"} {
 			keys, _ := meta[f].(map[string]any)
 			for k := range keys {
-				if strings.HasPrefix(k, OwnKeyPrefix) {
+				if strings.HasPrefix(k, names.OwnKeyPrefix) {
 					fail("analysis %s writes the function's own %s key %q", a.Name, f, k)
 				}
 			}

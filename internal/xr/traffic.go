@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 )
 
 // cookieNamePattern is an RFC 6265 cookie-name (an RFC 7230 token), kept to
@@ -472,7 +473,7 @@ func analysisTemplate(path *field.Path, tmpl map[string]any) field.ErrorList {
 // stringMap checks a template's labels or annotations: strings, and for
 // labels, valid label keys and values (the API server would refuse others,
 // and the function adds its own labels beside them). Keys under
-// OwnKeyPrefix are the function's: a template that wrote one would make an
+// names.OwnKeyPrefix are the function's: a template that wrote one would make an
 // object the function labels as its own with the template's value, and
 // then does not recognise.
 func stringMap(path *field.Path, v any, labels bool) field.ErrorList {
@@ -482,9 +483,9 @@ func stringMap(path *field.Path, v any, labels bool) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if strings.HasPrefix(k, OwnKeyPrefix) {
+		if strings.HasPrefix(k, names.OwnKeyPrefix) {
 			errs = append(errs, field.Forbidden(path.Key(k),
-				"labels and annotations under "+OwnKeyPrefix+" are the function's own: it labels the objects it composes with them and recognises them by them"))
+				"labels and annotations under "+names.OwnKeyPrefix+" are the function's own: it labels the objects it composes with them and recognises them by them"))
 			continue
 		}
 		val, ok := m[k].(string)

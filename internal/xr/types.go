@@ -52,11 +52,6 @@ const (
 	GrantsSkip    GrantMode = "Skip"
 )
 
-// OwnKeyPrefix is the prefix of the labels and annotations that are the
-// function's own: it labels the objects it composes with keys under it and
-// recognises its objects by them, so no template may write one.
-const OwnKeyPrefix = "canaryroute.fn.crossplane.io/"
-
 // Role is the part a backend plays in the rollout.
 type Role string
 
