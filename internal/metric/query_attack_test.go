@@ -1,0 +1,171 @@
+package metric
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+// worstAccepted is the worst query docs/performance.md says the shape
+// bound admits (bounds_test.go's hostileMetricsXR): 4,096 bytes, 254
+// multiplications and two label matchers.
+func worstAccepted() string {
+	operators := strings.Repeat("*x", 254)
+	selector := `x_0{b="{{service}}",c="%s"}`
+	pad := strings.Repeat("a", MaxQueryLength-len(selector)+2-len(operators))
+	return fmt.Sprintf(selector, pad) + operators
+}
+
+// repeatTo repeats unit as often as fits in room bytes.
+func repeatTo(unit string, room int) string { return strings.Repeat(unit, room/len(unit)) }
+
+// checkCost is what one CheckOnce of a query never checked before costs:
+// the bytes it allocates (what the assertions read: no machine's speed
+// changes them) and the time it took (only shown).
+func checkCost(query string) (uint64, time.Duration, error) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	err := CheckOnce(query)
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc, took, err
+}
+
+// TestAttackCheckCostBounded: the contract (API.md, Safety round 4) is that
+// no spec the XRD admits makes a run take over 50 ms on 2 cores, and
+// docs/metrics.md says the shape bound "keeps a query's check under a
+// millisecond". The bound counts operator characters, parentheses and
+// chains, but two parts of Prometheus's parser cost far more than any
+// operator, and the bound does not see them:
+//
+//   - a regular expression matcher (=~, !~) is compiled by the parser
+//     (labels.NewFastRegexMatcher): counted repetitions and Unicode classes
+//     expand into hundreds of thousands of instructions;
+//   - checkAST compares every label of on(...) with every label of
+//     group_left(...)/group_right(...) and records one parse error per equal
+//     pair: n*m errors, each formatted and kept until the parse ends.
+//
+// Each query is 4,096 bytes at most with one or two operators. The test
+// counts the bytes a first check allocates, against the worst query the
+// bound is documented to admit; the message shows the time.
+func TestAttackCheckCostBounded(t *testing.T) {
+	room := MaxQueryLength - len(`x{a=~""}`)
+	onGroup := func(kind string) string {
+		labels := repeatTo("a,", (MaxQueryLength-len("x * on(a) group_left(a) x"))/2) + "a"
+		return "x * on(" + labels + ") " + kind + "(" + labels + ") x"
+	}
+	cases := map[string]struct {
+		reason string
+		query  string
+	}{
+		"RegexCountedRepeats": {
+			reason: "Attack: a 4,096-byte query of one regex matcher of counted repetitions (.{1000} over and over), which the shape bound admits and the check accepts, costs Prometheus's parser a quarter of a second and about 185 MB to compile: ten such metrics make a spec's first run take seconds.",
+			query:  `x{a=~"` + repeatTo(`.{1000}`, room) + `"}`,
+		},
+		"RegexRepeatedGroups": {
+			reason: "Attack: a regex of (?:a.*){1000} groups, accepted, costs about a second and 280 MB to compile; the 13-byte unit alone costs milliseconds.",
+			query:  `x{a=~"` + repeatTo(`(?:a.*){1000}`, room) + `"}`,
+		},
+		"RegexUnicodeClasses": {
+			reason: "Attack: a regex of \\pL classes (a Unicode class is hundreds of ranges), accepted, costs Prometheus's parser 58 MB and a third of a second.",
+			query:  `x{a=~"` + repeatTo(`\\pL`, room) + `"}`,
+		},
+		"RegexCaseFoldedRepeats": {
+			reason: "Attack: (?i)k{1000}: case folding turns each k into a class of three runes (k, K, the Kelvin sign), repeated a thousand times, over and over: 185 MB and a fifth of a second or more.",
+			query:  `x{a=~"(?i)` + repeatTo(`k{1000}`, room-len("(?i)")) + `"}`,
+		},
+		"OnGroupLeftDuplicates": {
+			reason: "Attack: x * on(a,a,…) group_left(a,a,…) x has one operator, yet Prometheus's checkAST compares each of the ~1,000 labels of on() with each of group_left()'s and records a parse error per equal pair: a million errors, 3 million allocations, 400 MB and seconds for one query (refused in the end, but only after all of it).",
+			query:  onGroup("group_left"),
+		},
+		"OnGroupRightDuplicates": {
+			reason: "Attack: the same with group_right.",
+			query:  onGroup("group_right"),
+		},
+	}
+	baseline, baseTook, err := checkCost(worstAccepted())
+	if err != nil {
+		t.Fatalf("the worst accepted query of docs/performance.md: %v", err)
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if len(tc.query) > MaxQueryLength {
+				t.Fatalf("the query is %d bytes", len(tc.query))
+			}
+			if err := scan(tc.query); err != nil {
+				t.Logf("scan refuses it already: %v", err)
+				return
+			}
+			bytes, took, err := checkCost(tc.query)
+			if bytes > 16*baseline {
+				t.Errorf("%s\nCheckOnce of a %d-byte query allocated %d bytes in %v (the worst query the bound is documented to admit: %d bytes in %v), and said %v",
+					tc.reason, len(tc.query), bytes, took, baseline, baseTook, err)
+			}
+		})
+	}
+}
+
+// binaryOperators counts the binary operators of a parsed expression.
+func binaryOperators(e parser.Expr) int {
+	n := 0
+	parser.Inspect(e, func(node parser.Node, _ []parser.Node) error {
+		if _, ok := node.(*parser.BinaryExpr); ok {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// TestAttackKeywordOperatorsCounted: the shape bound says "at most 256
+// operators" (docs/performance.md, docs/metrics.md) and counts the
+// characters +-*/%^=!<>, but PromQL's set operators and atan2 are words:
+// a chain of 680 "and", 800 "or" or 510 "atan2" passes the bound, and
+// costs the parser (whose BinaryExpr.Type() walks the chain below each
+// node) 3 to 4 times the worst query the bound is documented to admit.
+func TestAttackKeywordOperatorsCounted(t *testing.T) {
+	for name, q := range map[string]string{
+		"And":    repeatTo("x and ", MaxQueryLength-1) + "x",
+		"Or":     repeatTo("x or ", MaxQueryLength-1) + "x",
+		"Unless": repeatTo("x unless ", MaxQueryLength-1) + "x",
+		"Atan2":  repeatTo("1 atan2 ", MaxQueryLength-1) + "1",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if CheckOnce(q) != nil {
+				return // Refused: the bound holds.
+			}
+			expr, err := parser.NewParser(parser.Options{}).ParseExpr(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := binaryOperators(expr); n > maxOperators {
+				start := time.Now()
+				_ = Check(q)
+				t.Errorf("Attack: the shape bound admits %d binary operators (at most %d, docs/performance.md), written as keywords the scan does not count; Check took %v on this query",
+					n, maxOperators, time.Since(start))
+			}
+		})
+	}
+}
+
+// TestAttackQueryLengthInCharacters: the XRD admits a query of 4,096
+// characters (maxLength counts Unicode characters), API.md says "longer
+// than 4,096 characters is a Fatal", but Check counts bytes: a query the
+// XRD admits, of 2,150 characters with a label value in Greek, is a Fatal
+// "query is 4,xxx bytes, more than 4096".
+func TestAttackQueryLengthInCharacters(t *testing.T) {
+	const reason = "Attack: the XRD's maxLength: 4096 counts characters; a query of fewer than 4,096 characters that holds non-ASCII text is refused as too long."
+	q := `sum(x{service="{{service}}", team="` + strings.Repeat("α", 2100) + `"})`
+	if n := len([]rune(q)); n > MaxQueryLength {
+		t.Fatalf("the query is %d characters", n)
+	}
+	if err := CheckOnce(q); err != nil {
+		t.Errorf("%s\nCheckOnce(a query of %d characters, %d bytes) = %v", reason, len([]rune(q)), len(q), err)
+	}
+}
