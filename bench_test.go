@@ -20,7 +20,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
-	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
+	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 )
 
 // Speed and memory are measured here, never asserted in tests.
@@ -109,7 +109,7 @@ func expressionGateObjects(tb testing.TB) map[string]*fnv1.Resources {
 	}
 	out := map[string]*fnv1.Resources{}
 	for i, o := range objs {
-		out[reconcile.Gate(i)] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: toStruct(tb, o)}}}
+		out[pipeline.Gate(i)] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: toStruct(tb, o)}}}
 	}
 	return out
 }

@@ -22,8 +22,8 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
+	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
-	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
 	"github.com/crossplane-contrib/function-canary-route/internal/run"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -122,8 +122,8 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	if !verdict.Answered() {
 		stamp, decided = freshness.StampAnswer(rsp, read)
 	}
-	reconcile.Record(rsp)
-	out.Applied = reconcile.Settled(req, rsp)
+	pipeline.Record(rsp)
+	out.Applied = pipeline.Settled(req, rsp)
 	if verdict != freshness.Fresh {
 		out.Stale = verdict.String()
 	}
@@ -147,7 +147,7 @@ func (f *Function) remembered(req *fnv1.RunFunctionRequest, read freshness.Read,
 		return fatal(req, nil, errors.Wrap(err, errRequest)), metrics.Outcome{Result: metrics.ResultFatal}
 	}
 	owner := ownership.Composite{Name: compositeMeta(req, "name"), UID: read.UID}
-	if err := ownership.Check(owner, reconcile.Targets(newest.Requirements()), reconcile.Fetched(fetched).Existing); err != nil {
+	if err := ownership.Check(owner, pipeline.Targets(newest.Requirements()), pipeline.Fetched(fetched).Existing); err != nil {
 		return fatal(req, nil, err), metrics.Outcome{Result: metrics.ResultFatal}
 	}
 	return newest.Answer(req), metrics.Outcome{Result: metrics.ResultStale}
@@ -164,11 +164,11 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 			held[names.Key(k)] = o
 		}
 	}
-	if rescue, ok := compose.RescueAbortComposed(oxr.Resource.Object, reconcile.Observed(observed), held, err, f.clock.Now()); ok {
+	if rescue, ok := compose.RescueAbortComposed(oxr.Resource.Object, pipeline.Observed(observed), held, err, f.clock.Now()); ok {
 		// The rescue refuses no takeover (its cause may be that very
 		// refusal): the record must not name another owner's workload.
 		fetched, ferr := request.GetRequiredResources(req)
-		reconcile.Fetched(fetched).DropForeignCanary(rescue.Record, ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())}, ferr != nil)
+		pipeline.Fetched(fetched).DropForeignCanary(rescue.Record, ownership.Composite{Name: oxr.Resource.GetName(), UID: string(oxr.Resource.GetUID())}, ferr != nil)
 		if rsp, out, ok := rescued(req, oxr, rescue, err); ok {
 			log.Info("Emergency abort of a CanaryRoute that cannot be composed: the last composed route is kept with the canary at 0%", "error", err.Error())
 			return rsp, out
@@ -206,7 +206,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 			c, err := request.GetCredentials(req, name)
 			return c.Data, err
 		},
-		Taken:        reconcile.Measurements(req),
+		Taken:        pipeline.Measurements(req),
 		ObserveQuery: f.metrics.Query,
 		Workload:     r.required.CanaryWorkload,
 	})
@@ -216,7 +216,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 
 	rsp := newResponse(req, out.Requeue)
 	if !schemasPending(req, r.plan) {
-		rsp.Requirements = &fnv1.Requirements{Resources: reconcile.Resources(r.cr, r.self, out.Targets)}
+		rsp.Requirements = &fnv1.Requirements{Resources: pipeline.Resources(r.cr, r.self, out.Targets)}
 	}
 	requireSchemas(rsp, req, r.selfGVK, r.plan)
 	if err := setDesired(rsp, out.Objects); err != nil {
@@ -230,7 +230,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 			return nil, metrics.Outcome{}, errors.Wrap(err, errSetStatus)
 		}
 	}
-	reconcile.RecordMeasurements(rsp, out.Measured)
+	pipeline.RecordMeasurements(rsp, out.Measured)
 	for _, w := range out.Warnings {
 		event(rsp, true, w.Reason, w.Message)
 	}
@@ -250,7 +250,7 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 // key), who composes, and the plan they make.
 type facts struct {
 	cr       *xr.CanaryRoute
-	required reconcile.Fetched
+	required pipeline.Fetched
 	observed map[names.Key]map[string]any
 	self     ownership.Ref
 	owner    ownership.Composite
@@ -284,14 +284,14 @@ func (f *Function) read(req *fnv1.RunFunctionRequest, oxr *resource.Composite) (
 		return nil, errors.Wrap(err, errRequest)
 	}
 	if cr.Scope == xr.ScopeClaim {
-		claims, answered := r.required.Required(reconcile.Claim)
+		claims, answered := r.required.Required(pipeline.Claim)
 		cr.ClaimProven = ownership.Claimed(cr.Claim, r.self, claims, answered)
 	}
 	observed, err := request.GetObservedComposedResources(req)
 	if err != nil {
 		return nil, errors.Wrap(err, errRequest)
 	}
-	r.observed = reconcile.Observed(observed)
+	r.observed = pipeline.Observed(observed)
 	compiler, err := f.compiler()
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
-	"github.com/crossplane-contrib/function-canary-route/internal/reconcile"
+	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -155,7 +155,7 @@ func fatal(req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) *fn
 }
 
 // setConditions sets conditions of the XR, on the XR and its claim.
-func setConditions(rsp *fnv1.RunFunctionResponse, conditions ...compose.Condition) {
+func setConditions(rsp *fnv1.RunFunctionResponse, conditions ...xr.Condition) {
 	for _, c := range conditions {
 		set := response.ConditionUnknown
 		switch c.Status {
@@ -202,7 +202,7 @@ func rescued(req *fnv1.RunFunctionRequest, oxr *resource.Composite, r compose.Re
 		// response once its requirements stop changing, and a rescue with
 		// none after a call that made some would send it back for a call
 		// that composes again, and so on until it gives up the reconcile.
-		rsp.Requirements = reconcile.Own(reconcile.Previous(req))
+		rsp.Requirements = pipeline.Own(pipeline.Previous(req))
 		if setDesired(rsp, r.Objects) != nil || setStatus(rsp, req, xr.Status{Rollout: &r.Status, Release: r.Release}) != nil {
 			return nil, metrics.Outcome{}, false
 		}

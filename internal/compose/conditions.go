@@ -37,14 +37,6 @@ const (
 	reasonRefused  = "Refused"
 )
 
-// A Condition is one of the XR's conditions, as the function sets it.
-type Condition struct {
-	Type    string
-	Status  metav1.ConditionStatus
-	Reason  string
-	Message string
-}
-
 // A Warning is a Warning result (and event) on the XR and its claim.
 type Warning struct {
 	Reason  string
@@ -55,8 +47,8 @@ type Warning struct {
 // order, and the Warnings it emits for every reference the policy refused
 // and every grant the XR cannot compose. prior are the XR's conditions as
 // observed: a refusal that persists is said once.
-func Conditions(prior map[xpv2.ConditionType]xpv2.Condition, cr *xr.CanaryRoute, obs route.Observation, grants grant.Result, d rollout.Decision) ([]Condition, []Warning) {
-	conditions := make([]Condition, 0, 4)
+func Conditions(prior map[xpv2.ConditionType]xpv2.Condition, cr *xr.CanaryRoute, obs route.Observation, grants grant.Result, d rollout.Decision) ([]xr.Condition, []Warning) {
+	conditions := make([]xr.Condition, 0, 4)
 	if v, held := obs.FirstHold(); held || !obs.Exists {
 		reason, msg := route.ReasonPending, "the route has not been created yet"
 		if obs.Exists {
@@ -64,20 +56,20 @@ func Conditions(prior map[xpv2.ConditionType]xpv2.Condition, cr *xr.CanaryRoute,
 			// status the function writes.
 			reason, msg = xr.CutRunes(v.Reason, xr.MaxStatusValue), xr.CutRunes(explainHold(v), xr.MaxStatusMessage)
 		}
-		conditions = append(conditions, Condition{ConditionRouteAccepted, metav1.ConditionFalse, reason, msg})
+		conditions = append(conditions, xr.Condition{Type: ConditionRouteAccepted, Status: metav1.ConditionFalse, Reason: reason, Message: msg})
 	} else {
-		conditions = append(conditions, Condition{
-			ConditionRouteAccepted, metav1.ConditionTrue, reasonAccepted,
-			"every parent accepted the route and resolved its references",
+		conditions = append(conditions, xr.Condition{
+			Type: ConditionRouteAccepted, Status: metav1.ConditionTrue, Reason: reasonAccepted,
+			Message: "every parent accepted the route and resolved its references",
 		})
 	}
 
 	grantsReady, warnings := grantsCondition(prior[ConditionReferenceGrantsReady], cr, grants)
-	conditions = append(conditions, grantsReady, Condition{Type: ConditionComposed, Status: metav1.ConditionTrue, Reason: reasonComposed})
+	conditions = append(conditions, grantsReady, xr.Condition{Type: ConditionComposed, Status: metav1.ConditionTrue, Reason: reasonComposed})
 	if d.Healthy {
-		conditions = append(conditions, Condition{ConditionRolloutHealthy, metav1.ConditionTrue, string(d.Status.Phase), rolloutMessage(d.Status)})
+		conditions = append(conditions, xr.Condition{Type: ConditionRolloutHealthy, Status: metav1.ConditionTrue, Reason: string(d.Status.Phase), Message: rolloutMessage(d.Status)})
 	} else {
-		conditions = append(conditions, Condition{ConditionRolloutHealthy, metav1.ConditionFalse, d.Reason, rolloutMessage(d.Status)})
+		conditions = append(conditions, xr.Condition{Type: ConditionRolloutHealthy, Status: metav1.ConditionFalse, Reason: d.Reason, Message: rolloutMessage(d.Status)})
 	}
 	return conditions, warnings
 }
@@ -85,7 +77,7 @@ func Conditions(prior map[xpv2.ConditionType]xpv2.Condition, cr *xr.CanaryRoute,
 // grantsCondition is ReferenceGrantsReady, and the Warnings of the
 // references refused and the grants not composable, unless prior, the
 // condition as observed, already says the same.
-func grantsCondition(prior xpv2.Condition, cr *xr.CanaryRoute, grants grant.Result) (Condition, []Warning) {
+func grantsCondition(prior xpv2.Condition, cr *xr.CanaryRoute, grants grant.Result) (xr.Condition, []Warning) {
 	problems := make([]string, 0, len(grants.Refused)+len(grants.NotComposable))
 	var warnings []Warning
 	reason := ""
@@ -119,25 +111,25 @@ func grantsCondition(prior xpv2.Condition, cr *xr.CanaryRoute, grants grant.Resu
 	}
 	switch {
 	case cr.Spec.ReferenceGrants == xr.GrantsSkip:
-		return Condition{
-			ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonSkipped,
-			"spec.referenceGrants is Skip: grants are managed outside this CanaryRoute",
+		return xr.Condition{
+			Type: ConditionReferenceGrantsReady, Status: metav1.ConditionTrue, Reason: reasonSkipped,
+			Message: "spec.referenceGrants is Skip: grants are managed outside this CanaryRoute",
 		}, warnings
 	case len(problems) > 0:
-		return Condition{ConditionReferenceGrantsReady, metav1.ConditionFalse, reason, problemsMsg}, warnings
+		return xr.Condition{Type: ConditionReferenceGrantsReady, Status: metav1.ConditionFalse, Reason: reason, Message: problemsMsg}, warnings
 	case len(grants.Grants) == 0:
-		return Condition{
-			ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonReady,
-			"no backend in another namespace needs a ReferenceGrant",
+		return xr.Condition{
+			Type: ConditionReferenceGrantsReady, Status: metav1.ConditionTrue, Reason: reasonReady,
+			Message: "no backend in another namespace needs a ReferenceGrant",
 		}, warnings
 	default:
 		namespaces := make([]string, 0, len(grants.Grants))
 		for _, g := range grants.Grants {
 			namespaces = append(namespaces, g.Namespace)
 		}
-		return Condition{
-			ConditionReferenceGrantsReady, metav1.ConditionTrue, reasonReady,
-			xr.CutRunes("ReferenceGrants composed in namespaces: "+fielderr.List(namespaces, ", "), xr.MaxStatusMessage),
+		return xr.Condition{
+			Type: ConditionReferenceGrantsReady, Status: metav1.ConditionTrue, Reason: reasonReady,
+			Message: xr.CutRunes("ReferenceGrants composed in namespaces: "+fielderr.List(namespaces, ", "), xr.MaxStatusMessage),
 		}, warnings
 	}
 }
@@ -166,8 +158,8 @@ var ownConditions = []string{ConditionRouteAccepted, ConditionReferenceGrantsRea
 
 // Kept are the function's conditions as the XR has them (observed), but
 // for those in skip: what a run that does not compute them re-sends.
-func Kept(observed map[xpv2.ConditionType]xpv2.Condition, skip ...string) []Condition {
-	var out []Condition
+func Kept(observed map[xpv2.ConditionType]xpv2.Condition, skip ...string) []xr.Condition {
+	var out []xr.Condition
 	for _, typ := range ownConditions {
 		c := observed[xpv2.ConditionType(typ)]
 		// A condition the XR does not carry comes back Unknown without a
@@ -175,7 +167,7 @@ func Kept(observed map[xpv2.ConditionType]xpv2.Condition, skip ...string) []Cond
 		if c.Reason == "" || slices.Contains(skip, typ) {
 			continue
 		}
-		out = append(out, Condition{Type: typ, Status: metav1.ConditionStatus(c.Status), Reason: string(c.Reason), Message: c.Message})
+		out = append(out, xr.Condition{Type: typ, Status: metav1.ConditionStatus(c.Status), Reason: string(c.Reason), Message: c.Message})
 	}
 	return out
 }
@@ -206,6 +198,6 @@ func ObservedConditions(composite map[string]any) map[xpv2.ConditionType]xpv2.Co
 
 // Refused is the Composed condition of a CanaryRoute the function refuses,
 // saying why, bounded like every status it writes.
-func Refused(why string) Condition {
-	return Condition{Type: ConditionComposed, Status: metav1.ConditionFalse, Reason: reasonRefused, Message: xr.CutRunes(why, xr.MaxStatusMessage)}
+func Refused(why string) xr.Condition {
+	return xr.Condition{Type: ConditionComposed, Status: metav1.ConditionFalse, Reason: reasonRefused, Message: xr.CutRunes(why, xr.MaxStatusMessage)}
 }

@@ -56,7 +56,7 @@ type Rescue struct {
 	// Warning on each would spend the XR's event budget.
 	Warning *Warning
 	// Healthy is the RolloutHealthy condition.
-	Healthy Condition
+	Healthy xr.Condition
 	// Record is what the pipeline's next step reads of a release, as far
 	// as the XR tells it: the stable revision keeps its replicas, the
 	// canary gets none. Nil without a release, or when the XR does not
@@ -121,7 +121,7 @@ func RescueAbortComposed(composite map[string]any, observed, composed map[names.
 	canary, why := trustedCanary(xrp, decoded, prior.CanaryBackends, routeNamespace)
 	if why != "" {
 		msg := fmt.Sprintf(msgCannotTellApartFmt, why)
-		r := Rescue{Healthy: Condition{ConditionRolloutHealthy, metav1.ConditionFalse, reasonAbortNotApplied, msg}}
+		r := Rescue{Healthy: xr.Condition{Type: ConditionRolloutHealthy, Status: metav1.ConditionFalse, Reason: reasonAbortNotApplied, Message: msg}}
 		// A Fatal leaves the status alone, but not the conditions the
 		// function re-sends: RolloutHealthy says whether an earlier run
 		// already warned.
@@ -138,7 +138,7 @@ func RescueAbortComposed(composite map[string]any, observed, composed map[names.
 		Applied: true,
 		Objects: objects,
 		Status:  prior,
-		Healthy: Condition{ConditionRolloutHealthy, metav1.ConditionFalse, rollout.ReasonAborted, MsgRescuedAbort},
+		Healthy: xr.Condition{Type: ConditionRolloutHealthy, Status: metav1.ConditionFalse, Reason: rollout.ReasonAborted, Message: MsgRescuedAbort},
 	}
 	r.Status.CanaryBackends = canary
 	r.Status.Phase, r.Status.Reason, r.Status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil

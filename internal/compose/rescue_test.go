@@ -56,7 +56,7 @@ type rescued struct {
 	Rules   [][]string
 	Status  xr.RolloutStatus
 	Warning *Warning
-	Healthy Condition
+	Healthy xr.Condition
 }
 
 func rescuedOf(t *testing.T, r Rescue) rescued {
@@ -105,12 +105,12 @@ func TestRescueAbort(t *testing.T) {
 			CanaryDigest: "d1", CanaryBackends: canary, Message: MsgRescuedAbort,
 		}
 	}
-	aborted := Condition{ConditionRolloutHealthy, metav1.ConditionFalse, rollout.ReasonAborted, MsgRescuedAbort}
+	aborted := xr.Condition{Type: ConditionRolloutHealthy, Status: metav1.ConditionFalse, Reason: rollout.ReasonAborted, Message: MsgRescuedAbort}
 	warned := &Warning{rollout.EventAborted, "spec.traffic.abort is set: the canary is held at 0% in the last composed route, although the CanaryRoute cannot be composed: " + cause.Error()}
-	notApplied := func(why string) (*Warning, Condition) {
+	notApplied := func(why string) (*Warning, xr.Condition) {
 		msg := "spec.traffic.abort is set, but the canary cannot be told apart from the primary: status.rollout.canaryBackends names " + why +
 			". Nothing was changed: fix the CanaryRoute, or set the canary's weight to 0 in the route by hand"
-		return &Warning{"AbortNotApplied", msg}, Condition{ConditionRolloutHealthy, metav1.ConditionFalse, "AbortNotApplied", msg}
+		return &Warning{"AbortNotApplied", msg}, xr.Condition{Type: ConditionRolloutHealthy, Status: metav1.ConditionFalse, Reason: "AbortNotApplied", Message: msg}
 	}
 	// refused is a rescue that is not applied, saying why.
 	refused := func(why string, warn bool) rescued {

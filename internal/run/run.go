@@ -77,7 +77,7 @@ type In struct {
 	// ObserveQuery counts each query; nil counts nothing.
 	ObserveQuery func(provider, outcome string, took time.Duration)
 	// Workload is the object Crossplane fetched for a release's revision
-	// (see reconcile.Workload); nil for none.
+	// (see pipeline.Workload); nil for none.
 	Workload func(revision string) map[string]any
 }
 
@@ -103,7 +103,7 @@ type Out struct {
 	Route   xr.RouteStatus
 	// Conditions and Warnings are the XR's conditions and the Warnings
 	// about references and grants; Events the rollout's transitions.
-	Conditions []compose.Condition
+	Conditions []xr.Condition
 	Warnings   []compose.Warning
 	Events     []rollout.Event
 	// Requeue is when Crossplane should call again.

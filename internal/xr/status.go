@@ -15,6 +15,14 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 )
 
+// A Condition is one of the XR's conditions, as the function sets it.
+type Condition struct {
+	Type    string
+	Status  metav1.ConditionStatus
+	Reason  string
+	Message string
+}
+
 // parseStatus reads the status the function wrote on an earlier run. The
 // function owns these fields, but a user (or a bad restore) can still write
 // anything there, so a status that does not decode is an error naming the

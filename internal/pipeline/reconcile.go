@@ -7,7 +7,7 @@
 // reads the record back: whether Crossplane applies a response (what the
 // metrics count), and what the call before asked for (what a rescued abort
 // asks for again).
-package reconcile
+package pipeline
 
 import (
 	"encoding/base64"
