@@ -264,7 +264,7 @@ func asServed(b *testing.B) {
 func BenchmarkRunFunctionRemembered(b *testing.B) {
 	asServed(b)
 	for name, req := range benchRequests(b) {
-		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow }), memory: freshness.NewMemory(freshness.DefaultEntries, freshness.DefaultBytes)}
+		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow }), memory: freshness.NewMemory[pipeline.Answer](freshness.DefaultEntries, freshness.DefaultBytes)}
 		stale := proto.Clone(req).(*fnv1.RunFunctionRequest)
 		md := stale.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
 		md.Fields["uid"], md.Fields["generation"] = structpb.NewStringValue("9d2f6c4e-0000-4000-8000-0000000000b1"), structpb.NewNumberValue(1)

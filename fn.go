@@ -71,7 +71,7 @@ type Function struct {
 	querier metric.Querier
 	// memory remembers the newest decision answered per composite, which
 	// orders Crossplane's reads; nil remembers nothing, as previews do.
-	memory *freshness.Memory
+	memory *freshness.Memory[pipeline.Answer]
 }
 
 // sharedCompiler is the expression compiler of Functions without one.
@@ -90,13 +90,13 @@ func (f *Function) compiler() (*expr.Compiler, error) {
 // asked for an emergency abort, which bad input never blocks.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	start := f.metrics.Start()
-	log := f.log.WithValues("tag", req.GetMeta().GetTag(), "xr", compositeMeta(req, "name"), "namespace", compositeMeta(req, "namespace"))
+	log := f.log.WithValues("tag", req.GetMeta().GetTag(), "xr", pipeline.CompositeMeta(req, "name"), "namespace", pipeline.CompositeMeta(req, "namespace"))
 
 	var rsp *fnv1.RunFunctionResponse
 	var out metrics.Outcome
 	// A read older than a decision answered gets that decision, unchanged:
 	// answering it afresh would move the rollout back.
-	read, verdict, newest := f.memory.Order(freshness.ReadOf(req))
+	read, verdict, newest := f.memory.Order(pipeline.ReadOf(req))
 	if verdict.Answered() {
 		rsp, out = f.remembered(req, read, newest)
 	} else if oxr, err := request.GetObservedCompositeResource(req); err != nil {
@@ -106,11 +106,12 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		rsp, out = fatal(req, nil, errors.Wrap(err, errRequest)), metrics.Outcome{Result: metrics.ResultFatal}
 	} else {
 		if verdict == freshness.StatusBehind || read.Restore {
-			read = newest.Substitute(oxr.Resource.Object, read)
+			newest.Answer.Substitute(oxr.Resource.Object)
+			read = newest.Restored(read)
 		}
 		var composed run.Composition
-		if c := newest.Composed(read); c != nil {
-			composed = c
+		if newest.Current(read) {
+			composed = newest.Answer
 		}
 		if rsp, out, err = f.compose(ctx, log, req, oxr, composed); err != nil {
 			rsp, out = f.refuse(log, req, oxr, composed, err)
@@ -120,7 +121,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	var stamp freshness.Stamp
 	decided := false
 	if !verdict.Answered() {
-		stamp, decided = freshness.StampAnswer(rsp, read)
+		stamp, decided = pipeline.StampAnswer(rsp, read)
 	}
 	pipeline.Record(rsp)
 	out.Applied = pipeline.Settled(req, rsp)
@@ -129,9 +130,10 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 	if decided && out.Applied {
 		if newest.FirstPruned(read) {
-			event(rsp, true, reasonXRDOutdated, msgXRDOutdated)
+			pipeline.Event(rsp, true, reasonXRDOutdated, msgXRDOutdated)
 		}
-		f.memory.Remember(read, stamp, req, rsp, contextRelease)
+		answer := pipeline.Capture(req, rsp, pipeline.ContextRelease)
+		f.memory.Remember(read, stamp, answer, answer.Bytes)
 	}
 	f.metrics.Record(out, start)
 	return rsp, nil
@@ -141,16 +143,16 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 // answered, unless an object that decision composes is now another
 // owner's (created since, by another team): the takeover rule holds for
 // a remembered answer too, which would otherwise compose over it.
-func (f *Function) remembered(req *fnv1.RunFunctionRequest, read freshness.Read, newest *freshness.Decision) (*fnv1.RunFunctionResponse, metrics.Outcome) {
+func (f *Function) remembered(req *fnv1.RunFunctionRequest, read freshness.Read, newest *freshness.Decision[pipeline.Answer]) (*fnv1.RunFunctionResponse, metrics.Outcome) {
 	fetched, err := request.GetRequiredResources(req)
 	if err != nil {
 		return fatal(req, nil, errors.Wrap(err, errRequest)), metrics.Outcome{Result: metrics.ResultFatal}
 	}
-	owner := ownership.Composite{Name: compositeMeta(req, "name"), UID: read.UID}
-	if err := ownership.Check(owner, pipeline.Targets(newest.Requirements()), pipeline.Fetched(fetched).Existing); err != nil {
+	owner := ownership.Composite{Name: pipeline.CompositeMeta(req, "name"), UID: read.UID}
+	if err := ownership.Check(owner, pipeline.Targets(newest.Answer.Requirements()), pipeline.Fetched(fetched).Existing); err != nil {
 		return fatal(req, nil, err), metrics.Outcome{Result: metrics.ResultFatal}
 	}
-	return newest.Answer(req), metrics.Outcome{Result: metrics.ResultStale}
+	return newest.Answer.Respond(req), metrics.Outcome{Result: metrics.ResultStale}
 }
 
 // refuse answers a run that cannot compose the CanaryRoute: an emergency
@@ -214,30 +216,30 @@ func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.Ru
 		return nil, metrics.Outcome{}, err
 	}
 
-	rsp := newResponse(req, out.Requeue)
-	if !schemasPending(req, r.plan) {
+	rsp := pipeline.NewResponse(req, out.Requeue)
+	if !pipeline.SchemasPending(req, r.plan.Versions.Source) {
 		rsp.Requirements = &fnv1.Requirements{Resources: pipeline.Resources(r.cr, r.self, out.Targets)}
 	}
-	requireSchemas(rsp, req, r.selfGVK, r.plan)
+	pipeline.RequireSchemas(rsp, req, r.selfGVK, r.plan.Need, r.plan.Versions.Source)
 	if err := setDesired(rsp, out.Objects); err != nil {
 		return nil, metrics.Outcome{}, errors.Wrap(err, errSetDesired)
 	}
-	if err := setStatus(rsp, req, xr.Status{Rollout: &out.Rollout, Route: &out.Route, Release: out.Release}); err != nil {
+	if err := pipeline.SetStatus(rsp, req, xr.Status{Rollout: &out.Rollout, Route: &out.Route, Release: out.Release}); err != nil {
 		return nil, metrics.Outcome{}, errors.Wrap(err, errSetStatus)
 	}
 	if out.Record != nil {
-		if err := setRecord(rsp, out.Record); err != nil {
+		if err := pipeline.SetRelease(rsp, out.Record); err != nil {
 			return nil, metrics.Outcome{}, errors.Wrap(err, errSetStatus)
 		}
 	}
 	pipeline.RecordMeasurements(rsp, out.Measured)
 	for _, w := range out.Warnings {
-		event(rsp, true, w.Reason, w.Message)
+		pipeline.Event(rsp, true, w.Reason, w.Message)
 	}
-	setConditions(rsp, out.Conditions...)
+	pipeline.SetConditions(rsp, out.Conditions...)
 	outcome := metrics.Outcome{Result: metrics.ResultComposed, FailureReason: out.Rollout.Reason}
 	for _, e := range out.Events {
-		event(rsp, e.Warning, e.Reason, e.Message)
+		pipeline.Event(rsp, e.Warning, e.Reason, e.Message)
 		log.Info(e.Message, "reason", e.Reason)
 		outcome.Transitions = append(outcome.Transitions, e.Reason)
 	}
@@ -263,7 +265,7 @@ type facts struct {
 // resolves the CanaryRoute under the policy, chooses the versions it
 // composes from what the cluster serves, and plans it.
 func (f *Function) read(req *fnv1.RunFunctionRequest, oxr *resource.Composite) (*facts, error) {
-	if err := checkCapabilities(req); err != nil {
+	if err := pipeline.CheckCapabilities(req); err != nil {
 		return nil, err
 	}
 	pol, err := policy.Parse(req.GetInput().AsMap())

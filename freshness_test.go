@@ -29,6 +29,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
+	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 )
 
 // A cacheView is what a cache holds of the cluster at one time: the XR
@@ -93,7 +94,7 @@ func newLaggingSim(t *testing.T, xrYAML string, seed uint64, maxLag int, remembe
 	md["uid"], md["generation"] = "9d2f6c4e-0000-4000-8000-000000000001", float64(1)
 	s.fn = &Function{log: logging.NewNopLogger()}
 	if remember {
-		s.fn.memory = freshness.NewMemory(freshness.DefaultEntries, freshness.DefaultBytes)
+		s.fn.memory = freshness.NewMemory[pipeline.Answer](freshness.DefaultEntries, freshness.DefaultBytes)
 	}
 	s.push()
 	return s
@@ -987,7 +988,7 @@ func TestFreshStateMemoryConcurrentRuns(t *testing.T) {
 		entries int
 		bytes   uint64
 	}{{1, 1 << 20}, {3, 200 << 10}, {100, 1 << 30}} {
-		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return rec.now }), memory: freshness.NewMemory(bound.entries, bound.bytes)}
+		f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return rec.now }), memory: freshness.NewMemory[pipeline.Answer](bound.entries, bound.bytes)}
 		var wg sync.WaitGroup
 		for g := range 8 {
 			wg.Add(1)
@@ -1077,7 +1078,7 @@ func TestFreshStateDeterministicAndRenderUntouched(t *testing.T) {
 	newFn := func(mem bool) *Function {
 		f := &Function{log: logging.NewNopLogger(), clock: at}
 		if mem {
-			f.memory = freshness.NewMemory(10, 1<<30)
+			f.memory = freshness.NewMemory[pipeline.Answer](10, 1<<30)
 		}
 		return f
 	}

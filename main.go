@@ -20,6 +20,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
+	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 )
 
 const errNoCredentials = "refusing to serve gRPC without mTLS: set --tls-certs-dir (or the environment variable TLS_SERVER_CERTS_DIR) to a directory holding tls.crt, tls.key and ca.crt, or pass --insecure to serve plaintext"
@@ -53,7 +54,7 @@ func (c *CLI) Run() error {
 
 	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &metric.Client{Now: time.Now}}
 	if c.RememberEntries > 0 && c.RememberMiB > 0 {
-		fn.memory = freshness.NewMemory(c.RememberEntries, uint64(c.RememberMiB)<<20)
+		fn.memory = freshness.NewMemory[pipeline.Answer](c.RememberEntries, uint64(c.RememberMiB)<<20)
 	}
 	if !c.Now.IsZero() {
 		// A preview: every rollout at one instant, no metric queried (the

@@ -13,6 +13,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
+	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 )
 
 const errPanicFmt = "internal error: the function panicked (a bug, please report it): %s"
@@ -52,7 +53,7 @@ func (r *recoverer) RunFunction(ctx context.Context, req *fnv1.RunFunctionReques
 		}
 		msg := capPanicValue(fmt.Sprint(v))
 		r.log.Info("Recovered from a panic: the run ends with a Fatal result",
-			"tag", req.GetMeta().GetTag(), "xr", compositeMeta(req, "name"), "namespace", compositeMeta(req, "namespace"), "panic", msg, "stack", string(debug.Stack()))
+			"tag", req.GetMeta().GetTag(), "xr", pipeline.CompositeMeta(req, "name"), "namespace", pipeline.CompositeMeta(req, "namespace"), "panic", msg, "stack", string(debug.Stack()))
 		rsp, err = fatal(req, nil, errors.Errorf(errPanicFmt, msg)), nil
 		// A panic ends the run: nothing of it is applied, but what the
 		// Fatal says.

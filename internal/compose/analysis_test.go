@@ -4,10 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 )
 
 func TestAnalysisObjects(t *testing.T) {

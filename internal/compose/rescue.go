@@ -300,11 +300,11 @@ func specRules(xrp *fieldpath.Paved) ([]route.SpecRule, bool) {
 
 // DescribeBackends names backends as kind namespace/name, for messages.
 func DescribeBackends(ids []xr.BackendID) string {
-	names := make([]string, 0, len(ids))
+	described := make([]string, 0, len(ids))
 	for _, id := range ids {
-		names = append(names, backend.KindString(schema.GroupKind{Group: id.Group, Kind: id.Kind})+" "+id.Namespace+"/"+id.Name)
+		described = append(described, backend.KindString(schema.GroupKind{Group: id.Group, Kind: id.Kind})+" "+id.Namespace+"/"+id.Name)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(described, ", ")
 }
 
 // lenientRollout reads status.rollout as well as it can, from a status that

@@ -3,12 +3,13 @@ package ownership
 import (
 	"testing"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 )
 
 const (

@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/names"
 )
 
 // FuzzParse feeds arbitrary JSON objects to Parse as the XR. Parse must never
@@ -234,7 +235,7 @@ func checkInvariants(t *testing.T, cr *CanaryRoute) {
 // FuzzParse.
 func FuzzParsePatch(f *testing.F) {
 	spec := specCases()
-	names := slices.Sorted(maps.Keys(spec))
+	caseNames := slices.Sorted(maps.Keys(spec))
 	for i, path := range []string{
 		"spec.traffic.weight", "spec.traffic.steps.0.pause", "spec.rules.0.matches.0.path.value",
 		"spec.primary.service.targetPort", "spec.canary.backendRef", "spec.hostnames.0", "status.rollout.step",
@@ -249,7 +250,7 @@ func FuzzParsePatch(f *testing.F) {
 		if err := json.Unmarshal(value, &v); err != nil {
 			return
 		}
-		tc := spec[names[int(seed)%len(names)]]
+		tc := spec[caseNames[int(seed)%len(caseNames)]]
 		obj := xrWith(t, tc.args.patches...)
 		if !setPath(obj, strings.Split(path, "."), v) {
 			return

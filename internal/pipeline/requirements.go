@@ -1,12 +1,16 @@
-// Package reconcile is what the function knows of Crossplane's
-// requirements loop. Within one reconcile, Crossplane calls a function again,
-// with the context of its last response and the objects its requirements
-// name, until two calls in a row make the same requirements (at most a few
-// times), and applies the last response only. The function names its
-// requirements here, records them in each response's pipeline context, and
-// reads the record back: whether Crossplane applies a response (what the
-// metrics count), and what the call before asked for (what a rescued abort
-// asks for again).
+// Package pipeline is the function's side of Crossplane's function
+// pipeline: the one package that reads its RunFunctionRequest and writes its
+// RunFunctionResponse, through function-sdk-go. Package main hands it typed
+// values; nothing else touches the protobuf.
+//
+// Crossplane's requirements loop (this file): within one reconcile,
+// Crossplane calls a function again, with the context of its last response
+// and the objects its requirements name, until two calls in a row make the
+// same requirements (at most a few times), and applies the last response
+// only. The function names its requirements here, records them in each
+// response's pipeline context, and reads the record back: whether
+// Crossplane applies a response (what the metrics count), and what the call
+// before asked for (what a rescued abort asks for again).
 package pipeline
 
 import (
@@ -59,23 +63,16 @@ const ContextKey = "canaryroute.fn.crossplane.io/requirements"
 // response), in base64: a tenth of a run cheaper than their JSON as a
 // Struct, and nobody reads it but the function.
 func Record(rsp *fnv1.RunFunctionResponse) {
-	c := &structpb.Struct{}
-	if rsp.GetContext() != nil {
-		c = proto.Clone(rsp.GetContext()).(*structpb.Struct) //nolint:forcetypeassert // A clone has the type of its original.
-	}
-	if c.Fields == nil {
-		c.Fields = map[string]*structpb.Value{}
-	}
-	delete(c.Fields, ContextKey)
+	var record *structpb.Value
 	if r := rsp.GetRequirements(); r != nil {
 		if b, err := (proto.MarshalOptions{Deterministic: true}).Marshal(r); err == nil {
-			c.Fields[ContextKey] = structpb.NewStringValue(base64.StdEncoding.EncodeToString(b))
+			record = structpb.NewStringValue(base64.StdEncoding.EncodeToString(b))
 		}
 	}
-	if len(c.Fields) == 0 && rsp.GetContext() == nil {
+	if record == nil && rsp.GetContext().GetFields()[ContextKey] == nil {
 		return
 	}
-	rsp.Context = c
+	setContext(rsp, map[string]*structpb.Value{ContextKey: record})
 }
 
 // Previous are the requirements the call before this one made in the same
@@ -201,15 +198,7 @@ func RecordMeasurements(rsp *fnv1.RunFunctionResponse, m map[string]xr.Measureme
 	if err != nil {
 		return
 	}
-	c := &structpb.Struct{}
-	if rsp.GetContext() != nil {
-		c = proto.Clone(rsp.GetContext()).(*structpb.Struct) //nolint:forcetypeassert // A clone has the type of its original.
-	}
-	if c.Fields == nil {
-		c.Fields = map[string]*structpb.Value{}
-	}
-	c.Fields[MeasurementsKey] = structpb.NewStringValue(string(b))
-	rsp.Context = c
+	setContext(rsp, map[string]*structpb.Value{MeasurementsKey: structpb.NewStringValue(string(b))})
 }
 
 // Measurements are the measurements an earlier call of this reconcile
