@@ -48,13 +48,6 @@ var (
 // gateway.
 const Steps = "[{weight: 10, pause: 10s}, {weight: 50, pause: 10s}, {weight: 100}]"
 
-// RecommendedCrossplaneFlags are the flags for crossplane core start that
-// docs/performance.md recommends for a small control plane: with
-// Crossplane's default of 100 reconciles at once, 200 CanaryRoutes saturate
-// a 2-core API server, its watch caches fall behind, and Crossplane
-// composes from stale reads, which moves rollouts back.
-const RecommendedCrossplaneFlags = "--max-reconcile-rate=10"
-
 // Revisions of the canary: the first rollout, then the bump.
 const (
 	RevisionFirst = "v1"
