@@ -113,7 +113,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		if newest.Current(read) {
 			composed = newest.Answer
 		}
-		if rsp, out, err = f.compose(ctx, log, req, oxr, composed); err != nil {
+		if rsp, out, err = f.answer(ctx, log, req, oxr, composed); err != nil {
 			rsp, out = f.refuse(log, req, oxr, composed, err)
 		}
 	}
@@ -181,7 +181,7 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 	return fatal(req, oxr, err), metrics.Outcome{Result: metrics.ResultFatal}
 }
 
-// compose reads the policy and the CanaryRoute, plans what it composes,
+// answer reads the policy and the CanaryRoute, plans what it composes,
 // composes it from what the cluster holds, and answers. An error is bad
 // input, for a Fatal result; it names the CanaryRoute's or the Input's
 // field. Nothing is written to a response until everything is decided, so a
@@ -189,12 +189,12 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 //
 // composed are the objects the newest decision answered composed, when the
 // run decides on its status: what a hold re-emits (see run.In).
-func (f *Function) compose(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed run.Composition) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
+func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed run.Composition) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
 	r, err := f.read(req, oxr)
 	if err != nil {
 		return nil, metrics.Outcome{}, err
 	}
-	out, err := run.Compose(ctx, run.In{
+	out, err := run.Run(ctx, run.In{
 		Plan:       r.plan,
 		Observed:   r.observed,
 		Composed:   composed,

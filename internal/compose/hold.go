@@ -172,7 +172,7 @@ func (p *Plan) Held(observed map[names.Key]map[string]any, obs route.Observation
 	return held, nil
 }
 
-// Compose is what a run composes for the engine's decision, but for the
+// Objects are what a run composes for the engine's decision, but for the
 // analysis objects, and the canary backends it records: the route built at
 // the decided weight (the canary cut from it when the rollout is aborted or
 // failed), the proxy Services, their BackendTLSPolicies and the grants.
@@ -180,7 +180,7 @@ func (p *Plan) Held(observed map[names.Key]map[string]any, obs route.Observation
 // waiting to restart), it is what the previous run composed, as observed,
 // but for what the Input no longer allows, and the decision says so.
 // observed are the composed resources Crossplane observed, by key.
-func (p *Plan) Compose(built runtime.Object, obs route.Observation, d rollout.Decision, observed map[names.Key]map[string]any) ([]Object, []xr.BackendID, rollout.Decision, error) {
+func (p *Plan) Objects(built runtime.Object, obs route.Observation, d rollout.Decision, observed map[names.Key]map[string]any) ([]Object, []xr.BackendID, rollout.Decision, error) {
 	if !d.HoldPrevious {
 		if ph := d.Status.Phase; ph == xr.PhaseAborted || ph == xr.PhaseFailed {
 			built = p.CutCanary(built)

@@ -119,10 +119,10 @@ type Out struct {
 	Record  *release.Record
 }
 
-// Compose reads what the cluster holds, decides the weights and composes.
+// Run reads what the cluster holds, decides the weights and composes.
 // An error is bad input, for a Fatal result; it names the CanaryRoute's or
 // the Input's field.
-func Compose(ctx context.Context, in In) (Out, error) {
+func Run(ctx context.Context, in In) (Out, error) {
 	plan, cr := in.Plan, in.Plan.CR
 	obs, err := route.Observe(in.Observed[plan.RouteKey()], cr.RouteNamespace, cr.Spec.ParentRefs)
 	if err != nil {
@@ -198,7 +198,7 @@ func Compose(ctx context.Context, in In) (Out, error) {
 			held[names.Key(k)] = o
 		}
 	}
-	objects, canaryBackends, d, err := plan.Compose(built, obs, d, held)
+	objects, canaryBackends, d, err := plan.Objects(built, obs, d, held)
 	if err != nil {
 		return Out{}, errors.Wrap(err, errCompose)
 	}
