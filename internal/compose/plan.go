@@ -79,6 +79,21 @@ type Plan struct {
 	builds map[buildKey]build
 }
 
+// WithRevisions is the plan with the release's Services selecting the
+// revisions a run decided (see release.Decision: "" keeps the spec's), in a
+// copy: the plan the run was given, and the CanaryRoute it was built from,
+// stay as they were. Routes do not depend on the revisions, so the copy
+// shares the routes built.
+func (p *Plan) WithRevisions(primary, canary string) *Plan {
+	cr := *p.CR
+	cr.Spec = cr.Spec.WithPrimaryRevision(primary).WithCanaryRevision(canary)
+	r := *p.Resolved
+	r.CR = &cr
+	q := *p
+	q.Resolved = &r
+	return &q
+}
+
 // Program is the compiled expression of a text that the spec holds; nil for
 // "".
 func (r *Resolved) Program(text string) *expr.Program { return r.programs[text] }

@@ -166,8 +166,10 @@ func Run(ctx context.Context, in In) (Out, error) {
 		})
 		d, rel = rd.Rollout, &rd
 		// A promotion moves the primary Service before the route; leaving
-		// one keeps the canary Service on the promoted revision meanwhile.
-		cr.Spec = cr.Spec.WithPrimaryRevision(rd.PrimaryRevision).WithCanaryRevision(rd.CanaryRevision)
+		// one keeps the canary Service on the promoted revision meanwhile:
+		// the run composes the plan with the revisions its Services select.
+		plan = plan.WithRevisions(rd.PrimaryRevision, rd.CanaryRevision)
+		cr = plan.CR
 	} else {
 		d = rollout.Decide(ri)
 	}
