@@ -24,7 +24,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
-	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
+	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
 
 // xpSim fakes Crossplane, the API server, the gateway and the Job
@@ -74,7 +74,7 @@ type xpSim struct {
 	tick time.Duration
 	// metrics, when set, counts the runs: the function is served as
 	// main.go serves it, with the metrics around the panic recovery.
-	metrics *metrics.Runs
+	metrics *telemetry.Runs
 	// querier, when set, answers the metrics' queries; unset, the function
 	// queries nothing, as a preview.
 	querier metric.Querier

@@ -18,7 +18,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
+	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
 
 // quietRuns reports the runs that changed nothing (status.rollout and the
@@ -131,7 +131,7 @@ func TestEventsAreSaidOnce(t *testing.T) {
 // transition counts on that run only.
 func TestTransitionsCountedOnce(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRuns(reg, time.Now)
+	m, err := telemetry.NewRuns(reg, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestTransitionsCountedOnce(t *testing.T) {
 	if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", "RolloutStarted"); got != 1 {
 		t.Errorf("the call whose response Crossplane applies counted %v RolloutStarted, want 1", got)
 	}
-	if got := counterValue(t, reg, "function_canary_route_runs_total", "result", metrics.ResultComposed); got != 2 {
+	if got := counterValue(t, reg, "function_canary_route_runs_total", "result", telemetry.ResultComposed); got != 2 {
 		t.Errorf("runs_total{result=composed} = %v, want 2: every call is a run", got)
 	}
 }
@@ -209,7 +209,7 @@ func TestTransitionsCountedWhereApplied(t *testing.T) {
 		}}},
 	}
 	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRuns(reg, time.Now)
+	m, err := telemetry.NewRuns(reg, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestFailuresCountedByReason(t *testing.T) {
     progressDeadline: 2m
 `), emptyInput)
 	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRuns(reg, time.Now)
+	m, err := telemetry.NewRuns(reg, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

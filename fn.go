@@ -19,13 +19,13 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
-	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/run"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
+	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -65,7 +65,7 @@ type Function struct {
 	// them across runs; nil uses a compiler shared by every Function.
 	exprs *expr.Compiler
 	// metrics counts the runs; nil counts nothing.
-	metrics *metrics.Runs
+	metrics *telemetry.Runs
 	// querier queries the providers of traffic.metrics; nil queries
 	// nothing, as previews (--now, crossplane render) do.
 	querier metric.Querier
@@ -93,7 +93,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	log := f.log.WithValues("tag", req.GetMeta().GetTag(), "xr", pipeline.CompositeMeta(req, "name"), "namespace", pipeline.CompositeMeta(req, "namespace"))
 
 	var rsp *fnv1.RunFunctionResponse
-	var out metrics.Outcome
+	var out telemetry.Outcome
 	// A read older than a decision answered gets that decision, unchanged:
 	// answering it afresh would move the rollout back.
 	read, verdict, newest := f.memory.Order(pipeline.ReadOf(req))
@@ -103,7 +103,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		// The observed XR is converted once: for a spec near the gRPC
 		// limit the conversion is most of a run, and a refused run reads
 		// it again.
-		rsp, out = fatal(req, nil, errors.Wrap(err, errRequest)), metrics.Outcome{Result: metrics.ResultFatal}
+		rsp, out = fatal(req, nil, errors.Wrap(err, errRequest)), telemetry.Outcome{Result: telemetry.ResultFatal}
 	} else {
 		if verdict == freshness.StatusBehind || read.Restore {
 			newest.Answer.Substitute(oxr.Resource.Object)
@@ -143,21 +143,21 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 // answered, unless an object that decision composes is now another
 // owner's (created since, by another team): the takeover rule holds for
 // a remembered answer too, which would otherwise compose over it.
-func (f *Function) remembered(req *fnv1.RunFunctionRequest, read freshness.Read, newest *freshness.Decision[pipeline.Answer]) (*fnv1.RunFunctionResponse, metrics.Outcome) {
+func (f *Function) remembered(req *fnv1.RunFunctionRequest, read freshness.Read, newest *freshness.Decision[pipeline.Answer]) (*fnv1.RunFunctionResponse, telemetry.Outcome) {
 	fetched, err := request.GetRequiredResources(req)
 	if err != nil {
-		return fatal(req, nil, errors.Wrap(err, errRequest)), metrics.Outcome{Result: metrics.ResultFatal}
+		return fatal(req, nil, errors.Wrap(err, errRequest)), telemetry.Outcome{Result: telemetry.ResultFatal}
 	}
 	owner := ownership.Composite{Name: pipeline.CompositeMeta(req, "name"), UID: read.UID}
 	if err := ownership.Check(owner, pipeline.Targets(newest.Answer.Requirements()), pipeline.Fetched(fetched).Existing); err != nil {
-		return fatal(req, nil, err), metrics.Outcome{Result: metrics.ResultFatal}
+		return fatal(req, nil, err), telemetry.Outcome{Result: telemetry.ResultFatal}
 	}
-	return newest.Answer.Respond(req), metrics.Outcome{Result: metrics.ResultStale}
+	return newest.Answer.Respond(req), telemetry.Outcome{Result: telemetry.ResultStale}
 }
 
 // refuse answers a run that cannot compose the CanaryRoute: an emergency
 // abort if the user asked for one, else a Fatal result.
-func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed run.Composition, err error) (*fnv1.RunFunctionResponse, metrics.Outcome) {
+func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed run.Composition, err error) (*fnv1.RunFunctionResponse, telemetry.Outcome) {
 	observed, _ := request.GetObservedComposedResources(req)
 	var held map[names.Key]map[string]any
 	if composed != nil {
@@ -178,7 +178,7 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 	}
 	// The log has the message, never the whole spec.
 	log.Info("Fatal result", "error", err.Error())
-	return fatal(req, oxr, err), metrics.Outcome{Result: metrics.ResultFatal}
+	return fatal(req, oxr, err), telemetry.Outcome{Result: telemetry.ResultFatal}
 }
 
 // answer reads the policy and the CanaryRoute, plans what it composes,
@@ -189,10 +189,10 @@ func (f *Function) refuse(log logging.Logger, req *fnv1.RunFunctionRequest, oxr 
 //
 // composed are the objects the newest decision answered composed, when the
 // run decides on its status: what a hold re-emits (see run.In).
-func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed run.Composition) (*fnv1.RunFunctionResponse, metrics.Outcome, error) {
+func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.RunFunctionRequest, oxr *resource.Composite, composed run.Composition) (*fnv1.RunFunctionResponse, telemetry.Outcome, error) {
 	r, err := f.read(req, oxr)
 	if err != nil {
-		return nil, metrics.Outcome{}, err
+		return nil, telemetry.Outcome{}, err
 	}
 	out, err := run.Run(ctx, run.In{
 		Plan:       r.plan,
@@ -213,7 +213,7 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 		Workload:     r.required.CanaryWorkload,
 	})
 	if err != nil {
-		return nil, metrics.Outcome{}, err
+		return nil, telemetry.Outcome{}, err
 	}
 
 	rsp := pipeline.NewResponse(req, out.Requeue)
@@ -222,14 +222,14 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 	}
 	pipeline.RequireSchemas(rsp, req, r.selfGVK, r.plan.Need, r.plan.Versions.Source)
 	if err := setDesired(rsp, out.Objects); err != nil {
-		return nil, metrics.Outcome{}, errors.Wrap(err, errSetDesired)
+		return nil, telemetry.Outcome{}, errors.Wrap(err, errSetDesired)
 	}
 	if err := pipeline.SetStatus(rsp, req, xr.Status{Rollout: &out.Rollout, Route: &out.Route, Release: out.Release}); err != nil {
-		return nil, metrics.Outcome{}, errors.Wrap(err, errSetStatus)
+		return nil, telemetry.Outcome{}, errors.Wrap(err, errSetStatus)
 	}
 	if out.Record != nil {
 		if err := pipeline.SetRelease(rsp, out.Record); err != nil {
-			return nil, metrics.Outcome{}, errors.Wrap(err, errSetStatus)
+			return nil, telemetry.Outcome{}, errors.Wrap(err, errSetStatus)
 		}
 	}
 	pipeline.RecordMeasurements(rsp, out.Measured)
@@ -237,7 +237,7 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 		pipeline.Event(rsp, true, w.Reason, w.Message)
 	}
 	pipeline.SetConditions(rsp, out.Conditions...)
-	outcome := metrics.Outcome{Result: metrics.ResultComposed, FailureReason: out.Rollout.Reason}
+	outcome := telemetry.Outcome{Result: telemetry.ResultComposed, FailureReason: out.Rollout.Reason}
 	for _, e := range out.Events {
 		pipeline.Event(rsp, e.Warning, e.Reason, e.Message)
 		log.Info(e.Message, "reason", e.Reason)

@@ -28,8 +28,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
-	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
+	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
 
 // A cacheView is what a cache holds of the cluster at one time: the XR
@@ -338,7 +338,7 @@ func TestFreshStateLaggingCaches(t *testing.T) {
 
 func TestFreshStateCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := metrics.NewRuns(reg, time.Now)
+	m, err := telemetry.NewRuns(reg, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

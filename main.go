@@ -19,8 +19,8 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
-	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
+	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
 
 const errNoCredentials = "refusing to serve gRPC without mTLS: set --tls-certs-dir (or the environment variable TLS_SERVER_CERTS_DIR) to a directory holding tls.crt, tls.key and ca.crt, or pass --insecure to serve plaintext"
@@ -86,12 +86,12 @@ func (c *CLI) serve(fn *Function, log logging.Logger) error {
 	// server's are all that --metrics-address serves.
 	reg := prometheus.NewRegistry()
 	if c.MetricsAddress != "" {
-		m, err := metrics.NewRuns(reg, time.Now)
+		m, err := telemetry.NewRuns(reg, time.Now)
 		if err != nil {
 			return errors.Wrap(err, "cannot register the metrics")
 		}
 		fn.metrics = m
-		if err := metrics.RegisterMemory(reg, fn.memory.Len); err != nil {
+		if err := telemetry.RegisterMemory(reg, fn.memory.Len); err != nil {
 			return errors.Wrap(err, "cannot register the metrics")
 		}
 	}

@@ -12,8 +12,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
+	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
 
 const errPanicFmt = "internal error: the function panicked (a bug, please report it): %s"
@@ -32,12 +32,12 @@ type recoverer struct {
 
 	wrapped fnv1.FunctionRunnerServiceServer
 	log     logging.Logger
-	metrics *metrics.Runs
+	metrics *telemetry.Runs
 }
 
 // withRecover wraps fn so that a panic becomes a Fatal result, counted in
 // m (nil counts nothing).
-func withRecover(fn fnv1.FunctionRunnerServiceServer, log logging.Logger, m *metrics.Runs) fnv1.FunctionRunnerServiceServer {
+func withRecover(fn fnv1.FunctionRunnerServiceServer, log logging.Logger, m *telemetry.Runs) fnv1.FunctionRunnerServiceServer {
 	return &recoverer{wrapped: fn, log: log, metrics: m}
 }
 
@@ -57,7 +57,7 @@ func (r *recoverer) RunFunction(ctx context.Context, req *fnv1.RunFunctionReques
 		rsp, err = fatal(req, nil, errors.Errorf(errPanicFmt, msg)), nil
 		// A panic ends the run: nothing of it is applied, but what the
 		// Fatal says.
-		r.metrics.Record(metrics.Outcome{Result: metrics.ResultPanic, Applied: true}, start)
+		r.metrics.Record(telemetry.Outcome{Result: telemetry.ResultPanic, Applied: true}, start)
 	}()
 	return r.wrapped.RunFunction(ctx, req)
 }

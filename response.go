@@ -9,9 +9,9 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
-	"github.com/crossplane-contrib/function-canary-route/internal/metrics"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -54,20 +54,20 @@ func fatal(req *fnv1.RunFunctionRequest, oxr *resource.Composite, err error) *fn
 // the canary at 0%, or, when the canary cannot be told apart from the
 // primary, the Fatal with a Warning that says why the abort was not
 // applied. It reports false when the rescue cannot be written.
-func rescued(req *fnv1.RunFunctionRequest, oxr *resource.Composite, r compose.Rescue, cause error) (*fnv1.RunFunctionResponse, metrics.Outcome, bool) {
-	rsp, out := response.To(req, response.DefaultTTL), metrics.Outcome{Result: metrics.ResultFatal}
+func rescued(req *fnv1.RunFunctionRequest, oxr *resource.Composite, r compose.Rescue, cause error) (*fnv1.RunFunctionResponse, telemetry.Outcome, bool) {
+	rsp, out := response.To(req, response.DefaultTTL), telemetry.Outcome{Result: telemetry.ResultFatal}
 	if r.Applied {
-		rsp, out = pipeline.NewResponse(req, rollout.MaxRequeue), metrics.Outcome{Result: metrics.ResultAbortRescued}
+		rsp, out = pipeline.NewResponse(req, rollout.MaxRequeue), telemetry.Outcome{Result: telemetry.ResultAbortRescued}
 		// The requirements of the call before: Crossplane applies a
 		// response once its requirements stop changing, and a rescue with
 		// none after a call that made some would send it back for a call
 		// that composes again, and so on until it gives up the reconcile.
 		rsp.Requirements = pipeline.Own(pipeline.Previous(req))
 		if setDesired(rsp, r.Objects) != nil || pipeline.SetStatus(rsp, req, xr.Status{Rollout: &r.Status, Release: r.Release}) != nil {
-			return nil, metrics.Outcome{}, false
+			return nil, telemetry.Outcome{}, false
 		}
 		if r.Record != nil && pipeline.SetRelease(rsp, r.Record) != nil {
-			return nil, metrics.Outcome{}, false
+			return nil, telemetry.Outcome{}, false
 		}
 	}
 	if w := r.Warning; w != nil {

@@ -1,9 +1,9 @@
-// Package metrics holds the function's own Prometheus metrics, beside the
+// Package telemetry holds the function's own Prometheus metrics, beside the
 // gRPC server's that function-sdk-go serves on the same registry: runs by
 // how they ended, the rollout transitions and failures they made, and how
 // long they took. A run hands its outcome over; nothing is read back from
 // its response.
-package metrics
+package telemetry
 
 import (
 	"slices"
