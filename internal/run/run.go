@@ -24,10 +24,9 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
-	"github.com/crossplane-contrib/function-canary-route/internal/gate"
-	"github.com/crossplane-contrib/function-canary-route/internal/measure"
 	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
+	"github.com/crossplane-contrib/function-canary-route/internal/observe"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
@@ -145,8 +144,8 @@ func Run(ctx context.Context, in In) (Out, error) {
 		Previous:            cr.Status.Rollout,
 		RouteAtStep:         plan.RouteAtStep(obs),
 		RouteMissing:        !obs.Exists,
-		Gates:               gate.Observe(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, in.Gate, plan.Program),
-		Analysis:            gate.ObserveAnalysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, in.Observed, plan.Program),
+		Gates:               observe.Gates(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, in.Gate, plan.Program),
+		Analysis:            observe.Analysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, in.Observed, plan.Program),
 		CanaryRefused:       plan.Grants.CanaryRefused(),
 		CanaryRefusedReason: plan.CanaryRefusal(),
 		Now:                 in.Now,
@@ -234,7 +233,7 @@ func measured(ctx context.Context, in In, ri rollout.Input, budget *expr.Budget)
 	side := func(b backend.Backend, revision string) metric.Values {
 		return metric.Values{Namespace: b.Namespace, Route: cr.RouteName, Service: string(b.Ref.Name), Revision: revision}
 	}
-	taken := measure.Take(ctx, measure.In{
+	taken := observe.Metrics(ctx, observe.MetricsIn{
 		Metrics:     due,
 		Providers:   plan.Policy.MetricProviders,
 		Credentials: in.Credentials,

@@ -1,8 +1,4 @@
-// Package gate reads the objects that hold a rollout's steps: for each gate
-// of the spec, the object Crossplane fetched for it and the condition that
-// must be True on it, or what its expressions say of it; and the analysis
-// objects composed for the current step, judged like expression gates.
-package gate
+package observe
 
 import (
 	"context"
@@ -20,11 +16,11 @@ import (
 // Programs finds the compiled expression of a text ("" gives nil).
 type Programs func(text string) *expr.Program
 
-// Observe reads each gate's object among those that Crossplane fetched for
+// Gates reads each gate's object among those that Crossplane fetched for
 // it (fetched(i) for gate i), and judges it. On the first call of a
 // reconcile Crossplane has fetched nothing yet: every gate is "not found",
 // which holds the rollout.
-func Observe(ctx context.Context, budget *expr.Budget, gates []xr.Gate, routeNamespace string, fetched func(i int) []*unstructured.Unstructured, programs Programs) []rollout.GateObservation {
+func Gates(ctx context.Context, budget *expr.Budget, gates []xr.Gate, routeNamespace string, fetched func(i int) []*unstructured.Unstructured, programs Programs) []rollout.GateObservation {
 	if len(gates) == 0 {
 		return nil
 	}
@@ -104,12 +100,12 @@ func Judge(ctx context.Context, budget *expr.Budget, successWhen, failWhen *expr
 	return c
 }
 
-// ObserveAnalysis judges the analysis objects Crossplane observed under
+// Analysis judges the analysis objects Crossplane observed under
 // their keys: which revision, canary, attempt and step each was composed for
 // (its labels, as xr.LabelValue writes them), and what its template's
 // expressions say of it. Objects of
 // templates the spec no longer has are none of the rollout's business.
-func ObserveAnalysis(ctx context.Context, budget *expr.Budget, traffic xr.Traffic, routeName string, observed map[names.Key]map[string]any, programs Programs) []rollout.AnalysisObservation {
+func Analysis(ctx context.Context, budget *expr.Budget, traffic xr.Traffic, routeName string, observed map[names.Key]map[string]any, programs Programs) []rollout.AnalysisObservation {
 	var out []rollout.AnalysisObservation
 	for _, a := range traffic.Analysis {
 		obj, ok := observed[names.AnalysisKey(a.Name)]

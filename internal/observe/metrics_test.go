@@ -1,4 +1,4 @@
-package measure
+package observe
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func (q *querier) Query(_ context.Context, p metric.Provider, query string, _ ti
 	return q.primary
 }
 
-func TestTake(t *testing.T) {
+func TestMetrics(t *testing.T) {
 	now := time.Date(2026, 12, 2, 10, 0, 30, 500, time.UTC)
 	at := metav1.Time{Time: now.Truncate(time.Second)}
 	m := xr.Metric{Name: "errors", Provider: "prom", Query: `x{service="{{service}}"}`, Interval: time.Minute, SuccessWhen: "result <= baseline * 2", CompareToPrimary: true}
@@ -103,7 +103,7 @@ func TestTake(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Take(context.Background(), In{
+			got := Metrics(context.Background(), MetricsIn{
 				Metrics: []xr.Metric{m}, Providers: tc.providers, Credentials: tc.credentials, Querier: tc.q,
 				Program: func(string) *expr.Program { return prg }, Budget: &expr.Budget{},
 				Canary: metric.Values{Service: "canary"}, Primary: metric.Values{Service: "primary"},
@@ -117,7 +117,7 @@ func TestTake(t *testing.T) {
 			}
 		})
 	}
-	if got := Take(context.Background(), In{Metrics: []xr.Metric{m}}); got != nil {
+	if got := Metrics(context.Background(), MetricsIn{Metrics: []xr.Metric{m}}); got != nil {
 		t.Errorf("a preview (no querier) measures nothing, got %v", got)
 	}
 }

@@ -1,10 +1,4 @@
-// Package measure takes a run's measurements of traffic.metrics: each due
-// metric's query expanded for the canary (and for the primary, which the
-// metric compares to), sent to its provider with the pipeline step's
-// credentials, all at once, and each answer judged by the metric's
-// successWhen. Whatever a provider does, a measurement is taken: an answer
-// without a number is a NoData measurement that says why.
-package measure
+package observe
 
 import (
 	"context"
@@ -24,8 +18,8 @@ import (
 // the XRD admits it.
 const maxValue = 32
 
-// In is what a run measures, and with what.
-type In struct {
+// MetricsIn is what a run measures, and with what.
+type MetricsIn struct {
 	// Metrics are the metrics due (see rollout.Due).
 	Metrics []xr.Metric
 	// Providers are the Input's metric providers, by name.
@@ -49,9 +43,9 @@ type In struct {
 	Observe func(provider, outcome string, took time.Duration)
 }
 
-// Take measures the metrics, all their queries at once, and returns a
+// Metrics measures the metrics, all their queries at once, and returns a
 // measurement of each, by name. A preview (no Querier) measures nothing.
-func Take(ctx context.Context, in In) map[string]xr.Measurement {
+func Metrics(ctx context.Context, in MetricsIn) map[string]xr.Measurement {
 	if in.Querier == nil || len(in.Metrics) == 0 {
 		return nil
 	}
@@ -90,7 +84,7 @@ func Take(ctx context.Context, in In) map[string]xr.Measurement {
 
 // provider resolves a metric's provider, with its credentials, or says why
 // it cannot.
-func (in In) provider(name string) (metric.Provider, string) {
+func (in MetricsIn) provider(name string) (metric.Provider, string) {
 	pp, ok := in.Providers[name]
 	if !ok {
 		// The spec's checks refuse a metric of a provider the Input does
@@ -115,7 +109,7 @@ func (in In) provider(name string) (metric.Provider, string) {
 }
 
 // judge turns the answers of a metric into its measurement.
-func (in In) judge(ctx context.Context, m xr.Metric, canary metric.Result, baseline int, results []metric.Result, now time.Time) xr.Measurement {
+func (in MetricsIn) judge(ctx context.Context, m xr.Metric, canary metric.Result, baseline int, results []metric.Result, now time.Time) xr.Measurement {
 	ms := xr.Measurement{Time: metav1Time(now), Step: in.Step}
 	if canary.NoData != "" {
 		return noData(in.Step, now, canary.NoData)

@@ -1,4 +1,4 @@
-package gate
+package observe
 
 import (
 	"context"
@@ -48,7 +48,7 @@ status:
     - {type: Available, status: "True", reason: MinimumReplicasAvailable, message: Deployment has minimum availability., lastTransitionTime: "2026-12-02T10:00:00Z"}
 `
 
-func TestObserve(t *testing.T) {
+func TestGates(t *testing.T) {
 	type args struct {
 		gates   []xr.Gate
 		fetched map[int][]string
@@ -144,9 +144,9 @@ func TestObserve(t *testing.T) {
 				}
 				return out
 			}
-			got := Observe(context.Background(), nil, tc.args.gates, "test", fetched, func(string) *expr.Program { return nil })
+			got := Gates(context.Background(), nil, tc.args.gates, "test", fetched, func(string) *expr.Program { return nil })
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nObserve(...): -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\nGates(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -241,7 +241,7 @@ func TestCondition(t *testing.T) {
 	}
 }
 
-func TestObserveAnalysis(t *testing.T) {
+func TestAnalysis(t *testing.T) {
 	c, err := expr.NewCompiler(0)
 	if err != nil {
 		t.Fatal(err)
@@ -311,9 +311,9 @@ func TestObserveAnalysis(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := ObserveAnalysis(context.Background(), &expr.Budget{}, traffic, "podinfo", tc.observed, programs)
+			got := Analysis(context.Background(), &expr.Budget{}, traffic, "podinfo", tc.observed, programs)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nObserveAnalysis(...): -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\nAnalysis(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
