@@ -8,10 +8,8 @@
 package expr
 
 import (
-	"container/list"
 	"context"
 	"strings"
-	"sync"
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
@@ -24,6 +22,8 @@ import (
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/memo"
 )
 
 // Limits of an expression and of its evaluation.
@@ -190,16 +190,14 @@ type Compiler struct {
 	// baseline.
 	metricEnv *cel.Env
 
-	mu      sync.Mutex
-	order   *list.List // of *entry, most recently used first
-	entries map[string]*list.Element
-	size    int
+	// compiled are the programs (or why a text does not compile) kept by
+	// their environment's key and their text, bounded by their number.
+	compiled *memo.Cache[string, compiledExpr]
 }
 
-type entry struct {
-	text string
-	prg  *Program
-	err  error
+type compiledExpr struct {
+	prg *Program
+	err error
 }
 
 // NewCompiler returns a compiler that keeps at most size compiled
@@ -236,7 +234,7 @@ func NewCompiler(size int) (*Compiler, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create the CEL environment of metrics")
 	}
-	return &Compiler{env: celEnv, metricEnv: metricEnv, order: list.New(), entries: map[string]*list.Element{}, size: size}, nil
+	return &Compiler{env: celEnv, metricEnv: metricEnv, compiled: memo.New[string, compiledExpr](size, memo.Unbounded)}, nil
 }
 
 // ErrTooLong is returned for an expression longer than MaxLength.
@@ -258,35 +256,18 @@ func (c *Compiler) cached(text, prefix string, celEnv *cel.Env) (*Program, error
 		return nil, ErrTooLong
 	}
 	key := prefix + text
-	c.mu.Lock()
-	if e, ok := c.entries[key]; ok {
-		c.order.MoveToFront(e)
-		en := e.Value.(*entry) //nolint:forcetypeassert // Only *entry is stored.
-		c.mu.Unlock()
-		return en.prg, en.err
+	if e, ok := c.compiled.Get(key); ok {
+		return e.prg, e.err
 	}
-	c.mu.Unlock()
-
 	prg, err := c.compile(celEnv, text)
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; !ok {
-		c.entries[key] = c.order.PushFront(&entry{text: key, prg: prg, err: err})
-		for c.order.Len() > c.size {
-			oldest := c.order.Back()
-			c.order.Remove(oldest)
-			delete(c.entries, oldest.Value.(*entry).text) //nolint:forcetypeassert // Only *entry is stored.
-		}
-	}
+	c.compiled.Add(key, compiledExpr{prg: prg, err: err}, 0)
 	return prg, err
 }
 
 // Len is how many compiled expressions the cache holds.
 func (c *Compiler) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
+	n, _ := c.compiled.Len()
+	return n
 }
 
 func (c *Compiler) compile(celEnv *cel.Env, text string) (*Program, error) {

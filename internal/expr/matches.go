@@ -1,13 +1,11 @@
 package expr
 
 import (
-	"container/list"
 	"reflect"
 	"regexp"
 	"regexp/syntax"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -19,6 +17,8 @@ import (
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/memo"
 )
 
 // Limits of matches(). A pattern pays before it runs: CEL charges a call
@@ -236,7 +236,7 @@ func prepare(mv ref.Val) ref.Val {
 	}
 	u := m.used
 	if u.size == 0 && u.err == nil {
-		if c, ok := patterns.get(m.pattern); ok {
+		if c, ok := patterns.Get(m.pattern); ok {
 			u.re, u.size, u.bytes = c.re, c.size, c.bytes
 		} else {
 			parses.Add(1)
@@ -273,7 +273,7 @@ func run(mv ref.Val) ref.Val {
 	}
 	u := m.used
 	if u.re == nil {
-		re, err := patterns.compile(m.pattern, u.size, u.bytes)
+		re, err := compilePattern(patterns, m.pattern, u.size, u.bytes)
 		if err != nil {
 			u.err = patternError(err)
 			return types.WrapErr(u.err)
@@ -585,72 +585,34 @@ func patternBytes(p string, insts, runes uint64) uint64 {
 // once.
 var patterns = newPatternCache(patternCacheEntries, patternCacheBytes)
 
-// A patternCache keeps the most recently used compiled patterns, within a
-// number of them and a number of bytes (their estimate, patternBytes). It
-// is safe for concurrent use; two evaluations that need a new pattern at
-// once may both compile it (each has paid for it).
-type patternCache struct {
-	maxEntries int
-	maxBytes   uint64
-
-	mu      sync.Mutex
-	order   *list.List // of *cachedPattern, most recently used first
-	entries map[string]*list.Element
-	bytes   uint64
-}
-
+// A cachedPattern is a compiled pattern, with the size of its program and
+// the estimate of what it keeps (patternBytes).
 type cachedPattern struct {
-	text  string
 	re    *regexp.Regexp
 	size  uint64
 	bytes uint64
 }
 
-func newPatternCache(entries int, bytes uint64) *patternCache {
-	return &patternCache{maxEntries: entries, maxBytes: bytes, order: list.New(), entries: map[string]*list.Element{}}
+// newPatternCache returns a cache of the most recently used compiled
+// patterns, within a number of them and a number of bytes (their
+// estimate).
+func newPatternCache(entries int, bytes uint64) *memo.Cache[string, cachedPattern] {
+	return memo.New[string, cachedPattern](entries, bytes)
 }
 
-func (c *patternCache) get(text string) (*cachedPattern, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[text]
-	if !ok {
-		return nil, false
-	}
-	c.order.MoveToFront(e)
-	return e.Value.(*cachedPattern), true //nolint:forcetypeassert // Only *cachedPattern is stored.
-}
-
-// compile finds a pattern, or compiles it and keeps it if it takes at most
-// an eighth of the cache, evicting the least recently used ones until the
-// cache is within its bounds.
-func (c *patternCache) compile(text string, size, bytes uint64) (*regexp.Regexp, error) {
-	if p, ok := c.get(text); ok {
+// compilePattern finds a pattern in the cache, or compiles it and keeps it
+// if it takes at most an eighth of the cache (the least recently used ones
+// evicted until the cache is within its bounds). Two evaluations that need
+// a new pattern at once may both compile it (each has paid for it).
+func compilePattern(c *memo.Cache[string, cachedPattern], text string, size, bytes uint64) (*regexp.Regexp, error) {
+	if p, ok := c.Get(text); ok {
 		return p.re, nil
 	}
 	compiles.Add(1)
 	re, err := regexp.Compile(text)
-	if err != nil || bytes > c.maxBytes/8 {
-		return re, err
+	if err != nil {
+		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.entries[text]; ok {
-		return re, nil
-	}
-	c.entries[text] = c.order.PushFront(&cachedPattern{text: text, re: re, size: size, bytes: bytes})
-	c.bytes += bytes
-	for c.order.Len() > c.maxEntries || c.bytes > c.maxBytes {
-		oldest := c.order.Remove(c.order.Back()).(*cachedPattern) //nolint:forcetypeassert // Only *cachedPattern is stored.
-		delete(c.entries, oldest.text)
-		c.bytes -= oldest.bytes
-	}
+	c.Add(text, cachedPattern{re: re, size: size, bytes: bytes}, bytes)
 	return re, nil
-}
-
-// usage is how many patterns the cache keeps, and their bytes.
-func (c *patternCache) usage() (int, uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len(), c.bytes
 }

@@ -177,6 +177,7 @@ func TestPatternsPayBeforeTheyRun(t *testing.T) {
 func TestPatternCacheIsBoundedByBytes(t *testing.T) {
 	const maxBytes = 256 << 10
 	c := newPatternCache(100, maxBytes)
+	estimates := map[string]uint64{}
 	add := func(text string) uint64 {
 		t.Helper()
 		parsed, err := syntax.Parse(text, syntax.Perl)
@@ -185,9 +186,10 @@ func TestPatternCacheIsBoundedByBytes(t *testing.T) {
 		}
 		insts, runes := programSize(parsed)
 		bytes := patternBytes(text, insts, runes)
-		if _, err := c.compile(text, insts, bytes); err != nil {
+		if _, err := compilePattern(c, text, insts, bytes); err != nil {
 			t.Fatal(err)
 		}
+		estimates[text] = bytes
 		return bytes
 	}
 	// Patterns of 100 bytes, each estimated at about 26 KB: ten fit.
@@ -195,30 +197,37 @@ func TestPatternCacheIsBoundedByBytes(t *testing.T) {
 	for i := range 200 {
 		add(patternOf(strconv.Itoa(i), 100))
 		if i == 50 {
-			if _, ok := c.get(patternOf("0", 100)); ok {
+			if _, ok := c.Get(patternOf("0", 100)); ok {
 				t.Error("the first pattern is still kept after 50 more")
 			}
 			// Used again, the 48th survives the next ones.
-			if _, ok := c.get(patternOf("48", 100)); !ok {
+			if _, ok := c.Get(patternOf("48", 100)); !ok {
 				t.Error("the 48th pattern is not kept after two more")
 			}
 		}
-		n, bytes := c.usage()
+		n, bytes := c.Len()
 		maxEntries = max(maxEntries, n)
 		if bytes > maxBytes {
 			t.Fatalf("after %d patterns the cache keeps %d bytes, more than its bound %d", i+1, bytes, maxBytes)
 		}
 	}
-	if _, ok := c.get(patternOf("48", 100)); ok {
+	if _, ok := c.Get(patternOf("48", 100)); ok {
 		t.Error("the 48th pattern is kept after 150 more")
 	}
-	n, bytes := c.usage()
+	n, bytes := c.Len()
 	var sum uint64
-	for e := c.order.Front(); e != nil; e = e.Next() {
-		sum += e.Value.(*cachedPattern).bytes //nolint:forcetypeassert // Only *cachedPattern is stored.
+	var kept int
+	for text, estimate := range estimates {
+		if p, ok := c.Get(text); ok {
+			sum += p.bytes
+			kept++
+			if p.bytes != estimate {
+				t.Errorf("the cache keeps a pattern of %d bytes with %d", estimate, p.bytes)
+			}
+		}
 	}
-	if sum != bytes || n != len(c.entries) || n != c.order.Len() {
-		t.Errorf("the cache accounts %d bytes and %d entries, holds %d bytes in %d entries (%d in its map)", bytes, n, sum, c.order.Len(), len(c.entries))
+	if sum != bytes || n != kept {
+		t.Errorf("the cache accounts %d bytes and %d entries, holds %d bytes in %d entries", bytes, n, sum, kept)
 	}
 	if maxEntries < 8 || maxEntries > 10 {
 		t.Errorf("the cache kept up to %d patterns of about 26 KB in %d bytes, want 8 to 10", maxEntries, maxBytes)
@@ -229,15 +238,15 @@ func TestPatternCacheIsBoundedByBytes(t *testing.T) {
 	if b := add(large); b <= maxBytes/8 {
 		t.Fatalf("the large pattern is estimated at %d bytes, not more than %d", b, maxBytes/8)
 	}
-	if _, ok := c.get(large); ok {
+	if _, ok := c.Get(large); ok {
 		t.Error("a pattern larger than an eighth of the cache is kept")
 	}
-	if n2, b2 := c.usage(); n2 != n || b2 != bytes {
+	if n2, b2 := c.Len(); n2 != n || b2 != bytes {
 		t.Errorf("the cache changed from %d patterns and %d bytes to %d and %d for a pattern it does not keep", n, bytes, n2, b2)
 	}
 
 	// The shared cache has the same bounds.
-	if n, bytes := patterns.usage(); n > patternCacheEntries || bytes > patternCacheBytes {
+	if n, bytes := patterns.Len(); n > patternCacheEntries || bytes > patternCacheBytes {
 		t.Errorf("the shared cache keeps %d patterns and %d bytes, more than %d and %d", n, bytes, patternCacheEntries, patternCacheBytes)
 	}
 }
@@ -414,7 +423,7 @@ func TestMatchesSafeForConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n, _ := patterns.usage(); n > 2 {
+	if n, _ := patterns.Len(); n > 2 {
 		t.Errorf("the cache keeps %d patterns, more than its 2", n)
 	}
 }

@@ -151,9 +151,10 @@ func fmix(x uint64) uint64 {
 // A Cache keeps values by key, within a number of entries and of bytes. It
 // is safe for concurrent use. What it keeps is shared by every run that
 // finds it: callers never modify a value they got from it. Its keys are
-// mostly a Key of a JSON value; a key that holds a pointer keeps what it
-// points to alive until the entry is evicted, so that no other value can
-// take its address.
+// mostly a Key of a JSON value, or a text (package expr keeps its compiled
+// expressions and patterns in caches of their own); a key that holds a
+// pointer keeps what it points to alive until the entry is evicted, so
+// that no other value can take its address. It is the function's one LRU.
 type Cache[K comparable, V any] struct {
 	maxEntries int
 	maxBytes   uint64
@@ -169,6 +170,11 @@ type entry[K comparable, V any] struct {
 	value V
 	bytes uint64
 }
+
+// Unbounded is a bound of bytes that never evicts: a cache of values not
+// worth estimating (CEL programs, whose number bounds them) passes it to
+// New, adds its values with 0 bytes, and is bounded by its entries alone.
+const Unbounded = math.MaxUint64
 
 // New returns a cache of at most entries values and bytes bytes.
 func New[K comparable, V any](entries int, bytes uint64) *Cache[K, V] {

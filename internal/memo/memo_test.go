@@ -93,6 +93,7 @@ func TestCacheBounds(t *testing.T) {
 		"OldestEvictedByCount": {entries: 2, bytes: 1000, add: []string{"a", "b", "c"}, get: []string{"a", "b", "c"}, want: []bool{false, true, true}, wantLen: 2, wantSize: 20},
 		"OldestEvictedByBytes": {entries: 10, bytes: 80, add: []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, get: []string{"a", "i"}, want: []bool{false, true}, wantLen: 8, wantSize: 80},
 		"TooLargeNotKept":      {entries: 10, bytes: 79, add: []string{"a"}, get: []string{"a"}, want: []bool{false}, wantLen: 0, wantSize: 0},
+		"UnboundedByBytes":     {entries: 2, bytes: Unbounded, add: []string{"a", "b", "c"}, get: []string{"a", "b", "c"}, want: []bool{false, true, true}, wantLen: 2, wantSize: 20},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
