@@ -32,6 +32,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -708,7 +709,7 @@ func checkComposedCondition(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 		t.Errorf("Composed targets %s, want the composite and its claim", c.GetTarget())
 	case refused && (c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != "Refused" || c.GetMessage() == ""):
 		t.Errorf("a refused CanaryRoute has Composed %s %s %q, want False, Refused, and why", c.GetStatus(), c.GetReason(), c.GetMessage())
-	case fatal != "" && c.GetMessage() != xr.CutRunes(fatal, xr.MaxStatusMessage):
+	case fatal != "" && c.GetMessage() != fielderr.Truncate(fatal, xr.MaxStatusMessage, fielderr.Characters, nil):
 		t.Errorf("Composed says %q, want the Fatal's message %q", c.GetMessage(), fatal)
 	case !refused && (c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE || c.GetReason() != "Composed"):
 		t.Errorf("a composed CanaryRoute has Composed %s %s, want True, Composed", c.GetStatus(), c.GetReason())

@@ -5,22 +5,23 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
 
 const errPanicFmt = "internal error: the function panicked (a bug, please report it): %s"
 
-// maxPanicValue caps the panic value quoted in the Fatal result: it may hold
-// a whole user input, and the result ends up in an event and a condition
-// message, which Kubernetes truncates anyway.
+// maxPanicValue caps the bytes of the panic value quoted in the Fatal
+// result, cut on a character boundary: it may hold a whole user input, and
+// the result ends up in an event and a condition message, which Kubernetes
+// truncates anyway.
 const maxPanicValue = 256
 
 // recoverer turns a panic in the function it wraps into a Fatal result. gRPC
@@ -51,7 +52,12 @@ func (r *recoverer) RunFunction(ctx context.Context, req *fnv1.RunFunctionReques
 		if v == nil {
 			return
 		}
-		msg := capPanicValue(fmt.Sprint(v))
+		// A result's message is a protobuf string: invalid UTF-8 would fail
+		// the response's encoding, and Crossplane would get a gRPC error
+		// instead of the Fatal.
+		msg := fielderr.Truncate(strings.ToValidUTF8(fmt.Sprint(v), "\uFFFD"), maxPanicValue, fielderr.Bytes, func(s string) string {
+			return fmt.Sprintf(" (%d bytes)", len(s))
+		})
 		r.log.Info("Recovered from a panic: the run ends with a Fatal result",
 			"tag", req.GetMeta().GetTag(), "xr", pipeline.CompositeMeta(req, "name"), "namespace", pipeline.CompositeMeta(req, "namespace"), "panic", msg, "stack", string(debug.Stack()))
 		rsp, err = fatal(req, nil, errors.Errorf(errPanicFmt, msg)), nil
@@ -60,19 +66,4 @@ func (r *recoverer) RunFunction(ctx context.Context, req *fnv1.RunFunctionReques
 		r.metrics.Record(telemetry.Outcome{Result: telemetry.ResultPanic, Applied: true}, start)
 	}()
 	return r.wrapped.RunFunction(ctx, req)
-}
-
-// capPanicValue cuts s to maxPanicValue bytes on a rune boundary. A result's
-// message is a protobuf string: invalid UTF-8 would fail the response's
-// encoding, and Crossplane would get a gRPC error instead of the Fatal.
-func capPanicValue(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= maxPanicValue {
-		return s
-	}
-	cut := maxPanicValue
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("... (%d bytes)", len(s))
 }

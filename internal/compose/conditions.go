@@ -54,7 +54,7 @@ func Conditions(prior map[xpv2.ConditionType]xpv2.Condition, cr *xr.CanaryRoute,
 		if obs.Exists {
 			// The gateway's own reason and message, bounded like any
 			// status the function writes.
-			reason, msg = xr.CutRunes(v.Reason, xr.MaxStatusValue), xr.CutRunes(explainHold(v), xr.MaxStatusMessage)
+			reason, msg = fielderr.Truncate(v.Reason, xr.MaxStatusValue, fielderr.Characters, nil), fielderr.Truncate(explainHold(v), xr.MaxStatusMessage, fielderr.Characters, nil)
 		}
 		conditions = append(conditions, xr.Condition{Type: ConditionRouteAccepted, Status: metav1.ConditionFalse, Reason: reason, Message: msg})
 	} else {
@@ -98,7 +98,7 @@ func grantsCondition(prior xpv2.Condition, cr *xr.CanaryRoute, grants grant.Resu
 		warnings = append(warnings, Warning{grant.ReasonGrantNotComposable, msg})
 	}
 	// Bounded like every status the function writes, and every Fatal.
-	problemsMsg := xr.CutRunes(fielderr.List(problems, "; "), xr.MaxStatusMessage)
+	problemsMsg := fielderr.Truncate(fielderr.List(problems, "; "), xr.MaxStatusMessage, fielderr.Characters, nil)
 	// A refusal that persists is said once, when it starts: the XR's
 	// condition already says it, and a Warning on every reconcile would use
 	// up the XR's event budget, hiding the rollout's transitions.
@@ -129,7 +129,7 @@ func grantsCondition(prior xpv2.Condition, cr *xr.CanaryRoute, grants grant.Resu
 		}
 		return xr.Condition{
 			Type: ConditionReferenceGrantsReady, Status: metav1.ConditionTrue, Reason: reasonReady,
-			Message: xr.CutRunes("ReferenceGrants composed in namespaces: "+fielderr.List(namespaces, ", "), xr.MaxStatusMessage),
+			Message: fielderr.Truncate("ReferenceGrants composed in namespaces: "+fielderr.List(namespaces, ", "), xr.MaxStatusMessage, fielderr.Characters, nil),
 		}, warnings
 	}
 }
@@ -199,5 +199,5 @@ func ObservedConditions(composite map[string]any) map[xpv2.ConditionType]xpv2.Co
 // Refused is the Composed condition of a CanaryRoute the function refuses,
 // saying why, bounded like every status it writes.
 func Refused(why string) xr.Condition {
-	return xr.Condition{Type: ConditionComposed, Status: metav1.ConditionFalse, Reason: reasonRefused, Message: xr.CutRunes(why, xr.MaxStatusMessage)}
+	return xr.Condition{Type: ConditionComposed, Status: metav1.ConditionFalse, Reason: reasonRefused, Message: fielderr.Truncate(why, xr.MaxStatusMessage, fielderr.Characters, nil)}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/memo"
 )
 
@@ -339,11 +340,7 @@ func compileError(msg string) string {
 		}
 		kept = append(kept, strings.TrimSpace(line))
 	}
-	out := strings.Join(kept, "; ")
-	if len(out) > maxErrorLength {
-		out = strings.ToValidUTF8(out[:maxErrorLength], "") + "..."
-	}
-	return out
+	return fielderr.Truncate(strings.Join(kept, "; "), maxErrorLength, fielderr.Bytes, nil)
 }
 
 // comparisonCost charges == and != by the values they may visit, and by

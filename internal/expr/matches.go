@@ -18,6 +18,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/memo"
 )
 
@@ -309,7 +310,7 @@ func quote(s string) string {
 	if len(s) <= maxQuote {
 		return "`" + s + "`"
 	}
-	return "`" + strings.ToValidUTF8(s[:maxQuote], "") + "...` (" + strconv.Itoa(len(s)) + " bytes)"
+	return "`" + fielderr.Truncate(s, maxQuote, fielderr.Bytes, nil) + "` (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // The ref.Val methods of the values that carry a matches() call: no

@@ -68,14 +68,65 @@ func Quote(s string) string {
 // Cut cuts s to at most n bytes on a character boundary, saying how long it
 // was when it cuts.
 func Cut(s string, n int) string {
-	if len(s) <= n {
+	return Truncate(s, n, Bytes, characters)
+}
+
+// characters says how many characters a string cut by Cut had.
+func characters(s string) string {
+	return fmt.Sprintf("(%d characters)", utf8.RuneCountInString(s))
+}
+
+// A Unit is what a bound on a string counts.
+type Unit int
+
+const (
+	// Bytes bound what a message quotes: the head kept has at most the
+	// bound's bytes, and "..." (and the note) follow it, beyond the bound.
+	Bytes Unit = iota
+	// Characters bound a field of the XR's status, as the API server's
+	// maxLength counts them: "…" (and the note) count within the bound,
+	// and invalid UTF-8 is replaced first, since the API server refuses it.
+	Characters
+)
+
+// Truncate is the function's one way to cut a string to a bound: s itself
+// when it is at most n long, else its longest head that ends on a
+// character boundary and fits the bound, then an ellipsis and what note
+// says of the whole of s (nil: nothing). unit says what n counts, and where
+// the ellipsis and the note go.
+func Truncate(s string, n int, unit Unit, note func(whole string) string) string {
+	mark := "..."
+	if unit == Characters {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+		if utf8.RuneCountInString(s) <= n {
+			return s
+		}
+		mark = "…"
+	} else if len(s) <= n {
 		return s
+	}
+	if note != nil {
+		mark += note(s)
+	}
+	if unit == Characters {
+		return headRunes(s, n-utf8.RuneCountInString(mark)) + mark
 	}
 	end := n
 	for end > 0 && !utf8.RuneStart(s[end]) {
 		end--
 	}
-	return s[:end] + fmt.Sprintf("...(%d characters)", utf8.RuneCountInString(s))
+	return s[:end] + mark
+}
+
+// headRunes is the head of s of at most n characters.
+func headRunes(s string, n int) string {
+	for i := range s {
+		if n <= 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
 
 // List joins items with sep: at most MaxErrors of them, then how many more.

@@ -230,6 +230,54 @@ func TestCut(t *testing.T) {
 	}
 }
 
+func TestTruncate(t *testing.T) {
+	bytes := func(s string) string { return " (" + strconv.Itoa(len(s)) + " bytes)" }
+	cases := map[string]struct {
+		reason string
+		s      string
+		n      int
+		unit   Unit
+		note   func(string) string
+		want   string
+	}{
+		"BytesShort": {
+			reason: "A string within the bound is returned as it is, invalid UTF-8 too.",
+			s:      "a\xffb", n: 3, unit: Bytes, want: "a\xffb",
+		},
+		"BytesEllipsis": {
+			reason: "A longer string keeps the longest head of n bytes on a character boundary, then the ellipsis.",
+			s:      "aéé", n: 4, unit: Bytes, want: "aé...",
+		},
+		"BytesNote": {
+			reason: "The note says what it will of the whole string, after the ellipsis and beyond the bound.",
+			s:      strings.Repeat("é", 10), n: 5, unit: Bytes, note: bytes, want: "éé... (20 bytes)",
+		},
+		"CharactersExact": {
+			reason: "A string of exactly n characters is not cut, however many bytes they take.",
+			s:      "ééé", n: 3, unit: Characters, want: "ééé",
+		},
+		"CharactersEllipsis": {
+			reason: "A longer string keeps n-1 characters and ends with …, the API server's maxLength counting it.",
+			s:      "éééé", n: 3, unit: Characters, want: "éé…",
+		},
+		"CharactersInvalidUTF8": {
+			reason: "Invalid UTF-8, which the API server refuses, is replaced first, cut or not.",
+			s:      "a\xffb", n: 3, unit: Characters, want: "a\uFFFDb",
+		},
+		"CharactersNote": {
+			reason: "In characters, the note counts within the bound too.",
+			s:      "abcdefghij", n: 8, unit: Characters, note: func(string) string { return "(10)" }, want: "abc…(10)",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Truncate(tc.s, tc.n, tc.unit, tc.note)); diff != "" {
+				t.Errorf("%s\nTruncate(%q, %d, %d): -want, +got:\n%s", tc.reason, tc.s, tc.n, tc.unit, diff)
+			}
+		})
+	}
+}
+
 func TestQuote(t *testing.T) {
 	cases := map[string]struct {
 		reason string

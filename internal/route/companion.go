@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
 // Companion rules and the Gateway API's precedence.
@@ -375,10 +377,7 @@ func bothConditions[C any](a, b []C, key func(C) (name, value string, exact bool
 // fieldValue quotes a name for a message, bounded.
 func fieldValue(s string) string {
 	const limit = 64
-	if len(s) > limit {
-		s = s[:limit] + "..."
-	}
-	return fmt.Sprintf("%q", s)
+	return fmt.Sprintf("%q", fielderr.Truncate(s, limit, fielderr.Bytes, nil))
 }
 
 // httpRank is an HTTPRouteMatch's rank after its path: a method match,

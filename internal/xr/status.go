@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 )
 
 // A Condition is one of the XR's conditions, as the function sets it.
@@ -227,7 +227,7 @@ const MaxSequence = 1<<53 - 1
 // observed: the message cut to MaxStatusMessage characters, the times within
 // the years date-time admits, the sequence within 0..MaxSequence.
 func (s RolloutStatus) Bounded() RolloutStatus {
-	s.Message = CutRunes(s.Message, MaxStatusMessage)
+	s.Message = fielderr.Truncate(s.Message, MaxStatusMessage, fielderr.Characters, nil)
 	s.Sequence = min(max(s.Sequence, 0), MaxSequence)
 	s.StepStartedAt = clampTime(s.StepStartedAt)
 	s.NextStepAt = clampTime(s.NextStepAt)
@@ -238,8 +238,8 @@ func (s RolloutStatus) Bounded() RolloutStatus {
 			m.Measurements = slices.Clone(m.Measurements[max(0, len(m.Measurements)-MaxMeasurements):])
 			for i := range m.Measurements {
 				ms := &m.Measurements[i]
-				ms.Reason = CutRunes(ms.Reason, MaxStatusValue)
-				ms.Value, ms.Baseline = CutRunes(ms.Value, MaxMeasurementValue), CutRunes(ms.Baseline, MaxMeasurementValue)
+				ms.Reason = fielderr.Truncate(ms.Reason, MaxStatusValue, fielderr.Characters, nil)
+				ms.Value, ms.Baseline = fielderr.Truncate(ms.Value, MaxMeasurementValue, fielderr.Characters, nil), fielderr.Truncate(ms.Baseline, MaxMeasurementValue, fielderr.Characters, nil)
 				ms.Time = clampTimeValue(ms.Time)
 			}
 			metrics = append(metrics, m)
@@ -254,24 +254,13 @@ func (s RolloutStatus) Bounded() RolloutStatus {
 func (s RouteStatus) Bounded() RouteStatus {
 	parents := make([]ParentStatus, 0, len(s.Parents))
 	for _, p := range s.Parents {
-		p.Reason = CutRunes(p.Reason, maxParentReason)
+		p.Reason = fielderr.Truncate(p.Reason, maxParentReason, fielderr.Characters, nil)
 		parents = append(parents, p)
 	}
 	if s.Parents != nil {
 		s.Parents = parents
 	}
 	return s
-}
-
-// CutRunes cuts s to at most n characters, the last of them an ellipsis
-// when it cuts; invalid UTF-8 is replaced, as the API server would refuse
-// it.
-func CutRunes(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 func clampTime(t *metav1.Time) *metav1.Time {
