@@ -54,59 +54,11 @@ func buildGRPCRoute(p Params) (runtime.Object, field.ErrorList) {
 			})
 			continue
 		}
-		// The companions come first, in the order of their intents (see
-		// companion.go).
-		var ab, mirrored []gwv1.GRPCRouteMatch
-		var comboErrs field.ErrorList
-		if p.abCompanion() {
-			var e field.ErrorList
-			ab, e = combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.ABGRPCMatches, p.abPath())
-			comboErrs = append(comboErrs, e...)
-		}
-		if p.mirrorCompanion() {
-			var e field.ErrorList
-			mirrored, e = combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.MirrorGRPCMatches, p.mirrorPath())
-			comboErrs = append(comboErrs, e...)
-		}
-		errs = append(errs, comboErrs...)
-		var crossing crossed[gwv1.GRPCRouteMatch]
-		if len(comboErrs) == 0 && ab != nil && mirrored != nil {
-			// A rule without matches takes every request: one match
-			// without conditions.
-			base := r.GRPCMatches
-			if len(base) == 0 {
-				base = []gwv1.GRPCRouteMatch{{}}
-			}
-			var e field.ErrorList
-			crossing, e = cross(grpcOps, crossInput[gwv1.GRPCRouteMatch]{
-				base: base, ab: ab, nAB: len(p.ABGRPCMatches), mirror: mirrored, nMirror: len(p.MirrorGRPCMatches),
-				abPath: p.abPath(), mirrorTo: p.mirrorPath(),
-			})
-			errs = append(errs, e...)
-		}
-		companion := func(suffix, what string, ms []gwv1.GRPCRouteMatch, bs []weightedBackend, mirror bool) gwv1.GRPCRouteRule {
-			beyond := 0
-			if suffix == companionABSuffix {
-				beyond = crossing.abBeyond
-			}
-			ms, e := capMatches(path.Child("matches"), what, ms, beyond)
-			if e != nil {
-				errs = append(errs, e)
-			}
-			filters := deepCopy(r.GRPCFilters)
-			if mirror {
-				filters = append(filters, gwv1.GRPCRouteFilter{Type: gwv1.GRPCRouteFilterRequestMirror, RequestMirror: mirrorFilter(p)})
-			}
-			return gwv1.GRPCRouteRule{Name: companionName(r.Name, suffix), Matches: ms, Filters: filters, BackendRefs: backends(bs)}
-		}
-		if p.abCompanion() {
-			out = append(out, companion(companionABSuffix, "A/B", append(ab, crossing.ab...), canaryOnly(p), false))
-		}
-		if p.mirrorCompanion() {
-			rule := companion(companionMirror, "mirror", mirrored, weighted(p), true)
-			rule.SessionPersistence = sessionPersistence(p)
-			out = append(out, rule)
-		}
+		// Companion rules come before their weighted rule, as an
+		// HTTPRoute's do.
+		companions, companionErrs := grpcCompanions(p, r, path, backends)
+		out = append(out, companions...)
+		errs = append(errs, companionErrs...)
 
 		filters := deepCopy(r.GRPCFilters)
 		if p.mirrorAdded() {
@@ -140,6 +92,75 @@ func buildGRPCRoute(p Params) (runtime.Object, field.ErrorList) {
 	old := gwv1alpha2.GRPCRoute(*route)
 	old.APIVersion = gwv1alpha2.GroupVersion.String()
 	return &old, errs
+}
+
+// grpcCompanions are the companion rules of a GRPCRoute's weighted rule,
+// in the order of their intents (see companion.go): the A/B and the mirror
+// companions, as a GRPCRoute has no cookies of the function's. backends
+// makes the backendRefs of a list of backends.
+func grpcCompanions(p Params, r xr.Rule, path *field.Path, backends func([]weightedBackend) []gwv1.GRPCBackendRef) ([]gwv1.GRPCRouteRule, field.ErrorList) {
+	var errs field.ErrorList
+	var ab, mirrored []gwv1.GRPCRouteMatch
+	if p.abCompanion() {
+		var e field.ErrorList
+		ab, e = combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.ABGRPCMatches, p.abPath())
+		errs = append(errs, e...)
+	}
+	if p.mirrorCompanion() {
+		var e field.ErrorList
+		mirrored, e = combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.MirrorGRPCMatches, p.mirrorPath())
+		errs = append(errs, e...)
+	}
+	var crossing crossed[gwv1.GRPCRouteMatch]
+	if len(errs) == 0 {
+		crossing, errs = cross(grpcOps, p.grpcCrossInput(r.GRPCMatches, ab, mirrored))
+	}
+	companion := func(suffix, what string, ms []gwv1.GRPCRouteMatch, bs []weightedBackend, mirror bool) gwv1.GRPCRouteRule {
+		beyond := 0
+		if suffix == companionABSuffix {
+			beyond = crossing.abBeyond
+		}
+		ms, e := capMatches(path.Child("matches"), what, ms, beyond)
+		if e != nil {
+			errs = append(errs, e)
+		}
+		filters := deepCopy(r.GRPCFilters)
+		if mirror {
+			filters = append(filters, gwv1.GRPCRouteFilter{Type: gwv1.GRPCRouteFilterRequestMirror, RequestMirror: mirrorFilter(p)})
+		}
+		return gwv1.GRPCRouteRule{
+			Name:        companionName(r.Name, suffix),
+			Matches:     ms,
+			Filters:     filters,
+			BackendRefs: backends(bs),
+		}
+	}
+	var out []gwv1.GRPCRouteRule
+	if p.abCompanion() {
+		out = append(out, companion(companionABSuffix, "A/B", append(ab, crossing.ab...), canaryOnly(p), false))
+	}
+	if p.mirrorCompanion() {
+		rule := companion(companionMirror, "mirror", mirrored, weighted(p), true)
+		rule.SessionPersistence = sessionPersistence(p)
+		out = append(out, rule)
+	}
+	return out, errs
+}
+
+// grpcCrossInput is what the crossed matches of a GRPCRoute rule's
+// companions are made of. A rule without matches takes every request: one
+// match without conditions.
+func (p Params) grpcCrossInput(matches, ab, mirrored []gwv1.GRPCRouteMatch) crossInput[gwv1.GRPCRouteMatch] {
+	if len(matches) == 0 {
+		matches = []gwv1.GRPCRouteMatch{{}}
+	}
+	in := crossInput[gwv1.GRPCRouteMatch]{
+		base: matches, ab: ab, nAB: len(p.ABGRPCMatches), abPath: p.abPath(), mirrorTo: p.mirrorPath(),
+	}
+	if mirrored != nil {
+		in.mirror, in.nMirror = mirrored, len(p.MirrorGRPCMatches)
+	}
+	return in
 }
 
 // combineGRPCMatches adds the A/B header and method conditions to each of
