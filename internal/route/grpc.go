@@ -111,8 +111,10 @@ func grpcCompanions(p Params, r xr.Rule, path *field.Path, backends func([]weigh
 		mirrored, e = combineGRPCMatches(path.Child("matches"), r.GRPCMatches, p.MirrorGRPCMatches, p.mirrorPath())
 		errs = append(errs, e...)
 	}
+	// Without cookies of the function's, only an A/B and a mirror companion
+	// together have matches to cross.
 	var crossing crossed[gwv1.GRPCRouteMatch]
-	if len(errs) == 0 {
+	if len(errs) == 0 && ab != nil && mirrored != nil {
 		crossing, errs = cross(grpcOps, p.grpcCrossInput(r.GRPCMatches, ab, mirrored))
 	}
 	companion := func(suffix, what string, ms []gwv1.GRPCRouteMatch, bs []weightedBackend, mirror bool) gwv1.GRPCRouteRule {
