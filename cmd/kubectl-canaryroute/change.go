@@ -307,7 +307,7 @@ func pause(r rollout) (change, error) {
 // resume writes traffic.paused: false.
 func resume(r rollout) (change, error) {
 	if !r.paused {
-		return change{unchanged: "spec.traffic.paused is not set"}, nil
+		return change{unchanged: "the rollout is not paused (spec.traffic.paused is not true)"}, nil
 	}
 	return change{verb: "resumed", sets: []fieldValue{{path: trafficPath("paused"), value: false}}}, nil
 }

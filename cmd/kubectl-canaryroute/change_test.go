@@ -210,7 +210,7 @@ func TestChanges(t *testing.T) {
 		"ResumeNotPaused": {
 			reason: "Resuming a rollout that is not paused writes nothing.",
 			decide: func() (change, error) { return resume(progressing()) },
-			want:   want{change: change{unchanged: "spec.traffic.paused is not set"}},
+			want:   want{change: change{unchanged: "the rollout is not paused (spec.traffic.paused is not true)"}},
 		},
 		"RollbackDuringARollout": {
 			reason: "While another revision is the canary, rollback returns to the stable revision.",

@@ -310,7 +310,7 @@ spec:
 			reason:  "A command with nothing to change sends nothing, and says why.",
 			cluster: "progressing.yaml",
 			args:    []string{"resume", "web", "-n", "demo"},
-			want:    want{out: "canaryroute.platform.example.org/web unchanged: spec.traffic.paused is not set\n"},
+			want:    want{out: "canaryroute.platform.example.org/web unchanged: the rollout is not paused (spec.traffic.paused is not true)\n"},
 		},
 		"Rollback": {
 			reason:  "rollback of a release while promoting returns canary.revision to the stable revision.",
