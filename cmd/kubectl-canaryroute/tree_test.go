@@ -178,3 +178,24 @@ func TestTreeNamesEveryReference(t *testing.T) {
 		t.Errorf("renderTree() of a snapshot without its route:\n%s\nwant the line HTTPRoute demo/web: not found", b.String())
 	}
 }
+
+// TestTreeInDocs pins that the tree docs/kubectl-plugin.md shows is the
+// golden tree of testdata/progressing.golden, as get draws it.
+func TestTreeInDocs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "kubectl-plugin.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "```\nName:")
+	if !ok {
+		t.Fatal("docs/kubectl-plugin.md holds no tree (a fenced block starting with Name:)")
+	}
+	shown, _, _ := strings.Cut("Name:"+after, "```")
+	want, err := os.ReadFile(filepath.Join("testdata", "progressing.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), shown); diff != "" {
+		t.Errorf("docs/kubectl-plugin.md's tree: -testdata/progressing.golden, +docs:\n%s", diff)
+	}
+}
