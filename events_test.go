@@ -129,9 +129,12 @@ func TestEventsAreSaidOnce(t *testing.T) {
 // TestTransitionsCountedOnce: Crossplane calls the function again until
 // its requirements are answered, and applies only the last response, so a
 // transition counts on that run only.
+//
+// The rollout's series (function_canary_route_rollout_*) are likewise set
+// by the applied run only.
 func TestTransitionsCountedOnce(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := telemetry.NewRuns(reg, time.Now)
+	m, err := telemetry.NewRuns(reg, time.Now, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +143,7 @@ func TestTransitionsCountedOnce(t *testing.T) {
 	// A progressive rollout's first run: it starts (RolloutStarted), and
 	// asks for the gate object and the objects it composes.
 	spec, _, _ := strings.Cut(progressiveXR, "\nstatus:")
+	spec = strings.Replace(spec, "  name: podinfo\n", "  name: podinfo\n  uid: 0c1d7a52-podinfo\n", 1)
 	req := testRequest(t, spec, allowMonitoring, nil)
 	first, err := fn.RunFunction(context.Background(), req)
 	if err != nil {
@@ -147,6 +151,9 @@ func TestTransitionsCountedOnce(t *testing.T) {
 	}
 	if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", "RolloutStarted"); got != 0 {
 		t.Errorf("the first call, whose requirements Crossplane has not answered, counted %v transitions", got)
+	}
+	if got := gaugeValue(t, reg, "function_canary_route_rollout_phase", map[string]string{"name": "podinfo", "phase": "Progressing"}); got != nil {
+		t.Errorf("the first call, whose requirements Crossplane has not answered, set the rollout's phase series to %v", *got)
 	}
 	// Crossplane answers every requirement (nothing exists yet) and calls
 	// again: this response is applied.
@@ -164,6 +171,40 @@ func TestTransitionsCountedOnce(t *testing.T) {
 	if got := counterValue(t, reg, "function_canary_route_runs_total", "result", telemetry.ResultComposed); got != 2 {
 		t.Errorf("runs_total{result=composed} = %v, want 2: every call is a run", got)
 	}
+	if got := gaugeValue(t, reg, "function_canary_route_rollout_phase", map[string]string{"name": "podinfo", "phase": "Progressing"}); got == nil || *got != 1 {
+		t.Errorf("the applied call's rollout phase series is %v, want 1 for Progressing", got)
+	}
+	if got := gaugeValue(t, reg, "function_canary_route_rollout_steps", map[string]string{"name": "podinfo"}); got == nil || *got != 3 {
+		t.Errorf("the applied call's rollout steps series is %v, want 3", got)
+	}
+}
+
+// gaugeValue reads the gauge of a name whose labels include labels from a
+// registry, as a scrape would; nil when there is none.
+func gaugeValue(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) *float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			found := 0
+			for _, l := range m.GetLabel() {
+				if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
+					found++
+				}
+			}
+			if found == len(labels) {
+				v := m.GetGauge().GetValue()
+				return &v
+			}
+		}
+	}
+	return nil
 }
 
 // counterValue reads the counter of a name with a label's value from a
@@ -209,7 +250,7 @@ func TestTransitionsCountedWhereApplied(t *testing.T) {
 		}}},
 	}
 	reg := prometheus.NewRegistry()
-	m, err := telemetry.NewRuns(reg, time.Now)
+	m, err := telemetry.NewRuns(reg, time.Now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +288,7 @@ func TestFailuresCountedByReason(t *testing.T) {
     progressDeadline: 2m
 `), emptyInput)
 	reg := prometheus.NewRegistry()
-	m, err := telemetry.NewRuns(reg, time.Now)
+	m, err := telemetry.NewRuns(reg, time.Now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -237,7 +237,10 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 		pipeline.Event(rsp, true, w.Reason, w.Message)
 	}
 	pipeline.SetConditions(rsp, out.Conditions...)
-	outcome := telemetry.Outcome{Result: telemetry.ResultComposed, FailureReason: out.Rollout.Reason}
+	outcome := telemetry.Outcome{
+		Result: telemetry.ResultComposed, FailureReason: out.Rollout.Reason,
+		Rollout: telemetry.RolloutOf(string(oxr.Resource.GetUID()), oxr.Resource.GetNamespace(), oxr.Resource.GetName(), len(r.cr.Spec.Traffic.Steps), &out.Rollout),
+	}
 	for _, e := range out.Events {
 		pipeline.Event(rsp, e.Warning, e.Reason, e.Message)
 		log.Info(e.Message, "reason", e.Reason)

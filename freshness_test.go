@@ -338,7 +338,7 @@ func TestFreshStateLaggingCaches(t *testing.T) {
 
 func TestFreshStateCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := telemetry.NewRuns(reg, time.Now)
+	m, err := telemetry.NewRuns(reg, time.Now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,10 @@ type CLI struct {
 	RememberMiB        int       `default:"64"    help:"The memory, in MiB, that the remembered decisions may take (about 12 to 40 KiB a CanaryRoute)."`
 }
 
+// rolloutSeriesWithoutMemory bounds the rollouts' series when the memory
+// is off (--remember-entries=0): as many as its default would remember.
+const rolloutSeriesWithoutMemory = 10000
+
 // Run this Function.
 func (c *CLI) Run() error {
 	log, err := function.NewLogger(c.Debug)
@@ -86,7 +90,13 @@ func (c *CLI) serve(fn *Function, log logging.Logger) error {
 	// server's are all that --metrics-address serves.
 	reg := prometheus.NewRegistry()
 	if c.MetricsAddress != "" {
-		m, err := telemetry.NewRuns(reg, time.Now)
+		// The rollouts' series are bounded as the memory is: as many
+		// CanaryRoutes as it remembers.
+		series := c.RememberEntries
+		if series <= 0 {
+			series = rolloutSeriesWithoutMemory
+		}
+		m, err := telemetry.NewRuns(reg, time.Now, series)
 		if err != nil {
 			return errors.Wrap(err, "cannot register the metrics")
 		}

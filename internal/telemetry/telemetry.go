@@ -43,6 +43,10 @@ type Outcome struct {
 	// Stale is what was stale in the read the run answered (the label of
 	// a freshness.Verdict); "" for a fresh read.
 	Stale string
+	// Rollout is where the CanaryRoute's rollout stands after a run that
+	// decided it; nil keeps the series as they were (a stale read's
+	// answer is the decision they already show, a Fatal keeps the route).
+	Rollout *Rollout
 }
 
 // transitionReasons are the reasons of the transitions counted: the
@@ -60,14 +64,17 @@ type Runs struct {
 	// traffic.metrics.
 	queries       *prometheus.CounterVec
 	queryDuration *prometheus.HistogramVec
+	// rollouts are the series of each CanaryRoute's rollout.
+	rollouts *rollouts
 	// now reads the clock for durations: main.go's wiring gives it
 	// time.Now, tests a clock of their own. Never the function's own
 	// clock, which --now may fix.
 	now func() time.Time
 }
 
-// NewRuns registers the metrics of the function's runs.
-func NewRuns(reg prometheus.Registerer, now func() time.Time) (*Runs, error) {
+// NewRuns registers the metrics of the function's runs, with the series of
+// at most rollouts CanaryRoutes' rollouts (0 exports none).
+func NewRuns(reg prometheus.Registerer, now func() time.Time, rollouts int) (*Runs, error) {
 	m := &Runs{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "function_canary_route_runs_total",
@@ -99,9 +106,10 @@ func NewRuns(reg prometheus.Registerer, now func() time.Time) (*Runs, error) {
 			Help:    "How long a query of a CanaryRoute's metric takes, by provider.",
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
 		}, []string{"provider"}),
-		now: now,
+		rollouts: newRollouts(rollouts, now),
+		now:      now,
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.failures, m.staleReads, m.duration, m.queries, m.queryDuration} {
+	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.failures, m.staleReads, m.duration, m.queries, m.queryDuration, m.rollouts} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -168,6 +176,7 @@ func (m *Runs) Record(o Outcome, start time.Time) {
 	if o.Stale != "" {
 		m.staleReads.WithLabelValues(o.Stale).Inc()
 	}
+	m.rollouts.set(o.Rollout)
 	for _, r := range o.Transitions {
 		if !slices.Contains(transitionReasons, r) {
 			continue

@@ -1,0 +1,225 @@
+// Package dashboards holds the Grafana dashboards of function-canary-route
+// (JSON, no code); its test checks that every query parses with
+// Prometheus's parser and names only series the function serves.
+package dashboards
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// dashboard is what the test reads of a Grafana dashboard.
+type dashboard struct {
+	Panels     []panel `json:"panels"`
+	Templating struct {
+		List []struct {
+			Name       string `json:"name"`
+			Definition string `json:"definition"`
+		} `json:"list"`
+	} `json:"templating"`
+}
+
+type panel struct {
+	Title   string `json:"title"`
+	Targets []struct {
+		Expr string `json:"expr"`
+	} `json:"targets"`
+}
+
+// grafanaVariables stand in for what Grafana substitutes before a query
+// reaches Prometheus.
+var grafanaVariables = strings.NewReplacer("$__rate_interval", "5m", "$namespace", ".*", "${namespace}", ".*")
+
+// labelValues is Grafana's variable query, which is not PromQL.
+var labelValues = regexp.MustCompile(`^label_values\(([a-zA-Z_:][a-zA-Z0-9_:]*),\s*[a-zA-Z_][a-zA-Z0-9_]*\)$`)
+
+// queries are every query of a dashboard, by where it is written.
+func queries(t *testing.T, path string) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashboard
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	out := map[string]string{}
+	for _, p := range d.Panels {
+		for i, tg := range p.Targets {
+			out[p.Title+"#"+string(rune('A'+i))] = tg.Expr
+		}
+	}
+	for _, v := range d.Templating.List {
+		if v.Definition != "" {
+			out["$"+v.Name] = v.Definition
+		}
+	}
+	return out
+}
+
+// seriesNames are the metric names a query selects.
+func seriesNames(query string) ([]string, error) {
+	if m := labelValues.FindStringSubmatch(query); m != nil {
+		return []string{m[1]}, nil
+	}
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(grafanaVariables.Replace(query))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+		if vs, ok := n.(*parser.VectorSelector); ok {
+			names = append(names, vs.Name)
+		}
+		return nil
+	})
+	return names, nil
+}
+
+// scraped are the series names a function serves once it has decided a
+// rollout with a measurement and queried a provider: its registry as
+// main.go wires it, scraped over HTTP in the exposition format.
+func scraped(t *testing.T) map[string]bool {
+	t.Helper()
+	now := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	runs, err := telemetry.NewRuns(reg, func() time.Time { return now }, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := telemetry.RegisterMemory(reg, func() (int, uint64) { return 1, 1024 }); err != nil {
+		t.Fatal(err)
+	}
+	step := int32(0)
+	runs.Record(telemetry.Outcome{
+		Result: telemetry.ResultComposed, Applied: true, Stale: "status",
+		Rollout: telemetry.RolloutOf("u1", "team", "web", 2, &xr.RolloutStatus{
+			Phase: xr.PhaseProgressing, Step: &step, PrimaryWeight: 90, CanaryWeight: 10,
+			Metrics: []xr.MetricStatus{{Name: "errors", Measurements: []xr.Measurement{{Value: "0.01", Verdict: xr.VerdictPassed}}}},
+		}),
+	}, now)
+	runs.Query("prometheus", "ok", time.Second)
+
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	rsp, err := http.Get(srv.URL) //nolint:noctx // A test's own loopback server.
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rsp.Body.Close() //nolint:errcheck // Read to the end below.
+	body, err := io.ReadAll(rsp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for line := range strings.Lines(string(body)) {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, _, _ := strings.Cut(line, "{")
+		name, _, _ = strings.Cut(name, " ")
+		names[name] = true
+	}
+	return names
+}
+
+func TestDashboardQueries(t *testing.T) {
+	served := scraped(t)
+	files, err := filepath.Glob("*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards: %v", err)
+	}
+	for _, f := range files {
+		for where, q := range queries(t, f) {
+			names, err := seriesNames(q)
+			if err != nil {
+				t.Errorf("%s %s: %q does not parse: %v", f, where, q, err)
+				continue
+			}
+			if len(names) == 0 {
+				t.Errorf("%s %s: %q selects no series", f, where, q)
+			}
+			for _, n := range names {
+				if !served[n] {
+					t.Errorf("%s %s: %q selects %s, which the function does not serve", f, where, q, n)
+				}
+			}
+		}
+	}
+}
+
+// TestDashboardCoversTheFunction keeps the dashboard whole: every series
+// the function serves of its own (function_canary_route_*) is on it.
+func TestDashboardCoversTheFunction(t *testing.T) {
+	served := scraped(t)
+	onDashboard := map[string]bool{}
+	for where, q := range queries(t, "function-canary-route.json") {
+		names, err := seriesNames(q)
+		if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		for _, n := range names {
+			onDashboard[strings.TrimSuffix(n, "_bucket")] = true
+		}
+	}
+	var missing []string
+	for n := range served {
+		if !strings.HasPrefix(n, "function_canary_route_") {
+			continue
+		}
+		base := n
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			base = strings.TrimSuffix(base, suffix)
+		}
+		if !onDashboard[base] && !onDashboard[n] {
+			missing = append(missing, n)
+		}
+	}
+	slices.Sort(missing)
+	missing = slices.Compact(missing)
+	if diff := cmp.Diff([]string(nil), missing); diff != "" {
+		t.Errorf("series the function serves that the dashboard does not show: -want, +got:\n%s", diff)
+	}
+}
+
+func TestSeriesNames(t *testing.T) {
+	cases := map[string]struct {
+		query string
+		want  []string
+		err   bool
+	}{
+		"Rate":        {query: `sum by (result) (rate(function_canary_route_runs_total[$__rate_interval]))`, want: []string{"function_canary_route_runs_total"}},
+		"Variable":    {query: `max by (name) (function_canary_route_rollout_step{namespace=~"$namespace"})`, want: []string{"function_canary_route_rollout_step"}},
+		"LabelValues": {query: `label_values(function_canary_route_rollout_phase, namespace)`, want: []string{"function_canary_route_rollout_phase"}},
+		"Broken":      {query: `sum by (result (rate(x[5m]))`, err: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := seriesNames(tc.query)
+			if (err != nil) != tc.err {
+				t.Fatalf("seriesNames(%q): error %v, want error %t", tc.query, err, tc.err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("seriesNames(%q): -want, +got:\n%s", tc.query, diff)
+			}
+		})
+	}
+}
