@@ -161,22 +161,34 @@ func (p *Plan) Held(observed map[names.Key]map[string]any, obs route.Observation
 				continue
 			}
 		default:
-			switch {
-			case o.Key.IsPreview():
-				if !p.heldPreview(obj, p.refusedOf(obj, recorded, proxies, refusedProxies)) {
-					continue
-				}
-			case o.Key.IsRoute():
-				zeroed, err := p.zeroRefused(obj, p.refusedOf(obj, recorded, proxies, refusedProxies))
-				if err != nil {
-					return Held{}, err
-				}
-				held.Zeroed = append(held.Zeroed, zeroed...)
+			keep, zeroed, err := p.heldRoute(o, recorded, proxies, refusedProxies)
+			if err != nil {
+				return Held{}, err
 			}
+			if !keep {
+				continue
+			}
+			held.Zeroed = append(held.Zeroed, zeroed...)
 		}
 		held.Objects = append(held.Objects, o)
 	}
 	return held, nil
+}
+
+// heldRoute is what a hold makes of a held route, in place, under the
+// current Input: the preview route kept or not (see heldPreview), the
+// route's refused canary backends zeroed, which it returns; any other
+// object is kept as it is.
+func (p *Plan) heldRoute(o Object, recorded []xr.BackendID, proxies, refusedProxies map[string]bool) (bool, []xr.BackendID, error) {
+	switch {
+	case o.Key.IsPreview():
+		return p.heldPreview(o.Object, p.refusedOf(o.Object, recorded, proxies, refusedProxies)), nil, nil
+	case o.Key.IsRoute():
+		zeroed, err := p.zeroRefused(o.Object, p.refusedOf(o.Object, recorded, proxies, refusedProxies))
+		return err == nil, zeroed, err
+	default:
+		return true, nil, nil
+	}
 }
 
 // Objects are what a run composes for the engine's decision, but for the

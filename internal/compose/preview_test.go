@@ -350,10 +350,9 @@ spec:
   rules: [{matches: [{path: {type: PathPrefix, value: /}}], backendRefs: [{group: "", kind: Service, name: podinfo-v1, namespace: legacy, port: 9898, weight: 100}]}]
 `
 	type want struct {
-		keys   []names.Key
-		rules  map[names.Key][]string
-		ready  bool
-		weight int32
+		keys  []names.Key
+		rules map[names.Key][]string
+		ready bool
 	}
 	cases := map[string]struct {
 		reason string
