@@ -249,6 +249,34 @@ func TestPreviewEnds(t *testing.T) {
 	}
 }
 
+// TestPreviewHeldWhilePaused: a paused rollout whose revision changes
+// holds its previous composition, the preview as it was among it; clearing
+// paused restarts the new revision at step 0, with its preview.
+func TestPreviewHeldWhilePaused(t *testing.T) {
+	s := newSim(t, previewXR(blueGreenSteps, ""), emptyInput)
+	before := s.run(30 * time.Second)
+	if !checkPreview(t, s, before, "podinfo-canary") {
+		t.Fatalf("the rollout started without its preview:\n%s", s.describe())
+	}
+	s.setSpec("traffic.paused", true)
+	s.setSpec("canary.revision", "v3")
+	r := s.run(30 * time.Second)
+	if r.fatal != "" || r.out["phase"] != "Paused" || r.out["revision"] != "v2" {
+		t.Fatalf("paused with a new revision: %v (%s), want Paused on v2", r.out, r.fatal)
+	}
+	if !checkPreview(t, s, r, "podinfo-canary") {
+		t.Fatalf("the held composition lost its preview:\n%s", s.describe())
+	}
+	if diff := cmp.Diff(previewOf(before.rsp)["spec"], previewOf(r.rsp)["spec"]); diff != "" {
+		t.Errorf("the held preview is not the one composed before: -before, +held:\n%s", diff)
+	}
+	s.setSpec("traffic.paused", nil)
+	r = s.run(30 * time.Second)
+	if r.out["phase"] != "Progressing" || r.out["revision"] != "v3" || !checkPreview(t, s, r, "podinfo-canary") {
+		t.Fatalf("resumed: %v, preview composed: %t; want v3 at step 0 with its preview:\n%s", r.out, previewOf(r.rsp) != nil, s.describe())
+	}
+}
+
 // TestPreviewGatesNothing: a gateway that does not accept the preview route
 // holds no step: the steps wait for the main route alone. The preview is
 // not ready meanwhile, as the gateway says.
