@@ -63,6 +63,9 @@ type xpSim struct {
 	// gateway is the gateway's verdict on every route at a time: the
 	// status and reason of Accepted; nil accepts every route.
 	gateway func(now time.Time) (status, reason string)
+	// gatewayOf, when set, is the gateway's verdict on the route of a
+	// composed resource key, in place of gateway.
+	gatewayOf func(key string, now time.Time) (status, reason string)
 	// served, when set, makes the sim Crossplane v2.2 on a cluster that
 	// serves what it says: every capability advertised, schema
 	// requirements answered, and a reconcile that requires an object of a
@@ -180,6 +183,10 @@ func (s *xpSim) request(required map[string]*fnv1.ResourceSelector) *fnv1.RunFun
 	for key, id := range s.keys {
 		o := deepCopyMap(s.objects[id])
 		if strings.HasPrefix(key, "route-") {
+			accepted, reason := accepted, reason
+			if s.gatewayOf != nil {
+				accepted, reason = s.gatewayOf(key, s.now)
+			}
 			g := s.gen[id]
 			o["metadata"].(map[string]any)["generation"] = g
 			cond := func(typ, status, reason string) map[string]any {

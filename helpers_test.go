@@ -419,8 +419,10 @@ type view struct {
 	// their readiness.
 	Resources []string
 	Ready     map[string]string
-	// Weights are the composed route's rules (see routeWeights).
+	// Weights are the composed route's rules (see routeWeights), and
+	// Preview the preview route's.
 	Weights [][]string
+	Preview [][]string
 	// Grants are the composed ReferenceGrants by namespace: "from Kind
 	// namespace", "to Kind name".
 	Grants map[string][]string
@@ -458,6 +460,8 @@ func viewOf(t *testing.T, rsp *fnv1.RunFunctionResponse) view {
 		v.Ready[name] = r.GetReady().String()
 		obj := r.GetResource().AsMap()
 		switch {
+		case names.Key(name).IsPreview():
+			v.Preview = routeWeights(obj)
 		case names.Key(name).IsRoute():
 			v.Weights = routeWeights(obj)
 		case names.Key(name).IsGrant():

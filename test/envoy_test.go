@@ -126,6 +126,28 @@ func TestEnvoyGateway(t *testing.T) {
 				}},
 			},
 		},
+		"BlueGreenPreview": {
+			reason: "Blue/green awaiting its approval: www.example.com all to the primary (the canary at weight 0), and the preview route, accepted beside it, sends every request of preview.example.com to the canary.",
+			args:   args{example: "blue-green", omit: []string{"Deployment"}},
+			want: want{
+				status: []routeStatus{
+					{Route: "HTTPRoute test/podinfo", Parent: "istio-ingress/gateway", Conditions: accepted},
+					{Route: "HTTPRoute test/podinfo-preview", Parent: "istio-ingress/gateway", Conditions: accepted},
+				},
+				xds: []xdsRoute{
+					{
+						Name:     "httproute/test/podinfo/rule/0/match/0/www_example_com",
+						Match:    "prefix /",
+						Backends: []xdsBackend{{Backend: "Service test/podinfo-primary:9898", Weight: 100}},
+					},
+					{
+						Name:     "httproute/test/podinfo-preview/rule/0/match/0/preview_example_com",
+						Match:    "prefix /",
+						Backends: []xdsBackend{{Backend: "Service test/podinfo-canary:9898", Weight: 100}},
+					},
+				},
+			},
+		},
 		"KEDAInterceptor": {
 			reason: "The interceptor proxy in keda resolves through the composed v1 ReferenceGrant; the canary's URLRewrite sets the Host that the interceptor routes by, on the canary only.",
 			args:   args{example: "keda-interceptor"},

@@ -222,6 +222,45 @@ port: 9898
 			spec:   strings.Replace(base, "port: 80}}", "port: 80}, revision: 'v 2'}", 1),
 			want:   []string{"spec.canary.revision"},
 		},
+		"Preview": {
+			reason: "A preview names hostnames of its own beside a progressive rollout.",
+			spec:   revisioned + "hostnames: [www.example.com]\ntraffic: {steps: [{weight: 0, approval: true}, {weight: 100}], preview: {hostnames: [preview.example.com]}}\n",
+		},
+		"PreviewNeedsSteps": {
+			reason: "A preview shows the canary while a rollout is active: manual mode has none.",
+			spec:   base + "traffic: {weight: 10, preview: {hostnames: [preview.example.com]}}\n",
+			want:   []string{"a preview shows the canary while a rollout is active: it needs steps"},
+		},
+		"PreviewHostnameOfTheRoute": {
+			reason: "A preview hostname that the main route names too would be the main route's.",
+			spec:   revisioned + "hostnames: [www.example.com]\ntraffic: {steps: [{weight: 10}], preview: {hostnames: [preview.example.com, www.example.com]}}\n",
+			want:   []string{"a preview hostname must not be one of spec.hostnames"},
+		},
+		"PreviewTCPRoute": {
+			reason: "A TCPRoute has no hostnames, so no preview.",
+			spec:   revisioned + "kind: TCPRoute\ntraffic: {steps: [{weight: 10}], preview: {hostnames: [preview.example.com]}}\n",
+			want:   []string{"TCPRoute and UDPRoute have no hostnames"},
+		},
+		"PreviewNoHostnames": {
+			reason: "A preview names 1 to 16 hostnames.",
+			spec:   revisioned + "traffic: {steps: [{weight: 10}], preview: {hostnames: []}}\n",
+			want:   []string{"spec.traffic.preview.hostnames"},
+		},
+		"PreviewDuplicateHostnames": {
+			reason: "The preview's hostnames are a set.",
+			spec:   revisioned + "traffic: {steps: [{weight: 10}], preview: {hostnames: [preview.example.com, preview.example.com]}}\n",
+			want:   []string{"spec.traffic.preview.hostnames[1]"},
+		},
+		"PreviewBadHostname": {
+			reason: "A preview hostname is a Gateway API hostname.",
+			spec:   revisioned + "traffic: {steps: [{weight: 10}], preview: {hostnames: [Preview_Example]}}\n",
+			want:   []string{"spec.traffic.preview.hostnames[0]"},
+		},
+		"PreviewLongRouteName": {
+			reason: "The preview route is <routeName>-preview: the route's name leaves room for the suffix.",
+			spec:   revisioned + "routeName: " + strings.Repeat("a", 246) + "\ntraffic: {steps: [{weight: 10}], preview: {hostnames: [preview.example.com]}}\n",
+			want:   []string{"with traffic.preview, routeName is at most 245 characters"},
+		},
 	}
 	xrds := crdschema.XRDs(t, xrdFiles...)
 	for name, tc := range cases {

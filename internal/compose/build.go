@@ -52,6 +52,18 @@ func (p *Plan) Targets() []names.Target {
 			})
 		}
 	}
+	if cr.Spec.Traffic.Preview != nil {
+		// Named whether the rollout is active or not: the requirements
+		// depend on the spec alone, and a preview route another owner
+		// manages is refused before a rollout would compose over it.
+		targets = append(targets, names.Target{
+			Key:        p.PreviewKey(),
+			APIVersion: gwv1.GroupName + "/" + version,
+			Kind:       string(cr.Spec.Kind),
+			Namespace:  cr.RouteNamespace,
+			Name:       xr.PreviewRouteName(cr.RouteName),
+		})
+	}
 	for _, g := range p.Grants.Grants {
 		targets = append(targets, names.Target{
 			Key:        names.GrantKey(g.Namespace),
@@ -89,12 +101,16 @@ func (p *Plan) RouteAtStep(obs route.Observation) func(step, weight int32) (bool
 // sends the canary nothing: it carries the route that the plan composes
 // with the canary at 0% and no canary-only rule (A/B, session, mirror),
 // and, unless the CanaryRoute does not wait for its gateway, every parent
-// accepted that generation. Before then, a request may still reach the
-// canary's Service, whose selector must not change.
-func (p *Plan) RouteWithoutCanary(obs route.Observation) func() (bool, string) {
+// accepted that generation; and no preview route is observed (it sends
+// the canary every request of its hostnames). Before then, a request may
+// still reach the canary's Service, whose selector must not change.
+func (p *Plan) RouteWithoutCanary(obs, preview route.Observation) func() (bool, string) {
 	return func() (bool, string) {
 		if !obs.Exists {
 			return false, "the route has not been created yet"
+		}
+		if preview.Exists {
+			return false, "the preview route still exists"
 		}
 		b := p.build(nil, 0, false)
 		if len(b.buildErrs) > 0 || !obs.Carries(b.obj, p.CR.RouteNamespace) {
@@ -125,11 +141,13 @@ func (p *Plan) BuildRoute(weight int32, active bool, step *int32) (runtime.Objec
 
 // buildKey names a route that a plan builds: its shape (the step whose
 // own matches and mirror shape it, or -1 for the traffic's), the canary's
-// weight, and whether the rollout is active.
+// weight, and whether the rollout is active; or the preview route, which
+// is the same at every step and weight.
 type buildKey struct {
-	shape  int32
-	weight int32
-	active bool
+	shape   int32
+	weight  int32
+	active  bool
+	preview bool
 }
 
 // A build is a route built, and what the Gateway API CRDs would say of it.
@@ -150,11 +168,26 @@ func (b build) errs() field.ErrorList { return append(slices.Clip(b.buildErrs), 
 // whoever changes it changes a copy.
 func (p *Plan) build(step *int32, weight int32, active bool) build {
 	key := buildKey{shape: p.shape(step), weight: weight, active: active}
+	return p.buildOnce(key, func() route.Params {
+		params := p.RouteFor(step)
+		params.CanaryWeight, params.Active = weight, active
+		return params
+	})
+}
+
+// preview builds the preview route and checks it, once a run, shared like
+// the route (see build).
+func (p *Plan) preview() build {
+	return p.buildOnce(buildKey{shape: -1, weight: 100, preview: true}, p.previewParams)
+}
+
+// buildOnce builds the route of a key from the Params paramsOf gives, or
+// finds it built by this run or kept by another.
+func (p *Plan) buildOnce(key buildKey, paramsOf func() route.Params) build {
 	if b, ok := p.builds[key]; ok {
 		return b
 	}
-	params := p.RouteFor(step)
-	params.CanaryWeight, params.Active = weight, active
+	params := paramsOf()
 	sk, shareable := p.sharedKey(key)
 	if shareable {
 		if b, ok := sharedBuilds.Get(sk); ok {

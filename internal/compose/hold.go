@@ -113,8 +113,10 @@ type Held struct {
 // rule of its own is removed from its rule (the rule too, when nothing is
 // left of it), and so is a mirror to any refused backend. The primary (the
 // spec's, or one the spec no longer names) stays, as it would in any run:
-// without its grant, the gateway itself refuses it. The route's readiness
-// honours requireAcceptedRoute.
+// without its grant, the gateway itself refuses it. A preview route is
+// held as it was, but for the same refusals, and not at all when it would
+// send requests to a canary the Input refuses (see heldPreview). The
+// route's readiness honours requireAcceptedRoute.
 func (p *Plan) Held(observed map[names.Key]map[string]any, obs route.Observation) (Held, error) {
 	objects, err := Hold(observed, RouteReady(p.CR, obs))
 	if err != nil {
@@ -159,17 +161,34 @@ func (p *Plan) Held(observed map[names.Key]map[string]any, obs route.Observation
 				continue
 			}
 		default:
-			if o.Key.IsRoute() {
-				zeroed, err := p.zeroRefused(obj, recorded, proxies, refusedProxies)
-				if err != nil {
-					return Held{}, err
-				}
-				held.Zeroed = append(held.Zeroed, zeroed...)
+			keep, zeroed, err := p.heldRoute(o, recorded, proxies, refusedProxies)
+			if err != nil {
+				return Held{}, err
 			}
+			if !keep {
+				continue
+			}
+			held.Zeroed = append(held.Zeroed, zeroed...)
 		}
 		held.Objects = append(held.Objects, o)
 	}
 	return held, nil
+}
+
+// heldRoute is what a hold makes of a held route, in place, under the
+// current Input: the preview route kept or not (see heldPreview), the
+// route's refused canary backends zeroed, which it returns; any other
+// object is kept as it is.
+func (p *Plan) heldRoute(o Object, recorded []xr.BackendID, proxies, refusedProxies map[string]bool) (bool, []xr.BackendID, error) {
+	switch {
+	case o.Key.IsPreview():
+		return p.heldPreview(o.Object, p.refusedOf(o.Object, recorded, proxies, refusedProxies)), nil, nil
+	case o.Key.IsRoute():
+		zeroed, err := p.zeroRefused(o.Object, p.refusedOf(o.Object, recorded, proxies, refusedProxies))
+		return err == nil, zeroed, err
+	default:
+		return true, nil, nil
+	}
 }
 
 // Objects are what a run composes for the engine's decision, but for the
@@ -179,14 +198,20 @@ func (p *Plan) Held(observed map[names.Key]map[string]any, obs route.Observation
 // While the decision holds the previous composition (a paused rollout
 // waiting to restart), it is what the previous run composed, as observed,
 // but for what the Input no longer allows, and the decision says so.
-// observed are the composed resources Crossplane observed, by key.
-func (p *Plan) Objects(built runtime.Object, obs route.Observation, d rollout.Decision, observed map[names.Key]map[string]any) ([]Object, []xr.BackendID, rollout.Decision, error) {
+// observed are the composed resources Crossplane observed, by key. The
+// preview route, of a spec that has one, is composed while the decision
+// keeps the rollout active (see previewOn), and held with the rest.
+func (p *Plan) Objects(built runtime.Object, obs route.Observation, d rollout.Decision, observed map[names.Key]map[string]any, preview PreviewState) ([]Object, []xr.BackendID, rollout.Decision, error) {
 	if !d.HoldPrevious {
 		if ph := d.Status.Phase; ph == xr.PhaseAborted || ph == xr.PhaseFailed {
 			built = p.CutCanary(built)
 		}
 		exists := func(k names.Key) bool { _, ok := observed[k]; return ok }
-		return p.Desired(built, obs, exists), p.CanaryBackends(), d, nil
+		out := p.Desired(built, obs, exists)
+		if p.previewOn(d, preview) {
+			out = slices.Insert(out, 1, p.previewObject(preview))
+		}
+		return out, p.CanaryBackends(), d, nil
 	}
 	held, err := p.Held(observed, obs)
 	if err != nil {
@@ -194,6 +219,12 @@ func (p *Plan) Objects(built runtime.Object, obs route.Observation, d rollout.De
 	}
 	if len(held.Zeroed) > 0 {
 		d = rollout.WithCanaryAtZero(d, "the function's Input no longer allows "+DescribeBackends(held.Zeroed))
+	}
+	for i, o := range held.Objects {
+		if o.Key.IsPreview() {
+			// Its own readiness, as the gateway reports it.
+			held.Objects[i].Ready = RouteReady(p.CR, preview.Observed)
+		}
 	}
 	var canaryBackends []xr.BackendID
 	if r := p.CR.Status.Rollout; r != nil {
@@ -234,51 +265,64 @@ func (p *Plan) allowedGrantTargets(namespace string, to []gwv1.ReferenceGrantTo)
 	})
 }
 
-// zeroRefused sends nothing to the recorded canary backends of a held route
-// that the Input refuses, and removes the mirrors to any refused backend; it
-// returns the canary backends that carried traffic.
-func (p *Plan) zeroRefused(obj runtime.Object, recorded []xr.BackendID, proxies, refusedProxies map[string]bool) ([]xr.BackendID, error) {
-	ns := p.CR.RouteNamespace
+// refusedRefs are the references of a held route that the Input refuses:
+// the recorded canary backends (zero; zeroed those of them that carried
+// traffic), the targets of mirrors, and the backends of rules of their own
+// (dropped). ns is the route's namespace.
+type refusedRefs struct {
+	ns                             string
+	zero, mirrors, zeroed, dropped []xr.BackendID
+}
+
+// refusedOf finds the references of a held route that the Input refuses.
+func (p *Plan) refusedOf(obj runtime.Object, recorded []xr.BackendID, proxies, refusedProxies map[string]bool) refusedRefs {
+	r := refusedRefs{ns: p.CR.RouteNamespace}
 	if m, ok := obj.(metav1.Object); ok {
-		ns = m.GetNamespace()
+		r.ns = m.GetNamespace()
 	}
-	var zero, mirrors, zeroed, dropped []xr.BackendID
-	primaries := p.heldPrimaries(obj, recorded, ns)
-	for _, r := range route.References(obj, ns) {
-		id := r.ID
-		proxy := id.Group == "" && id.Kind == kindService && id.Namespace == ns && proxies[id.Name]
+	primaries := p.heldPrimaries(obj, recorded, r.ns)
+	for _, ref := range route.References(obj, r.ns) {
+		id := ref.ID
+		proxy := id.Group == "" && id.Kind == kindService && id.Namespace == r.ns && proxies[id.Name]
 		b := backend.Backend{
 			Ref:       gwv1.BackendObjectReference{Group: ptr.To(gwv1.Group(id.Group)), Kind: ptr.To(gwv1.Kind(id.Kind)), Name: gwv1.ObjectName(id.Name)},
 			Namespace: id.Namespace, FromBackendRef: !proxy,
 		}
-		refused := grant.RefusalReason(b, ns, p.Policy) != "" ||
+		refused := grant.RefusalReason(b, r.ns, p.Policy) != "" ||
 			(proxy && refusedProxies[id.Name]) ||
 			(id.Group == backend.KindIstioHostname.Group && id.Kind == backend.KindIstioHostname.Kind && p.refusesHost(id.Name))
 		switch {
 		case !refused:
-		case r.Mirror:
-			mirrors = append(mirrors, id)
+		case ref.Mirror:
+			r.mirrors = append(r.mirrors, id)
 		case recordedAs(recorded, id):
-			zero = append(zero, id)
-			if r.Weight > 0 && !slices.ContainsFunc(zeroed, func(z xr.BackendID) bool { return reflect.DeepEqual(z, id) }) {
-				zeroed = append(zeroed, id)
+			r.zero = append(r.zero, id)
+			if ref.Weight > 0 && !slices.ContainsFunc(r.zeroed, func(z xr.BackendID) bool { return reflect.DeepEqual(z, id) }) {
+				r.zeroed = append(r.zeroed, id)
 			}
 		case !recordedAs(primaries, id):
 			// The backend of a rule of its own: the rollout never weighs
 			// it, so nothing falls back to it, and the rule goes.
-			dropped = append(dropped, id)
+			r.dropped = append(r.dropped, id)
 		}
 	}
-	if len(zero) > 0 {
-		if err := cutCanary(obj, zero, ns); err != nil {
+	return r
+}
+
+// zeroRefused sends nothing to the recorded canary backends of a held route
+// that the Input refuses, and removes the mirrors to any refused backend; it
+// returns the canary backends that carried traffic.
+func (p *Plan) zeroRefused(obj runtime.Object, r refusedRefs) ([]xr.BackendID, error) {
+	if len(r.zero) > 0 {
+		if err := cutCanary(obj, r.zero, r.ns); err != nil {
 			return nil, errors.Wrap(err, "cannot hold the previous route")
 		}
 	}
-	if !route.DropBackends(obj, dropped, ns) {
+	if !route.DropBackends(obj, r.dropped, r.ns) {
 		return nil, errors.New("cannot hold the previous route: no rule would be left without the backends the function's Input no longer allows")
 	}
-	route.DropMirrors(obj, mirrors, ns)
-	return zeroed, nil
+	route.DropMirrors(obj, r.mirrors, r.ns)
+	return r.zeroed, nil
 }
 
 // heldPrimaries are the primary's backends in a held route: the spec's

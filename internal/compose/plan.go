@@ -161,7 +161,7 @@ func (r *Resolved) Plan(v served.Versions) (*Plan, error) {
 	p := &Plan{Resolved: r, Versions: v, builds: map[buildKey]build{}}
 	p.Grants = r.Grants.AtVersion(v.Grant)
 	p.Route = routeParams(r.CR, v, r.Primary, r.Canary)
-	if errs := p.checkSteps(); len(errs) > 0 {
+	if errs := append(p.checkSteps(), p.checkPreview()...); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
 	}
 	return p, nil

@@ -79,7 +79,8 @@ type Rescue struct {
 //
 // It composes what the previous run composed, unchanged but for the route,
 // where every canary backend goes to weight 0 and every canary-only rule
-// (A/B, session) and mirror to the canary is removed. The canary backends
+// (A/B, session) and mirror to the canary is removed, and the preview
+// route, which is not composed (so Crossplane deletes it). The canary backends
 // are the ones the last good run recorded in status.rollout.canaryBackends,
 // never a guess by name, and only those that are not the primary's and that
 // some rule of the route weighs against the primary: the record is status,
@@ -115,7 +116,7 @@ func RescueAbortComposed(composite map[string]any, observed, composed map[names.
 	}
 	decoded, routeNamespace, ok := decodeOurs(held)
 	// Without a route, nothing sends the canary traffic: the Fatal stands.
-	if !ok || !slices.ContainsFunc(slices.Collect(maps.Keys(decoded)), names.Key.IsRoute) {
+	if !ok || !slices.ContainsFunc(slices.Collect(maps.Keys(decoded)), mainRoute) {
 		return Rescue{}, false
 	}
 	canary, why := trustedCanary(xrp, decoded, prior.CanaryBackends, routeNamespace)
@@ -152,14 +153,19 @@ func RescueAbortComposed(composite map[string]any, observed, composed map[names.
 	return r, true
 }
 
+// mainRoute reports whether a key is a route's, not a preview route's.
+func mainRoute(k names.Key) bool { return k.IsRoute() && !k.IsPreview() }
+
 // decodeOurs decodes the observed objects that the function composes into
 // their types, and finds the route's namespace. It reports false when one
-// does not decode.
+// does not decode. A preview route is left out: it sends every request to
+// the canary, and an abort ends it (no longer composed, Crossplane deletes
+// it), as a run that aborts does.
 func decodeOurs(observed map[names.Key]map[string]any) (map[names.Key]runtime.Object, string, bool) {
 	decoded := make(map[names.Key]runtime.Object, len(observed))
 	routeNamespace := ""
 	for k, o := range observed {
-		if !k.Ours() {
+		if !k.Ours() || k.IsPreview() {
 			continue
 		}
 		obj, err := Decode(o)

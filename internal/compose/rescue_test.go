@@ -215,6 +215,27 @@ status:
 				Status: rescuedStatus(canaryID), Warning: warned, Healthy: aborted,
 			}},
 		},
+		"PreviewEnds": {
+			reason:  "An abort ends the preview route, which sends the canary every request of its hostnames: the rescue does not re-emit it (so Crossplane deletes it), and rescues the route as without one.",
+			patches: []patch{abort, recorded(canary)},
+			observed: map[names.Key]string{
+				"route-httproute":           rescueRoute,
+				"service-primary":           observedService,
+				"referencegrant-monitoring": observedGrantV1Beta1,
+				"route-httproute-preview": `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo-preview, namespace: test, labels: {crossplane.io/composite: podinfo}},
+				  spec: {parentRefs: [{name: gateway, namespace: istio-ingress}], hostnames: [preview.example.com], rules: [{matches: [{path: {type: PathPrefix, value: /}}], backendRefs: [{name: canary-proxy, namespace: monitoring, port: 3456, weight: 100}]}]}}`,
+			},
+			want: want{ok: true, rescued: rescued{
+				Applied: true, Objects: flaggerObjects, Rules: zeroed,
+				Status: rescuedStatus(canaryID), Warning: warned, Healthy: aborted,
+			}},
+		},
+		"PreviewAlone": {
+			reason:   "A preview route is no route to rescue: without the route, nothing is composed, and the Fatal stands (Crossplane applies nothing).",
+			patches:  []patch{abort, recorded(canary)},
+			observed: map[names.Key]string{"route-httproute-preview": `{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: podinfo-preview, namespace: test}, spec: {rules: [{backendRefs: [{name: canary-proxy, namespace: monitoring, port: 3456}]}]}}`},
+			want:     want{},
+		},
 		"LenientStatus": {
 			reason:   "A status.rollout that does not decode (a step that is no number) still gives its canaryBackends: the rescue reads what it can, and the rest of the status starts afresh.",
 			patches:  []patch{abort, set("status.rollout", `{step: x, canaryBackends: [`+canary+`]}`)},

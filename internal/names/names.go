@@ -26,6 +26,7 @@ const (
 	prefixRoute          = "route-"
 	prefixReferenceGrant = "referencegrant-"
 	prefixAnalysis       = "analysis-"
+	suffixPreview        = "-preview"
 )
 
 // AnalysisKey is the key of the analysis object of a template.
@@ -44,12 +45,31 @@ func RouteKey(kind string) Key {
 	return Key(prefixRoute + strings.ToLower(kind))
 }
 
+// PreviewKey is the key of the preview route of a kind: the route's key
+// and -preview (route-httproute-preview). The kind is in it as in the
+// route's, so that changing spec.kind deletes the old preview too.
+func PreviewKey(kind string) Key {
+	return RouteKey(kind) + suffixPreview
+}
+
+// IsPreview reports whether a key is a preview route's: route-<kind>-preview,
+// the kind without a dash.
+func (k Key) IsPreview() bool {
+	rest, ok := strings.CutPrefix(string(k), prefixRoute)
+	if !ok {
+		return false
+	}
+	kind, name, ok := strings.Cut(rest, "-")
+	return ok && kind != "" && "-"+name == suffixPreview
+}
+
 // GrantKey is the key of the ReferenceGrant in a namespace.
 func GrantKey(namespace string) Key {
 	return Key(prefixReferenceGrant + namespace)
 }
 
-// IsRoute reports whether a key is a route's.
+// IsRoute reports whether a key is a route's: the route's, or its preview
+// route's (see IsPreview).
 func (k Key) IsRoute() bool { return strings.HasPrefix(string(k), prefixRoute) }
 
 // IsBackendTLSPolicy reports whether a key is a BackendTLSPolicy's.

@@ -395,6 +395,48 @@ func TestCanaryServiceMovesOnlyWithoutTraffic(t *testing.T) {
 	}
 }
 
+// TestCanaryServiceMovesUnderAZeroStep: a release whose first step is at
+// 0% (blue/green: the canary waits for an approval, or testers reach it by
+// matches or a preview) moves the canary Service to the new revision once
+// the route sends it nothing: the engine's decision is active on every run
+// of that step, and the run that moves the Service composes it inactive,
+// so the step's canary-only rules come with the next run, never with the
+// move.
+func TestCanaryServiceMovesUnderAZeroStep(t *testing.T) {
+	zeroFirst := func(now time.Duration, f func(*Input)) Input {
+		return in("v2", "d2", now, func(i *Input) {
+			i.Rollout.Traffic.Steps = []xr.Step{{Weight: 0, Approval: true}, {Weight: 100}}
+			// v1 is stable; the canary Service still selects it.
+			i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v1", "v1"
+			i.RouteWithoutCanary = func() (bool, string) { return true, "" }
+			f(i)
+		})
+	}
+	first := zeroFirst(time.Minute, func(*Input) {})
+	d := Decide(first)
+	want := &xr.CanaryMove{From: "v1", To: "v2", At: metav1.Time{Time: first.Rollout.Now.Add(PromotionSettle)}}
+	if d.CanaryRevision != "v1" || d.Rollout.Active || d.Rollout.CanaryWeight != 0 || !cmp.Equal(d.Status.CanaryMove, want) {
+		t.Fatalf("v2 starts at its 0%% step, the route sending v1's Service nothing: the move must wait %s with the Service on v1 and no canary-only rule; got %q (active %t) at %d%%, move %v: %s",
+			PromotionSettle, d.CanaryRevision, d.Rollout.Active, d.Rollout.CanaryWeight, d.Status.CanaryMove, d.Rollout.Status.Message)
+	}
+
+	settled := zeroFirst(time.Minute+PromotionSettle, func(i *Input) { i.Rollout.Previous, i.Status = &d.Rollout.Status, &d.Status })
+	d = Decide(settled)
+	if d.CanaryRevision != "" || d.Status.CanaryMove != nil || d.Rollout.Active || d.Rollout.CanaryWeight != 0 {
+		t.Fatalf("%s later, the canary Service must move to v2 on a run whose route sends it nothing; got %q (active %t) at %d%%, move %v: %s",
+			PromotionSettle, d.CanaryRevision, d.Rollout.Active, d.Rollout.CanaryWeight, d.Status.CanaryMove, d.Rollout.Status.Message)
+	}
+
+	moved := zeroFirst(time.Minute+PromotionSettle+rollout.MinRequeue, func(i *Input) {
+		i.Rollout.Previous, i.Status, i.ObservedCanary = &d.Rollout.Status, &d.Status, "v2"
+	})
+	d = Decide(moved)
+	if d.CanaryRevision != "" || !d.Rollout.Active || d.Rollout.Status.Phase != xr.PhaseProgressing || d.Rollout.Status.Step == nil || *d.Rollout.Status.Step != 0 {
+		t.Errorf("with the Service observed on v2, step 0 is under way: got %q (active %t), %s step %v: %s",
+			d.CanaryRevision, d.Rollout.Active, d.Rollout.Status.Phase, d.Rollout.Status.Step, d.Rollout.Status.Message)
+	}
+}
+
 // TestCanaryServiceMoveStartsOverWhenTrafficReturns: a move under way
 // whose route sends the canary requests again (a stale apply, a person)
 // starts its wait over once the route sends it nothing again.

@@ -186,7 +186,7 @@ func canaryServiceMove(in Input, d Decision) Decision {
 	if in.RouteWithoutCanary != nil {
 		drained, why = in.RouteWithoutCanary()
 	}
-	if d.Rollout.CanaryWeight > 0 || d.Rollout.Active {
+	if d.Rollout.CanaryWeight > 0 {
 		drained, why = false, "the route is taken to 0% for the canary first"
 	}
 	msg := fmt.Sprintf("the canary Service keeps selecting revision %s until the route sends it nothing (%s); then it moves to revision %s", from, why, to)
@@ -201,7 +201,13 @@ func canaryServiceMove(in Input, d Decision) Decision {
 			// run, and the next run soon after finds it moved (the new
 			// revision's step waits for that), whatever the decision's own
 			// wait. A message that named the move's time is the move's.
+			// A step under way at 0% (the decision is active: its A/B
+			// rules, its mirror) gets its canary-only rules from the next
+			// run on: the route of the run that moves the Service sends
+			// it nothing. (Counting such a decision as not drained would
+			// hold it at 0% for ever: it is active on every run.)
 			d.Rollout.Requeue = rollout.MinRequeue
+			d.Rollout.Active = false
 			if pending != nil && d.Rollout.Status.Phase == xr.PhaseSucceeded {
 				d.Rollout.Status.Message = fmt.Sprintf("revision %s is stable: the primary serves every request; the canary Service moved from revision %s to %s", d.Status.Stable.Revision, from, to)
 			}

@@ -79,6 +79,12 @@ type Params struct {
 	MirrorPath *field.Path
 	// Affinity, when set, pins clients to the canary with a cookie.
 	Affinity *Affinity
+	// CanaryOnly builds the preview route: every rule that carries the
+	// rollout sends every request to the canary alone (its backend and
+	// its filters), and nothing of the rollout's shaping (companion rules,
+	// the mirror, affinity) joins it, whatever the Params say of them.
+	// Rules of their own are composed as written, as in any route.
+	CanaryOnly bool
 }
 
 // Affinity is the session cookie that keeps a client on the canary, and
@@ -103,9 +109,10 @@ func (p Params) single() bool {
 	return backend.Same(p.Primary, p.Canary)
 }
 
-// shaping reports whether A/B matches, mirroring and affinity apply.
+// shaping reports whether A/B matches, mirroring and affinity apply: never
+// in the preview route.
 func (p Params) shaping() bool {
-	return p.Active && !p.single()
+	return p.Active && !p.single() && !p.CanaryOnly
 }
 
 // abCompanion reports whether each rule gets an A/B companion rule.
@@ -243,8 +250,11 @@ type weightedBackend struct {
 // weighted returns the backends of a weighted rule: primary at 100-w and
 // canary at w. A canary at weight 0 stays in the rule, so that moving traffic
 // is a change of weights only. When both sides are one backend, it is listed
-// once at 100.
+// once at 100; in the preview route, the canary alone is, at 100.
 func weighted(p Params) []weightedBackend {
+	if p.CanaryOnly {
+		return []weightedBackend{{role: xr.RoleCanary, ref: backendRef(p.Canary, percentTotal)}}
+	}
 	if p.single() {
 		return []weightedBackend{{role: xr.RolePrimary, ref: backendRef(p.Primary, percentTotal)}}
 	}
@@ -453,7 +463,7 @@ func (p Params) explainBackendFilter(o origin, c *field.Error, f []string) *fiel
 	// session companions the primary alone; a mirror companion carries
 	// both, as the weighted rule does.
 	primaryAlone := o.companion == "primary session" || o.companion == "primary session mirror"
-	if o.companion == "A/B" || o.companion == "session" || (!primaryAlone && j == 1 && !p.single()) {
+	if p.CanaryOnly || o.companion == "A/B" || o.companion == "session" || (!primaryAlone && j == 1 && !p.single()) {
 		role = xr.RoleCanary
 	}
 	c.Field = "spec." + string(role) + ".filters"

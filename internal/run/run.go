@@ -35,10 +35,11 @@ import (
 )
 
 const (
-	errObservedRoute = "cannot read the observed route"
-	errBuildRoute    = "the composed route would be rejected by the Gateway API"
-	errCompose       = "cannot set the desired composed resources"
-	errDeadline      = "the run ran out of time"
+	errObservedRoute   = "cannot read the observed route"
+	errObservedPreview = "cannot read the observed preview route"
+	errBuildRoute      = "the composed route would be rejected by the Gateway API"
+	errCompose         = "cannot set the desired composed resources"
+	errDeadline        = "the run ran out of time"
 )
 
 // In is what a run composes from.
@@ -127,6 +128,12 @@ func Run(ctx context.Context, in In) (Out, error) {
 	if err != nil {
 		return Out{}, errors.Wrap(err, errObservedRoute)
 	}
+	// The preview route, observed whether the spec still has one: while it
+	// exists, it sends the canary requests.
+	previewObs, err := route.Observe(in.Observed[plan.PreviewKey()], cr.RouteNamespace, cr.Spec.ParentRefs)
+	if err != nil {
+		return Out{}, errors.Wrap(err, errObservedPreview)
+	}
 	// Never compose over an object that this XR did not compose.
 	targets := plan.Targets()
 	if err := ownership.Check(in.Owner, targets, in.Existing); err != nil {
@@ -161,7 +168,7 @@ func Run(ctx context.Context, in In) (Out, error) {
 			ComposedPrimary:    composedRevision(in.Composed, names.KeyServicePrimary, r.RevisionLabel),
 			ComposedCanary:     composedRevision(in.Composed, names.KeyServiceCanary, r.RevisionLabel),
 			Ready:              readiness(r, in.Workload),
-			RouteWithoutCanary: plan.RouteWithoutCanary(obs),
+			RouteWithoutCanary: plan.RouteWithoutCanary(obs, previewObs),
 		})
 		d, rel = rd.Rollout, &rd
 		// A promotion moves the primary Service before the route; leaving
@@ -199,7 +206,8 @@ func Run(ctx context.Context, in In) (Out, error) {
 			held[names.Key(k)] = o
 		}
 	}
-	objects, canaryBackends, d, err := plan.Objects(built, obs, d, held)
+	preview := compose.PreviewState{Observed: previewObs, CanaryMoving: canaryMoving(cr, in.Observed[names.KeyServiceCanary])}
+	objects, canaryBackends, d, err := plan.Objects(built, obs, d, held, preview)
 	if err != nil {
 		return Out{}, errors.Wrap(err, errCompose)
 	}
@@ -259,6 +267,18 @@ func measured(ctx context.Context, in In, ri rollout.Input, budget *expr.Budget)
 func observedRevision(svc map[string]any, label string) string {
 	selector, _, _ := unstructured.NestedStringMap(svc, "spec", "selector")
 	return selector[label]
+}
+
+// canaryMoving reports whether a release's canary Service, as observed,
+// does not select the revision this run composes it to select: it moves
+// on this run, or its last move has not been observed yet (or it was
+// never observed). The preview route waits for it.
+func canaryMoving(cr *xr.CanaryRoute, observed map[string]any) bool {
+	r := cr.Spec.Release
+	if r == nil || cr.Spec.Canary.Service == nil {
+		return false
+	}
+	return observedRevision(observed, r.RevisionLabel) != cr.Spec.Canary.Service.Selector[r.RevisionLabel]
 }
 
 // composedRevision is the revision a Service the newest decision composed

@@ -65,6 +65,9 @@ type object struct { //nolint:unused // The XRDs' root, read by hack/xrdgen; the
 // +kubebuilder:validation:XValidation:rule="has(self.release) == ![has(self.canary.service), has(self.canary.externalName), has(self.canary.backendRef)].exists(x, x)",message="canary: set exactly one of service, externalName or backendRef; with release, none: the canary is a revision of the release's workload"
 // +kubebuilder:validation:XValidation:rule="!has(self.release) || (has(self.traffic) && has(self.traffic.steps) && has(self.port))",message="a release rolls each revision out through traffic.steps, to proxy Services on spec.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.traffic.rollbackWindow) || has(self.release)",message="rollbackWindow rolls back to the release's earlier revisions: it needs release"
+// +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.traffic.preview) || !has(self.kind) || self.kind in ['HTTPRoute', 'GRPCRoute', 'TLSRoute']",message="traffic.preview composes a route of its own hostnames: TCPRoute and UDPRoute have no hostnames"
+// +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.traffic.preview) || !has(self.hostnames) || self.traffic.preview.hostnames.all(h, !(h in self.hostnames))",message="a preview hostname must not be one of spec.hostnames: the main route would take its requests"
+// +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.traffic.preview) || !has(self.routeName) || size(self.routeName) <= 245",message="with traffic.preview, routeName is at most 245 characters: the preview route is named <routeName>-preview"
 type rawSpec struct {
 	// Namespace of the route, for a cluster-scoped CanaryRoute without a
 	// claim. A claimed CanaryRoute always routes in its claim's namespace.
@@ -388,6 +391,7 @@ type rawBackendTLS struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.steps) || self.steps.all(s, !has(s.analysis) || s.analysis.all(a, has(self.analysis) && a in self.analysis))",message="a step's analysis names templates of traffic.analysis"
 // +kubebuilder:validation:XValidation:rule="(!has(self.metrics) && !has(self.bake)) || has(self.steps)",message="metrics and bake judge the steps of a progressive rollout: they need steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.metrics) || !has(self.steps) || self.metrics.all(m, !has(m.steps) || m.steps.all(i, i < size(self.steps)))",message="a metric's steps are indexes of traffic.steps"
+// +kubebuilder:validation:XValidation:rule="!has(self.preview) || has(self.steps)",message="a preview shows the canary while a rollout is active: it needs steps"
 type rawTraffic struct {
 	// Weight is the canary's percent in manual mode, 0 to 100. Default: 0.
 	// +kubebuilder:validation:Minimum=0
@@ -487,6 +491,27 @@ type rawTraffic struct {
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="bake must be at most 24h"
 	Bake *string `json:"bake,omitempty"`
+
+	// Preview composes one more route of the route's kind,
+	// <routeName>-preview, on the same parents, while a rollout is active
+	// (phase Progressing, Paused or Promoting): its hostnames send every
+	// request of the route's rules to the canary, so that testers reach
+	// the new revision by name before the steps give it any traffic. It is
+	// deleted when the rollout ends. HTTPRoute, GRPCRoute and TLSRoute;
+	// it needs steps.
+	Preview *rawPreview `json:"preview,omitempty"`
+}
+
+// rawPreview is traffic.preview as written.
+type rawPreview struct {
+	// Hostnames of the preview route, as Gateway API writes them: 1 to 16,
+	// none of them one of spec.hostnames (the main route would take its
+	// requests), no two alike.
+	// +required
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	Hostnames []gwv1.Hostname `json:"hostnames"`
 }
 
 // rawMetric is one of traffic.metrics as written.

@@ -99,6 +99,7 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 		errs = append(errs, field.Invalid(specPath.Child("routeName"), cr.RouteName, "the route name "+msg))
 	}
 	errs = append(errs, proxyNames(specPath, cr.RouteName, s)...)
+	errs = append(errs, previewName(specPath, cr.RouteName, s)...)
 
 	status, statusErrs := parseStatus(obj)
 	cr.Status = status
@@ -331,9 +332,11 @@ func parseSpec(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.ParentRe
 			"traffic.steps needs a canary revision, so that a new version restarts the rollout"))
 	}
 	if raw.Traffic != nil {
-		var windowErrs field.ErrorList
+		var windowErrs, previewErrs field.ErrorList
 		s.Traffic.RollbackWindow, windowErrs = rollbackWindow(path.Child("traffic", "rollbackWindow"), raw.Traffic.RollbackWindow, raw.Release != nil)
 		errs = append(errs, windowErrs...)
+		s.Traffic.Preview, previewErrs = parsePreview(path.Child("traffic", "preview"), s, raw.Traffic.Preview)
+		errs = append(errs, previewErrs...)
 	}
 	return s, errs
 }

@@ -250,6 +250,15 @@ type Traffic struct {
 	// RollbackWindow is how many of a release's last stable revisions roll
 	// back without steps.
 	RollbackWindow int32
+	// Preview, when set, composes the preview route while a rollout is
+	// active.
+	Preview *Preview
+}
+
+// Preview is traffic.preview: a route of its own hostnames that sends every
+// request to the canary while a rollout is active.
+type Preview struct {
+	Hostnames []gwv1.Hostname
 }
 
 // NoData is what a measurement without a number counts as.
