@@ -98,7 +98,7 @@ func TestAttackCheckCostBounded(t *testing.T) {
 			if len(tc.query) > MaxQueryLength {
 				t.Fatalf("the query is %d bytes", len(tc.query))
 			}
-			if err := scan(tc.query); err != nil {
+			if _, err := scan(tc.query); err != nil {
 				t.Logf("scan refuses it already: %v", err)
 				return
 			}

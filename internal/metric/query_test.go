@@ -1,6 +1,7 @@
 package metric
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestCheck(t *testing.T) {
 		"TooLong": {
 			reason: "A query over MaxQueryLength bytes is refused before anything else reads it.",
 			query:  padded + "x",
-			want:   "query is 4097 bytes, more than 4096",
+			want:   "query is 4097 characters, more than 4096",
 		},
 		"UnknownPlaceholder": {
 			reason: "Only the five placeholders exist; the error lists them.",
@@ -439,6 +440,15 @@ func FuzzCheckedQueryExpands(f *testing.F) {
 	})
 }
 
+// labelList is n labels named by a prefix, comma-separated.
+func labelList(prefix string, n int) string {
+	labels := make([]string, n)
+	for i := range labels {
+		labels[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return strings.Join(labels, ",")
+}
+
 func TestCheckShape(t *testing.T) {
 	// Each operator of a query costs Prometheus's parser, and a chain of
 	// them its square: a query's shape is bounded before the parser reads
@@ -488,6 +498,38 @@ func TestCheckShape(t *testing.T) {
 		"OperatorsInStrings": {
 			reason: "What a string or a comment holds is no operator.",
 			query:  `x{a="` + strings.Repeat("+", 300) + `"} # ` + strings.Repeat("-", 300),
+		},
+		"KeywordOperators": {
+			reason: "Attack: and, or, unless and atan2 are operators written as words: 257 of them are refused like 257 symbols.",
+			query:  "x" + strings.Repeat(" and x", 100) + strings.Repeat(" OR x", 100) + strings.Repeat(" unless x", 56) + " atan2 x",
+			want:   "more than 256 operators",
+		},
+		"KeywordsInNames": {
+			reason: "A word that holds a keyword (android, order, on_call, x:and) is a name, not an operator.",
+			query:  "android" + strings.Repeat(" + order_total{on_call=\"x\"} + job:and", 80),
+		},
+		"KeywordChain": {
+			reason: "A keyword operator counts toward a chain as a symbol does.",
+			query:  "x and " + strings.Repeat("-", 8) + "x",
+			want:   "more than 8 operators in a row at byte 13",
+		},
+		"MostGroupingLabels": {
+			reason: "32 labels in on() and group_left() are a query.",
+			query:  "x * on(" + labelList("l", 32) + ") group_left(" + labelList("m", 32) + ") y",
+		},
+		"TooManyGroupingLabels": {
+			reason: "Attack: Prometheus's parser compares each label of on() with each of group_left(): a 33rd is refused.",
+			query:  "x * on(" + labelList("l", 32) + ") group_left(" + labelList("m", 33) + ") y",
+			want:   "group_left(...) at byte 126 lists more than 32 labels",
+		},
+		"QuotedGroupingLabels": {
+			reason: "Labels written as strings count, in any case of the keyword.",
+			query:  "x * IGNORING(" + strings.Repeat(`"a.b",`, 33) + ") y",
+			want:   "ignoring(...) at byte 4 lists more than 32 labels",
+		},
+		"GroupLeftAlone": {
+			reason: "group_left without a list is no list: what follows is not counted.",
+			query:  "x * on(a) group_left y + sum by (" + labelList("l", 40) + ") (z)",
 		},
 	}
 	for name, tc := range cases {
