@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -25,6 +26,7 @@ const (
 	errFmtInRawString      = "placeholder %s at byte %d is inside a backtick string, where no escape applies: write the string in double quotes"
 	errFmtNotOneNumber     = "query gives a %s; it must give one number (an instant vector or a scalar)"
 	errDoesNotParse        = "query is not PromQL"
+	errCheckUnfinished     = "the query's check did not finish"
 	errFmtTooManyOps       = "query has more than %d operators: Prometheus's parser takes milliseconds on each, and a run must not wait for it; split the query"
 	errFmtChain            = "query chains more than %d operators in a row at byte %d"
 	errFmtTooDeep          = "query nests parentheses more than %d deep at byte %d"
@@ -150,6 +152,11 @@ var checks = memo.New[memo.Key, error](8192, 8<<20)
 // a function of the text alone: Check reads the query as written, its
 // placeholders replaced by the same samples whatever the side, never by
 // their values.
+//
+// Concurrent first checks of one query are one check: Crossplane runs a
+// new spec's reconciles, and its several calls of one reconcile, in
+// parallel, and each would otherwise pay for the same queries; the others
+// wait for the first's answer.
 func CheckOnce(query string) error {
 	if _, long := tooLong(query); long {
 		// Refused before the parser: nothing to save, and no key of
@@ -160,9 +167,65 @@ func CheckOnce(query string) error {
 	if err, ok := checks.Get(key); ok {
 		return err
 	}
-	err := Check(query)
-	checks.Add(key, err, checkBytes(err))
-	return err
+	c, first := checking.start(key)
+	if !first {
+		<-c.done
+		return c.err
+	}
+	// The check is kept before the others are let go, and a check that
+	// panics (the parser is not ours) lets them go all the same.
+	c.err = errors.New(errCheckUnfinished)
+	defer checking.finish(key, c)
+	c.err = checkQuery(query)
+	checks.Add(key, c.err, checkBytes(c.err))
+	return c.err
+}
+
+// checkQuery is Check, as CheckOnce calls it: a test counts its calls.
+var checkQuery = Check
+
+// checking is the checks under way, by the query's key.
+var checking = inflight{calls: map[memo.Key]*check{}}
+
+// inflight is checks under way, each shared by whoever asks for its query
+// meanwhile.
+type inflight struct {
+	mu    sync.Mutex
+	calls map[memo.Key]*check
+}
+
+// check is one check under way: done is closed once err holds its answer.
+type check struct {
+	done chan struct{}
+	err  error
+}
+
+// start returns the check under way of a query's key, or starts one and
+// reports that the caller makes it. A check that ended between the
+// caller's look at the kept checks and now is found kept.
+func (f *inflight) start(key memo.Key) (*check, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.calls[key]; ok {
+		return c, false
+	}
+	if err, ok := checks.Get(key); ok {
+		c := &check{done: make(chan struct{}), err: err}
+		close(c.done)
+		return c, false
+	}
+	c := &check{done: make(chan struct{})}
+	f.calls[key] = c
+	return c, true
+}
+
+// finish ends a check: it is no longer under way, and whoever waits for it
+// has its answer.
+func (f *inflight) finish(key memo.Key, c *check) {
+	f.mu.Lock()
+	delete(f.calls, key)
+	f.mu.Unlock()
+	close(c.done)
 }
 
 // checkBytes is what a check kept counts: the entry with its key, and the

@@ -3,6 +3,7 @@ package metric
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -208,6 +209,49 @@ func TestCheckOnceKeeps(t *testing.T) {
 				t.Errorf("%s\nCheckOnce(...) of a query it checked allocates %.0f times: it checks it again", tc.reason, allocs)
 			}
 		})
+	}
+}
+
+// TestCheckOnceCollapsesConcurrentChecks: the first checks of one query
+// made at the same time (Crossplane reconciles a new spec, and calls a
+// function several times a reconcile, in parallel) are one check, whose
+// answer each caller gets.
+func TestCheckOnceCollapsesConcurrentChecks(t *testing.T) {
+	const callers = 8
+	query := fmt.Sprintf(`sum(x{a="collapsed-%d"})`, time.Now().UnixNano())
+	var mu sync.Mutex
+	calls := 0
+	entered, release := make(chan struct{}), make(chan struct{})
+	checkQuery = func(q string) error {
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			close(entered)
+			<-release // The others come meanwhile.
+		}
+		return Check(q)
+	}
+	t.Cleanup(func() { checkQuery = Check })
+
+	errs := make(chan error, callers)
+	go func() { errs <- CheckOnce(query) }()
+	<-entered
+	for range callers - 1 {
+		go func() { errs <- CheckOnce(query) }()
+	}
+	// The callers queue behind the check under way; one that comes after
+	// it finds it kept. Either way nothing is checked twice.
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Errorf("CheckOnce(%q) = %v", query, err)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("%d concurrent first CheckOnce of one query checked it %d times, want once", callers, calls)
 	}
 }
 
