@@ -409,3 +409,28 @@ func TestFutureMeasurementHoldsNoStep(t *testing.T) {
 	}
 	t.Errorf("after 10 minutes the step has not advanced: %s", in.Previous.Message)
 }
+
+// TestLaggingReplicaKeepsBakeStart: a bake's start, like a step's, is kept
+// by a replica whose clock is behind (within ClockSkew): it never writes its
+// own, earlier, now, which would end the bake early for the replicas on
+// time.
+func TestLaggingReplicaKeepsBakeStart(t *testing.T) {
+	prev := progressing(2, 5*time.Minute)
+	prev.Reason, prev.BakeStartedAt = ReasonBaking, mt(10*time.Minute)
+	in := Input{
+		Traffic:       xr.Traffic{Steps: steps3(), RequireAcceptedRoute: true, Bake: 5 * time.Minute},
+		Revision:      "v2",
+		Previous:      prev,
+		RouteAtWeight: routeOK,
+		Now:           at(9 * time.Minute), // a replica a minute behind the one that started the bake
+	}
+	d := Decide(in)
+	if diff := cmp.Diff(mt(10*time.Minute), d.Status.BakeStartedAt); diff != "" {
+		t.Errorf("the lagging run rewrote the bake's start: -want, +got:\n%s", diff)
+	}
+	// A replica on time, four and a half minutes into the bake of five.
+	in.Previous, in.Now = &d.Status, at(14*time.Minute+30*time.Second)
+	if d = Decide(in); d.Status.Phase != xr.PhaseProgressing || d.Status.Reason != ReasonBaking {
+		t.Errorf("four and a half minutes into a bake of five, after a lagging run: got %s %s: %s", d.Status.Phase, d.Status.Reason, d.Status.Message)
+	}
+}
