@@ -30,6 +30,10 @@ func TestCheck(t *testing.T) {
 		want   string
 		prefix bool
 	}{
+		"LengthInCharacters": {
+			reason: "Attack: the XRD's maxLength: 4096 counts characters; a query of fewer than 4,096 characters that holds non-ASCII text (2,138 characters, 4,238 bytes) is no Fatal.",
+			query:  `sum(x{service="{{service}}", team="` + strings.Repeat("α", 2100) + `"})`,
+		},
 		"APIExample": {
 			reason: "The query of API.md's example, over several lines, with placeholders in strings and a range.",
 			query: `sum(rate(requests_total{namespace="{{namespace}}", service="{{service}}", code=~"5.."}[{{interval}}]))
@@ -482,6 +486,50 @@ func FuzzCheckedQueryExpands(f *testing.F) {
 			t.Errorf("Check(%q): its samples moved positions", query)
 		}
 	})
+}
+
+// binaryOperators counts the binary operators of a parsed expression.
+func binaryOperators(e parser.Expr) int {
+	n := 0
+	parser.Inspect(e, func(node parser.Node, _ []parser.Node) error {
+		if _, ok := node.(*parser.BinaryExpr); ok {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// TestKeywordOperatorsCounted: the shape bound says "at most 256
+// operators" (docs/performance.md, docs/metrics.md) and counts the
+// characters +-*/%^=!<>, and PromQL's set operators and atan2 are words:
+// a chain of 680 "and", 800 "or" or 510 "atan2" passed the bound, and cost
+// the parser (whose BinaryExpr.Type() walks the chain below each node) 3
+// to 4 times the worst query the bound is documented to admit. Whatever
+// the bound admits parses into at most maxOperators binary operators.
+func TestKeywordOperatorsCounted(t *testing.T) {
+	for name, q := range map[string]string{
+		"And":    repeatTo("x and ", MaxQueryLength-1) + "x",
+		"Or":     repeatTo("x or ", MaxQueryLength-1) + "x",
+		"Unless": repeatTo("x unless ", MaxQueryLength-1) + "x",
+		"Atan2":  repeatTo("1 atan2 ", MaxQueryLength-1) + "1",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if CheckOnce(q) != nil {
+				return // Refused: the bound holds.
+			}
+			expr, err := parser.NewParser(parser.Options{}).ParseExpr(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := binaryOperators(expr); n > maxOperators {
+				start := time.Now()
+				_ = Check(q)
+				t.Errorf("Attack: the shape bound admits %d binary operators (at most %d, docs/performance.md), written as keywords the scan does not count; Check took %v on this query",
+					n, maxOperators, time.Since(start))
+			}
+		})
+	}
 }
 
 // labelList is n labels named by a prefix, comma-separated.
