@@ -358,6 +358,28 @@ func regexMetricsXR(tag string) string {
 	return steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, b.String())
 }
 
+// worstRegexMetricsXR is a CanaryRoute the XRD admits and the function
+// accepts whose queries cost the check most with regular expressions: 10
+// metrics, each a query of 4,096 characters with the most operators a query
+// may have (253 multiplications and three matchers' "=") and a regular
+// expression at every bound of internal/metric: 1,024 characters, case
+// folding over 4,096 characters of ranges, 8 Unicode classes, and ".*a"
+// (what Go's parser allocates most for) to fill it.
+func worstRegexMetricsXR(tag string) string {
+	re := `(?i)` + strings.Repeat(`\\pL`, 8) + strings.Repeat(`[\\x{100}-\\x{1ff}]`, 16)
+	re += strings.Repeat(".*a", (1024-(4+8*3+16*17))/3)
+	var b strings.Builder
+	b.WriteString("    metrics:\n")
+	for i := range 10 {
+		operators := strings.Repeat("*x", 253) // and three matchers' "="
+		selector := fmt.Sprintf(`x%s_%d{b="{{service}}",a=~"%s",c="%%s"}`, tag, i, re)
+		pad := strings.Repeat("a", 4096-len(selector)+2-len(operators))
+		query := fmt.Sprintf(selector, pad) + operators
+		fmt.Fprintf(&b, "      - {name: m%d, provider: prometheus, successWhen: \"result <= 0.01\", query: '%s'}\n", i, query)
+	}
+	return steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, b.String())
+}
+
 // runCost is what one run of a request costs: the bytes it allocates
 // (asserted) and its time (shown only).
 func runCost(t *testing.T, f *Function, xr string) (uint64, time.Duration) {
@@ -384,11 +406,27 @@ func runCost(t *testing.T, f *Function, xr string) (uint64, time.Duration) {
 // every =~ matcher) about a hundred times that on a spec's first run:
 // after every restart of the function, and for every new spec.
 func TestRegexMetricsFirstRun(t *testing.T) {
-	const reason = "Attack: ten accepted metrics whose queries each hold one regex matcher of 50 counted repetitions (.{1000}) made a spec's first run allocate ~100 times what the documented worst accepted spec does, and take far over 50 ms: the shape bound did not see regular expressions."
+	cases := map[string]struct {
+		reason string
+		xr     func(tag string) string
+	}{
+		"CountedRepetitions": {
+			reason: "Attack: ten accepted metrics whose queries each hold one regex matcher of 50 counted repetitions (.{1000}) made a spec's first run allocate ~100 times what the documented worst accepted spec does, and take far over 50 ms: the shape bound did not see regular expressions.",
+			xr:     regexMetricsXR,
+		},
+		"EveryRegexBound": {
+			reason: "Attack: ten queries with regular expressions at every bound of the function's reading of them (length, case folding, Unicode classes), beside the most operators, are accepted and cost a first run a few times the operators alone.",
+			xr:     worstRegexMetricsXR,
+		},
+	}
 	f := functionAt(testNow)
 	baseline, baseTook := runCost(t, f, hostileMetricsXR("regexbase"))
-	got, took := runCost(t, f, regexMetricsXR("regex"))
-	if got > 10*baseline {
-		t.Errorf("%s\nthe first run allocated %d bytes in %v; the first run of hostileMetricsXR %d bytes in %v", reason, got, took, baseline, baseTook)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, took := runCost(t, f, tc.xr("regex"+name))
+			if got > 10*baseline {
+				t.Errorf("%s\nthe first run allocated %d bytes in %v; the first run of hostileMetricsXR %d bytes in %v", tc.reason, got, took, baseline, baseTook)
+			}
+		})
 	}
 }

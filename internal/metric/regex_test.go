@@ -159,6 +159,23 @@ func TestRegexBounds(t *testing.T) {
 			reason: "=~ in a string or a comment is no matcher.",
 			query:  `x{a="=~\"b\""} # =~ "` + strings.Repeat("=~'x' ", 20) + "\n",
 		},
+		"LongestRegexes": {
+			reason: "1,024 characters of regular expressions, over several matchers, are a query.",
+			query:  `x{a=~"` + strings.Repeat(".*a", 200) + `", b!~"` + strings.Repeat("[bc]", 106) + `"}`,
+		},
+		"RegexesTooLong": {
+			reason: "Attack: Go's parser allocates about 230 bytes for each character of .*a.*a...: a 1,025th character is refused before it parses.",
+			query:  `x{a=~"` + strings.Repeat(".*a", 200) + `", b!~"` + strings.Repeat("[bc]", 106) + `c"}`,
+			want:   "the regular expression at byte 612: the query's regular expressions are longer than 1024 characters",
+		},
+		"LengthInCharacters": {
+			reason: "Their length counts characters: 1,000 Greek letters are 2,000 bytes and within it.",
+			query:  `x{a=~"` + strings.Repeat("α", 1000) + `.*"}`,
+		},
+		"LiteralAlternativesNotCounted": {
+			reason: "Alternatives of plain text (a list of pods), which Prometheus matches without parsing them, are not counted.",
+			query:  `x{pod=~"` + strings.Repeat("web-0123456789|", 250) + `web"}`,
+		},
 		"MostUnicodeClasses": {
 			reason: "8 Unicode classes are a query, in classes or not.",
 			query:  `x{a=~"\\pL[\\pN\\p{Greek}]\\PL", b=~"\\pL\\pL\\pL\\pL"}`,
