@@ -185,8 +185,11 @@ func TestClientNeverEchoesEncodedCredentials(t *testing.T) {
 		},
 	}
 	encodings := []encoding{
-		{"as sent", func(s string) string { return s }}, {`JSON with \/`, jsonSlashed}, {"JSON ASCII", jsonASCII},
-		{"HTML", html.EscapeString}, {"userinfo", userinfo},
+		{"as sent", func(s string) string { return s }},
+		{`JSON with \/`, jsonSlashed},
+		{"JSON ASCII", jsonASCII},
+		{"HTML", html.EscapeString},
+		{"userinfo", userinfo},
 	}
 	for authName, auth := range auths {
 		for name, tc := range shapes {

@@ -278,7 +278,7 @@ func (s *shape) read(c byte, i int) error {
 	if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
 		return nil
 	}
-	if err := s.listed(c, i); err != nil {
+	if err := s.listed(c); err != nil {
 		return err
 	}
 	switch {
@@ -299,9 +299,9 @@ func (s *shape) read(c byte, i int) error {
 }
 
 // listed follows a grouping keyword's label list through the code
-// character c at byte i: "(" opens it, ")" closes it, and a quote opens a
-// label written as a string.
-func (s *shape) listed(c byte, i int) error {
+// character c: "(" opens it, ")" closes it, and a quote opens a label
+// written as a string.
+func (s *shape) listed(c byte) error {
 	switch {
 	case s.grouping != "" && !s.inList:
 		// Only a label list may follow the keyword (group_left may
@@ -380,94 +380,125 @@ func isWordStart(c byte) bool {
 // the string literal of each regular expression matcher (=~, !~) stands,
 // at most maxRegexes of them.
 func scan(query string) ([]span, error) {
-	ctx := inCode
-	var quote byte
-	var sh shape
-	escaped := false
-	// inWord: the last code byte was part of a name or a number, so a
-	// letter continues it. regex: the last code was =~ or !~, so the next
-	// string is a regular expression, which opened at byte regexAt.
-	inWord, regex, inRegex, regexAt := false, false, false, 0
-	var regexes []span
+	sc := scanner{query: query}
 	for i := 0; i < len(query); {
 		if strings.HasPrefix(query[i:], placeholderOpen) {
 			name, end, err := placeholder(query, i)
 			if err != nil {
 				return nil, err
 			}
-			if err := placed(name, i, ctx, escaped); err != nil {
+			if err := placed(name, i, sc.ctx, sc.escaped); err != nil {
 				return nil, err
 			}
-			escaped = false
+			sc.escaped = false
 			i = end
 			continue
 		}
-		c := query[i]
-		switch ctx {
-		case inCode:
-			if isWordStart(c) && !inWord {
-				end := i + 1
-				for end < len(query) && isWordByte(query[end]) {
-					end++
-				}
-				if err := sh.word(query[i:end], i); err != nil {
-					return nil, err
-				}
-				inWord, regex = true, false
-				i = end
-				continue
-			}
-			inWord = isWordByte(c)
-			opens := true
-			switch c {
-			case '"', '\'':
-				ctx, quote = inQuoted, c
-			case '`':
-				ctx = inRaw
-			case '#':
-				ctx = inComment
-			default:
-				opens = false
-			}
-			switch {
-			case opens && regex && c != '#':
-				if len(regexes) == maxRegexes {
-					return nil, errors.Errorf(errFmtTooManyRegexes, maxRegexes, i)
-				}
-				inRegex, regexAt = true, i
-			case c == '~' && i > 0 && (query[i-1] == '=' || query[i-1] == '!'):
-				regex = true
-			case c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '#':
-				regex = false
-			}
-			if err := sh.read(c, i); err != nil {
-				return nil, err
-			}
-		case inQuoted:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == quote:
-				ctx = inCode
-			}
-		case inRaw:
-			if c == '`' {
-				ctx = inCode
-			}
-		case inComment:
-			if c == '\n' || c == '\r' {
-				ctx = inCode
-			}
+		next, err := sc.read(i)
+		if err != nil {
+			return nil, err
 		}
-		i++
-		if inRegex && ctx == inCode {
-			regexes = append(regexes, span{start: regexAt, end: i})
-			inRegex, regex = false, false
+		i = next
+	}
+	return sc.regexes, nil
+}
+
+// scanner is where scan stands in a query: in code, a string or a comment,
+// and what the code read so far opens.
+type scanner struct {
+	query   string
+	ctx     spot
+	quote   byte
+	escaped bool
+	shape   shape
+	// inWord: the last code byte was part of a name or a number, so a
+	// letter continues it. regex: the last code was =~ or !~, so the next
+	// string is a regular expression; inRegex: it opened at byte regexAt.
+	inWord, regex, inRegex bool
+	regexAt                int
+	regexes                []span
+}
+
+// read reads the query from byte i, which no placeholder opens, and
+// returns the byte after what it read: a word of code, or one byte.
+func (sc *scanner) read(i int) (int, error) {
+	c := sc.query[i]
+	switch sc.ctx {
+	case inCode:
+		if isWordStart(c) && !sc.inWord {
+			return sc.word(i)
+		}
+		if err := sc.code(c, i); err != nil {
+			return 0, err
+		}
+	case inQuoted:
+		switch {
+		case sc.escaped:
+			sc.escaped = false
+		case c == '\\':
+			sc.escaped = true
+		case c == sc.quote:
+			sc.ctx = inCode
+		}
+	case inRaw:
+		if c == '`' {
+			sc.ctx = inCode
+		}
+	case inComment:
+		if c == '\n' || c == '\r' {
+			sc.ctx = inCode
 		}
 	}
-	return regexes, nil
+	if sc.inRegex && sc.ctx == inCode {
+		// The regular expression's string closed with this byte.
+		sc.regexes = append(sc.regexes, span{start: sc.regexAt, end: i + 1})
+		sc.inRegex, sc.regex = false, false
+	}
+	return i + 1, nil
+}
+
+// word reads the word of code that begins at byte i.
+func (sc *scanner) word(i int) (int, error) {
+	end := i + 1
+	for end < len(sc.query) && isWordByte(sc.query[end]) {
+		end++
+	}
+	if err := sc.shape.word(sc.query[i:end], i); err != nil {
+		return 0, err
+	}
+	sc.inWord, sc.regex = true, false
+	return end, nil
+}
+
+// code reads the code byte c at byte i: what it opens (a string, a
+// comment), whether it makes the next string a regular expression, and
+// what it counts for the shape.
+func (sc *scanner) code(c byte, i int) error {
+	sc.inWord = isWordByte(c)
+	opens := true
+	switch c {
+	case '"', '\'':
+		sc.ctx, sc.quote = inQuoted, c
+	case '`':
+		sc.ctx = inRaw
+	case '#':
+		sc.ctx = inComment
+	default:
+		opens = false
+	}
+	switch {
+	case opens && sc.regex && c != '#':
+		if len(sc.regexes) == maxRegexes {
+			return errors.Errorf(errFmtTooManyRegexes, maxRegexes, i)
+		}
+		sc.inRegex, sc.regexAt = true, i
+	case c == '~' && i > 0 && (sc.query[i-1] == '=' || sc.query[i-1] == '!'):
+		sc.regex = true
+	case c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '#':
+		// Spaces and comments may stand between =~ and its string.
+		sc.regex = false
+	}
+	return sc.shape.read(c, i)
 }
 
 // placeholder reads the placeholder that opens at byte i: its name and the

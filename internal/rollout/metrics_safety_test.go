@@ -531,7 +531,7 @@ func TestLaggingReplicaKeepsMeasurements(t *testing.T) {
 // measurement's window lies within its step.
 func TestLaggingReplicaKeepsStepStart(t *testing.T) {
 	const reason = "Attack: step 1 (50%, pause 5m) entered at 10m; a run at 9m10s-1h (a replica an hour behind) rewrote its start, and a run on time at 10m20s measured at once and advanced the rollout to 100% 20 s after it reached 50%."
-	in := metricsIn(1, 10*time.Minute, func(in *Input) {}, errorRate())
+	in := metricsIn(1, 10*time.Minute, func(*Input) {}, errorRate())
 	// The lagging replica: nothing is due for it, and it writes back its
 	// own now as the step's start.
 	in.Now = at(10*time.Minute + 10*time.Second - time.Hour)
