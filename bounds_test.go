@@ -352,7 +352,8 @@ func regexMetricsXR(tag string) string {
 	var b strings.Builder
 	b.WriteString("    metrics:\n")
 	for i := range 10 {
-		query := fmt.Sprintf(`sum(x%s_%d{b="{{service}}",a=~"%s"})`, tag, i, strings.Repeat(".{1000}", 50))
+		// Written into the string as it is: %q would escape it again.
+		query := fmt.Sprintf(`sum(x%s_%d{b="{{service}}",a=~"`, tag, i) + strings.Repeat(".{1000}", 50) + `"})`
 		fmt.Fprintf(&b, "      - {name: m%d, provider: prometheus, successWhen: \"result <= 0.01\", query: '%s'}\n", i, query)
 	}
 	return steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, b.String())
@@ -372,7 +373,7 @@ func worstRegexMetricsXR(tag string) string {
 	b.WriteString("    metrics:\n")
 	for i := range 10 {
 		operators := strings.Repeat("*x", 253) // and three matchers' "="
-		selector := fmt.Sprintf(`x%s_%d{b="{{service}}",a=~"%s",c="%%s"}`, tag, i, re)
+		selector := fmt.Sprintf(`x%s_%d{b="{{service}}",a=~"`, tag, i) + re + `",c="%s"}`
 		pad := strings.Repeat("a", 4096-len(selector)+2-len(operators))
 		query := fmt.Sprintf(selector, pad) + operators
 		fmt.Fprintf(&b, "      - {name: m%d, provider: prometheus, successWhen: \"result <= 0.01\", query: '%s'}\n", i, query)
