@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -337,5 +338,96 @@ func TestHostileMetricsCheckedOnce(t *testing.T) {
 	// nothing is checked again; one check of these queries, 14,000.
 	if allocs > 5_000 {
 		t.Errorf("%s\na second run allocates %.0f times: it checks the queries again", reason, allocs)
+	}
+}
+
+// regexMetricsXR is a CanaryRoute the XRD admits and the function accepts:
+// 10 metrics, each a query of 4,096 characters at most with one regular
+// expression matcher of 50 counted repetitions (.{1000}), which no operator
+// or parenthesis shows to the shape bound of internal/metric, and which
+// Prometheus's parser compiled (now the function reads it, bounded, and the
+// parser gets a stand-in).
+// Queries differ from one metric to the next and from one tag to another.
+func regexMetricsXR(tag string) string {
+	var b strings.Builder
+	b.WriteString("    metrics:\n")
+	for i := range 10 {
+		// Written into the string as it is: %q would escape it again.
+		query := fmt.Sprintf(`sum(x%s_%d{b="{{service}}",a=~"`, tag, i) + strings.Repeat(".{1000}", 50) + `"})`
+		fmt.Fprintf(&b, "      - {name: m%d, provider: prometheus, successWhen: \"result <= 0.01\", query: '%s'}\n", i, query)
+	}
+	return steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, b.String())
+}
+
+// worstRegexMetricsXR is a CanaryRoute the XRD admits and the function
+// accepts whose queries cost the check most with regular expressions: 10
+// metrics, each a query of 4,096 characters with the most operators a query
+// may have (253 multiplications and three matchers' "=") and a regular
+// expression at every bound of internal/metric: 1,024 characters, case
+// folding over 4,096 characters of ranges, 8 Unicode classes, and ".*a"
+// (what Go's parser allocates most for) to fill it.
+func worstRegexMetricsXR(tag string) string {
+	re := `(?i)` + strings.Repeat(`\\pL`, 8) + strings.Repeat(`[\\x{100}-\\x{1ff}]`, 16)
+	re += strings.Repeat(".*a", (1024-(4+8*3+16*17))/3)
+	var b strings.Builder
+	b.WriteString("    metrics:\n")
+	for i := range 10 {
+		operators := strings.Repeat("*x", 253) // and three matchers' "="
+		selector := fmt.Sprintf(`x%s_%d{b="{{service}}",a=~"`, tag, i) + re + `",c="%s"}`
+		pad := strings.Repeat("a", 4096-len(selector)+2-len(operators))
+		query := fmt.Sprintf(selector, pad) + operators
+		fmt.Fprintf(&b, "      - {name: m%d, provider: prometheus, successWhen: \"result <= 0.01\", query: '%s'}\n", i, query)
+	}
+	return steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, b.String())
+}
+
+// runCost is what one run of a request costs: the bytes it allocates
+// (asserted) and its time (shown only).
+func runCost(t *testing.T, f *Function, xr string) (uint64, time.Duration) {
+	t.Helper()
+	req := testRequest(t, xr, metricsInput, nil)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	rsp, err := f.RunFunction(context.Background(), req)
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	if err != nil || isFatal(rsp) {
+		t.Fatalf("RunFunction(...): %v %v", err, rsp.GetResults())
+	}
+	return after.TotalAlloc - before.TotalAlloc, took
+}
+
+// TestRegexMetricsFirstRun: API.md (Safety round 4) wants no spec the XRD
+// admits to make a run take over 50 ms on 2 cores; BenchmarkHostileMetrics
+// calls hostileMetricsXR "the worst CanaryRoute the function accepts"
+// (1.2 MB, 5 ms a first run). Ten short regular expressions of counted
+// repetitions are accepted, and cost Prometheus's parser (which compiled
+// every =~ matcher) about a hundred times that on a spec's first run:
+// after every restart of the function, and for every new spec.
+func TestRegexMetricsFirstRun(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		xr     func(tag string) string
+	}{
+		"CountedRepetitions": {
+			reason: "Attack: ten accepted metrics whose queries each hold one regex matcher of 50 counted repetitions (.{1000}) made a spec's first run allocate ~100 times what the documented worst accepted spec does, and take far over 50 ms: the shape bound did not see regular expressions.",
+			xr:     regexMetricsXR,
+		},
+		"EveryRegexBound": {
+			reason: "Attack: ten queries with regular expressions at every bound of the function's reading of them (length, case folding, Unicode classes), beside the most operators, are accepted and cost a first run a few times the operators alone.",
+			xr:     worstRegexMetricsXR,
+		},
+	}
+	f := functionAt(testNow)
+	baseline, baseTook := runCost(t, f, hostileMetricsXR("regexbase"))
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, took := runCost(t, f, tc.xr("regex"+name))
+			if got > 10*baseline {
+				t.Errorf("%s\nthe first run allocated %d bytes in %v; the first run of hostileMetricsXR %d bytes in %v", tc.reason, got, took, baseline, baseTook)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ package bounds
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -35,7 +36,8 @@ const sortedKeysOnStack = 16
 // Limits are the limits of fields, by path pattern: a path with list
 // indexes written [*] (spec.rules[*].matches), or a field name alone (name)
 // for every field of that name. Lists and maps are limited in items, strings
-// in bytes. A map named here is data, such as a label selector: its keys are
+// in characters, as an XRD's maxLength counts them (at most four bytes
+// each). A map named here is data, such as a label selector: its keys are
 // written [*] in the patterns below it.
 type Limits map[string]int
 
@@ -113,8 +115,11 @@ func (w *walker) walk(name string, v any, depth int) {
 	}
 	switch t := v.(type) {
 	case string:
-		if l := w.limit(name, DefaultString); len(t) > l {
-			w.errs = append(w.errs, field.TooLong(w.path(), t, l))
+		// The XRD's maxLength counts characters: a string longer in
+		// bytes only is counted (a string never has more characters
+		// than bytes).
+		if l := w.limit(name, DefaultString); len(t) > l && utf8.RuneCountInString(t) > l {
+			w.errs = append(w.errs, field.TooLongCharacters(w.path(), t, l))
 		}
 	case []any:
 		if l := w.limit(name, DefaultItems); len(t) > l {

@@ -72,17 +72,26 @@ func TestCheck(t *testing.T) {
 		"StringByPath": {
 			reason: "A string longer than the limit of its path is refused before any pattern is tried.",
 			value:  map[string]any{"routeName": "abcdef"},
-			want:   []string{`spec.routeName: Too long: may not be more than 5 bytes`},
+			want:   []string{`spec.routeName: Too long: may not be more than 5 characters`},
 		},
 		"StringByName": {
 			reason: "A field name alone limits every field of that name.",
 			value:  map[string]any{"gates": []any{map[string]any{"conditionType": "Available"}}},
-			want:   []string{`spec.gates[0].conditionType: Too long: may not be more than 4 bytes`},
+			want:   []string{`spec.gates[0].conditionType: Too long: may not be more than 4 characters`},
 		},
 		"DefaultString": {
-			reason: "A string that no limit names has at most 4096 bytes.",
+			reason: "A string that no limit names has at most 4096 characters.",
 			value:  map[string]any{"message": strings.Repeat("m", 4097)},
-			want:   []string{`spec.message: Too long: may not be more than 4096 bytes`},
+			want:   []string{`spec.message: Too long: may not be more than 4096 characters`},
+		},
+		"CharactersNotBytes": {
+			reason: "A limit counts characters, as the XRD's maxLength does: 5 Greek letters are 10 bytes and within a limit of 5.",
+			value:  map[string]any{"routeName": "αβγδε"},
+		},
+		"CharactersOverTheLimit": {
+			reason: "6 Greek letters are over it.",
+			value:  map[string]any{"routeName": "αβγδεζ"},
+			want:   []string{`spec.routeName: Too long: may not be more than 5 characters`},
 		},
 		"AtMostMaxErrors": {
 			reason: "At most fielderr.MaxErrors errors, in a stable order.",

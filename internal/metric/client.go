@@ -140,8 +140,10 @@ func (c *Client) query(ctx context.Context, p Provider, query string, at time.Ti
 		if err != nil && len(body) == 0 {
 			return 0, failure(ctx, qctx, timeout, err, secrets), OutcomeError
 		}
-		if len(body) == maxErrorBody {
-			// The read may have stopped inside a credential repeated.
+		if err != nil || len(body) == maxErrorBody {
+			// The read stopped short, at the limit, on a broken
+			// connection, a compressed stream cut off or the timeout:
+			// it may have stopped inside a credential repeated.
 			body = secrets.Truncated(body)
 		}
 		return 0, httpError(resp.StatusCode, body, secrets), OutcomeError

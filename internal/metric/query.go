@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -17,7 +18,7 @@ import (
 )
 
 const (
-	errFmtTooLong          = "query is %d bytes, more than %d"
+	errFmtTooLong          = "query is %d characters, more than %d"
 	errFmtUnclosed         = "%q at byte %d opens a placeholder that no %q closes"
 	errFmtUnknown          = "unknown placeholder %s at byte %d; known: {{namespace}}, {{route}}, {{service}}, {{revision}}, {{interval}}"
 	errFmtAfterBackslash   = "placeholder %s at byte %d follows a backslash, which would escape its value's first character"
@@ -25,9 +26,11 @@ const (
 	errFmtInRawString      = "placeholder %s at byte %d is inside a backtick string, where no escape applies: write the string in double quotes"
 	errFmtNotOneNumber     = "query gives a %s; it must give one number (an instant vector or a scalar)"
 	errDoesNotParse        = "query is not PromQL"
+	errCheckUnfinished     = "the query's check did not finish"
 	errFmtTooManyOps       = "query has more than %d operators: Prometheus's parser takes milliseconds on each, and a run must not wait for it; split the query"
 	errFmtChain            = "query chains more than %d operators in a row at byte %d"
 	errFmtTooDeep          = "query nests parentheses more than %d deep at byte %d"
+	errFmtTooManyLabels    = "%s(...) at byte %d lists more than %d labels: Prometheus's parser compares each label of on() or ignoring() with each of group_left() or group_right()"
 	placeholderOpen        = "{{"
 	placeholderClose       = "}}"
 	maxPlaceholderNameScan = 64
@@ -80,9 +83,10 @@ const (
 )
 
 // Check checks a query as a CanaryRoute writes it: at most MaxQueryLength
-// bytes, only known placeholders, each where its value cannot change the
-// query's structure, and PromQL that parses, once each placeholder is
-// replaced by a value of its kind, into an expression that can give one
+// characters, only known placeholders, each where its value cannot change
+// the query's structure, a shape and regular expressions within the bounds
+// that keep the check cheap, and PromQL that parses, once each placeholder
+// is replaced by a value of its kind, into an expression that can give one
 // number (an instant vector or a scalar). The error says what is wrong,
 // quoting at most fielderr.MaxValue characters.
 //
@@ -93,13 +97,21 @@ const (
 // text. A backtick string takes no escapes, so a value there could end it:
 // no placeholder may stand in one.
 func Check(query string) error {
-	if len(query) > MaxQueryLength {
-		return errors.Errorf(errFmtTooLong, len(query), MaxQueryLength)
+	if n, long := tooLong(query); long {
+		return errors.Errorf(errFmtTooLong, n, MaxQueryLength)
 	}
-	if err := scan(query); err != nil {
+	regexes, err := scan(query)
+	if err != nil {
 		return err
 	}
-	expr, err := parser.NewParser(parser.Options{}).ParseExpr(expand(query, func(name string) string { return samples[name] }))
+	// The regular expressions are checked here, and the parser gets a
+	// stand-in of each: it would compile them, at a cost nothing else
+	// bounds (regex.go).
+	text, err := standIns(expand(query, func(name string) string { return samples[name] }), regexes)
+	if err != nil {
+		return err
+	}
+	expr, err := parser.NewParser(parser.Options{}).ParseExpr(text)
 	if err != nil {
 		return errors.Wrap(errors.New(fielderr.Cut(err.Error(), fielderr.MaxValue)), errDoesNotParse)
 	}
@@ -111,6 +123,17 @@ func Check(query string) error {
 	default:
 		return errors.Errorf(errFmtNotOneNumber, string(t))
 	}
+}
+
+// tooLong reports whether a query is longer than MaxQueryLength characters,
+// and how many it has. The XRD's maxLength counts characters, not bytes: a
+// query in Greek has twice as many bytes.
+func tooLong(query string) (int, bool) {
+	if len(query) <= MaxQueryLength {
+		return len(query), false // Never more characters than bytes.
+	}
+	n := utf8.RuneCountInString(query)
+	return n, n > MaxQueryLength
 }
 
 // checks keeps what Check said of the queries checked last, by their
@@ -129,8 +152,13 @@ var checks = memo.New[memo.Key, error](8192, 8<<20)
 // a function of the text alone: Check reads the query as written, its
 // placeholders replaced by the same samples whatever the side, never by
 // their values.
+//
+// Concurrent first checks of one query are one check: Crossplane runs a
+// new spec's reconciles, and its several calls of one reconcile, in
+// parallel, and each would otherwise pay for the same queries; the others
+// wait for the first's answer.
 func CheckOnce(query string) error {
-	if len(query) > MaxQueryLength {
+	if _, long := tooLong(query); long {
 		// Refused before the parser: nothing to save, and no key of
 		// an oversized text kept.
 		return Check(query)
@@ -139,9 +167,65 @@ func CheckOnce(query string) error {
 	if err, ok := checks.Get(key); ok {
 		return err
 	}
-	err := Check(query)
-	checks.Add(key, err, checkBytes(err))
-	return err
+	c, first := checking.start(key)
+	if !first {
+		<-c.done
+		return c.err
+	}
+	// The check is kept before the others are let go, and a check that
+	// panics (the parser is not ours) lets them go all the same.
+	c.err = errors.New(errCheckUnfinished)
+	defer checking.finish(key, c)
+	c.err = checkQuery(query)
+	checks.Add(key, c.err, checkBytes(c.err))
+	return c.err
+}
+
+// checkQuery is Check, as CheckOnce calls it: a test counts its calls.
+var checkQuery = Check
+
+// checking is the checks under way, by the query's key.
+var checking = inflight{calls: map[memo.Key]*check{}}
+
+// inflight is checks under way, each shared by whoever asks for its query
+// meanwhile.
+type inflight struct {
+	mu    sync.Mutex
+	calls map[memo.Key]*check
+}
+
+// check is one check under way: done is closed once err holds its answer.
+type check struct {
+	done chan struct{}
+	err  error
+}
+
+// start returns the check under way of a query's key, or starts one and
+// reports that the caller makes it. A check that ended between the
+// caller's look at the kept checks and now is found kept.
+func (f *inflight) start(key memo.Key) (*check, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.calls[key]; ok {
+		return c, false
+	}
+	if err, ok := checks.Get(key); ok {
+		c := &check{done: make(chan struct{}), err: err}
+		close(c.done)
+		return c, false
+	}
+	c := &check{done: make(chan struct{})}
+	f.calls[key] = c
+	return c, true
+}
+
+// finish ends a check: it is no longer under way, and whoever waits for it
+// has its answer.
+func (f *inflight) finish(key memo.Key, c *check) {
+	f.mu.Lock()
+	delete(f.calls, key)
+	f.mu.Unlock()
+	close(c.done)
 }
 
 // checkBytes is what a check kept counts: the entry with its key, and the
@@ -160,35 +244,46 @@ func checkBytes(err error) uint64 {
 // queries a third of a second). Queries that people write stay far below:
 // a ratio of two sums with a comparison has a dozen operators.
 const (
-	// maxOperators bounds the arithmetic, comparison and set operators.
+	// maxOperators bounds the arithmetic, comparison and set operators,
+	// the keywords (and, or, unless, atan2) as well as the symbols.
 	maxOperators = 256
 	// maxChain bounds operators in a row, such as "- - -x".
 	maxChain = 8
 	// maxDepth bounds the nesting of parentheses.
 	maxDepth = 32
+	// maxGroupingLabels bounds the labels of one on(), ignoring(),
+	// group_left() or group_right(): the parser compares each label of
+	// the first two with each of the last two, and records an error for
+	// each pair that is equal (a million for 1,000 labels each).
+	maxGroupingLabels = 32
 )
 
-// shape counts a query's operators, chains and parentheses as scan reads
-// its code.
+// shape counts a query's operators, chains, parentheses and grouping
+// labels as scan reads its code.
 type shape struct {
 	operators, chain, depth int
+	// grouping is the keyword whose label list may follow, at byte
+	// groupingAt; labels counts the labels of the list read, while inList.
+	grouping   string
+	groupingAt int
+	inList     bool
+	labels     int
 }
 
 // read counts the code character c at byte i: an operator character (of
 // "+-*/%^=!<>"; "==" counts as two, a bound above anything legitimate all
 // the same), a parenthesis, or what ends a chain (anything else but
-// spaces).
+// spaces). Words are read, whole, by word.
 func (s *shape) read(c byte, i int) error {
+	if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+		return nil
+	}
+	if err := s.listed(c); err != nil {
+		return err
+	}
 	switch {
 	case strings.IndexByte("+-*/%^=!<>", c) >= 0:
-		s.operators++
-		s.chain++
-		if s.operators > maxOperators {
-			return errors.Errorf(errFmtTooManyOps, maxOperators)
-		}
-		if s.chain > maxChain {
-			return errors.Errorf(errFmtChain, maxChain, i)
-		}
+		return s.operator(i)
 	case c == '(':
 		s.depth++
 		if s.depth > maxDepth {
@@ -197,71 +292,213 @@ func (s *shape) read(c byte, i int) error {
 	case c == ')':
 		s.depth = max(s.depth-1, 0)
 		s.chain = 0
-	case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 	default:
 		s.chain = 0
 	}
 	return nil
 }
 
+// listed follows a grouping keyword's label list through the code
+// character c: "(" opens it, ")" closes it, and a quote opens a label
+// written as a string.
+func (s *shape) listed(c byte) error {
+	switch {
+	case s.grouping != "" && !s.inList:
+		// Only a label list may follow the keyword (group_left may
+		// stand alone).
+		s.inList, s.labels = c == '(', 0
+		if !s.inList {
+			s.grouping = ""
+		}
+	case s.inList && c == ')':
+		s.inList, s.grouping = false, ""
+	case s.inList && (c == '"' || c == '\'' || c == '`'):
+		return s.label()
+	}
+	return nil
+}
+
+// operator counts an operator at byte i.
+func (s *shape) operator(i int) error {
+	s.operators++
+	s.chain++
+	if s.operators > maxOperators {
+		return errors.Errorf(errFmtTooManyOps, maxOperators)
+	}
+	if s.chain > maxChain {
+		return errors.Errorf(errFmtChain, maxChain, i)
+	}
+	return nil
+}
+
+// word counts the word (a name, a keyword, or the letters of a number,
+// such as the "m" of 5m) of code at byte i: PromQL's keyword operators
+// count as operators (case does not matter to PromQL), a grouping keyword
+// opens its label list, and any other word ends a chain.
+func (s *shape) word(w string, i int) error {
+	if s.inList {
+		return s.label()
+	}
+	s.grouping = ""
+	switch kw := strings.ToLower(w); kw {
+	case "and", "or", "unless", "atan2":
+		return s.operator(i)
+	case "on", "ignoring", "group_left", "group_right":
+		s.grouping, s.groupingAt = kw, i
+		s.chain = 0
+	default:
+		s.chain = 0
+	}
+	return nil
+}
+
+// label counts a label of a grouping list.
+func (s *shape) label() error {
+	s.labels++
+	if s.labels > maxGroupingLabels {
+		return errors.Errorf(errFmtTooManyLabels, s.grouping, s.groupingAt, maxGroupingLabels)
+	}
+	return nil
+}
+
+// isWordByte reports whether c may stand in a PromQL name (of a metric, a
+// label, a function, a keyword) or a number.
+func isWordByte(c byte) bool {
+	return c == '_' || c == ':' || c == '.' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
+
+// isWordStart reports whether c begins a name.
+func isWordStart(c byte) bool {
+	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
+
 // scan finds the placeholders of a query and checks each stands where its
 // value cannot change the query's structure, and that its shape is within
 // the bounds the parser's time allows. It follows PromQL's lexer as far as
 // strings and comments go: "..." and '...' take backslash escapes, `...`
-// none, and # comments end at a line's end (\n or \r).
-func scan(query string) error {
-	ctx := inCode
-	var quote byte
-	var sh shape
-	escaped := false
+// none, and # comments end at a line's end (\n or \r). It returns where
+// the string literal of each regular expression matcher (=~, !~) stands,
+// at most maxRegexes of them.
+func scan(query string) ([]span, error) {
+	sc := scanner{query: query}
 	for i := 0; i < len(query); {
 		if strings.HasPrefix(query[i:], placeholderOpen) {
 			name, end, err := placeholder(query, i)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			if err := placed(name, i, ctx, escaped); err != nil {
-				return err
+			if err := placed(name, i, sc.ctx, sc.escaped); err != nil {
+				return nil, err
 			}
-			escaped = false
+			sc.escaped = false
 			i = end
 			continue
 		}
-		c := query[i]
-		i++
-		switch ctx {
-		case inCode:
-			switch c {
-			case '"', '\'':
-				ctx, quote = inQuoted, c
-			case '`':
-				ctx = inRaw
-			case '#':
-				ctx = inComment
-			}
-			if err := sh.read(c, i-1); err != nil {
-				return err
-			}
-		case inQuoted:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == quote:
-				ctx = inCode
-			}
-		case inRaw:
-			if c == '`' {
-				ctx = inCode
-			}
-		case inComment:
-			if c == '\n' || c == '\r' {
-				ctx = inCode
-			}
+		next, err := sc.read(i)
+		if err != nil {
+			return nil, err
+		}
+		i = next
+	}
+	return sc.regexes, nil
+}
+
+// scanner is where scan stands in a query: in code, a string or a comment,
+// and what the code read so far opens.
+type scanner struct {
+	query   string
+	ctx     spot
+	quote   byte
+	escaped bool
+	shape   shape
+	// inWord: the last code byte was part of a name or a number, so a
+	// letter continues it. regex: the last code was =~ or !~, so the next
+	// string is a regular expression; inRegex: it opened at byte regexAt.
+	inWord, regex, inRegex bool
+	regexAt                int
+	regexes                []span
+}
+
+// read reads the query from byte i, which no placeholder opens, and
+// returns the byte after what it read: a word of code, or one byte.
+func (sc *scanner) read(i int) (int, error) {
+	c := sc.query[i]
+	switch sc.ctx {
+	case inCode:
+		if isWordStart(c) && !sc.inWord {
+			return sc.word(i)
+		}
+		if err := sc.code(c, i); err != nil {
+			return 0, err
+		}
+	case inQuoted:
+		switch {
+		case sc.escaped:
+			sc.escaped = false
+		case c == '\\':
+			sc.escaped = true
+		case c == sc.quote:
+			sc.ctx = inCode
+		}
+	case inRaw:
+		if c == '`' {
+			sc.ctx = inCode
+		}
+	case inComment:
+		if c == '\n' || c == '\r' {
+			sc.ctx = inCode
 		}
 	}
-	return nil
+	if sc.inRegex && sc.ctx == inCode {
+		// The regular expression's string closed with this byte.
+		sc.regexes = append(sc.regexes, span{start: sc.regexAt, end: i + 1})
+		sc.inRegex, sc.regex = false, false
+	}
+	return i + 1, nil
+}
+
+// word reads the word of code that begins at byte i.
+func (sc *scanner) word(i int) (int, error) {
+	end := i + 1
+	for end < len(sc.query) && isWordByte(sc.query[end]) {
+		end++
+	}
+	if err := sc.shape.word(sc.query[i:end], i); err != nil {
+		return 0, err
+	}
+	sc.inWord, sc.regex = true, false
+	return end, nil
+}
+
+// code reads the code byte c at byte i: what it opens (a string, a
+// comment), whether it makes the next string a regular expression, and
+// what it counts for the shape.
+func (sc *scanner) code(c byte, i int) error {
+	sc.inWord = isWordByte(c)
+	opens := true
+	switch c {
+	case '"', '\'':
+		sc.ctx, sc.quote = inQuoted, c
+	case '`':
+		sc.ctx = inRaw
+	case '#':
+		sc.ctx = inComment
+	default:
+		opens = false
+	}
+	switch {
+	case opens && sc.regex && c != '#':
+		if len(sc.regexes) == maxRegexes {
+			return errors.Errorf(errFmtTooManyRegexes, maxRegexes, i)
+		}
+		sc.inRegex, sc.regexAt = true, i
+	case c == '~' && i > 0 && (sc.query[i-1] == '=' || sc.query[i-1] == '!'):
+		sc.regex = true
+	case c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '#':
+		// Spaces and comments may stand between =~ and its string.
+		sc.regex = false
+	}
+	return sc.shape.read(c, i)
 }
 
 // placeholder reads the placeholder that opens at byte i: its name and the

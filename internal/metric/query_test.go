@@ -1,7 +1,9 @@
 package metric
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +30,10 @@ func TestCheck(t *testing.T) {
 		want   string
 		prefix bool
 	}{
+		"LengthInCharacters": {
+			reason: "Attack: the XRD's maxLength: 4096 counts characters; a query of fewer than 4,096 characters that holds non-ASCII text (2,138 characters, 4,238 bytes) is no Fatal.",
+			query:  `sum(x{service="{{service}}", team="` + strings.Repeat("α", 2100) + `"})`,
+		},
 		"APIExample": {
 			reason: "The query of API.md's example, over several lines, with placeholders in strings and a range.",
 			query: `sum(rate(requests_total{namespace="{{namespace}}", service="{{service}}", code=~"5.."}[{{interval}}]))
@@ -68,7 +74,7 @@ func TestCheck(t *testing.T) {
 		"TooLong": {
 			reason: "A query over MaxQueryLength bytes is refused before anything else reads it.",
 			query:  padded + "x",
-			want:   "query is 4097 bytes, more than 4096",
+			want:   "query is 4097 characters, more than 4096",
 		},
 		"UnknownPlaceholder": {
 			reason: "Only the five placeholders exist; the error lists them.",
@@ -207,6 +213,49 @@ func TestCheckOnceKeeps(t *testing.T) {
 				t.Errorf("%s\nCheckOnce(...) of a query it checked allocates %.0f times: it checks it again", tc.reason, allocs)
 			}
 		})
+	}
+}
+
+// TestCheckOnceCollapsesConcurrentChecks: the first checks of one query
+// made at the same time (Crossplane reconciles a new spec, and calls a
+// function several times a reconcile, in parallel) are one check, whose
+// answer each caller gets.
+func TestCheckOnceCollapsesConcurrentChecks(t *testing.T) {
+	const callers = 8
+	query := fmt.Sprintf(`sum(x{a="collapsed-%d"})`, time.Now().UnixNano())
+	var mu sync.Mutex
+	calls := 0
+	entered, release := make(chan struct{}), make(chan struct{})
+	checkQuery = func(q string) error {
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			close(entered)
+			<-release // The others come meanwhile.
+		}
+		return Check(q)
+	}
+	t.Cleanup(func() { checkQuery = Check })
+
+	errs := make(chan error, callers)
+	go func() { errs <- CheckOnce(query) }()
+	<-entered
+	for range callers - 1 {
+		go func() { errs <- CheckOnce(query) }()
+	}
+	// The callers queue behind the check under way; one that comes after
+	// it finds it kept. Either way nothing is checked twice.
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Errorf("CheckOnce(%q) = %v", query, err)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("%d concurrent first CheckOnce of one query checked it %d times, want once", callers, calls)
 	}
 }
 
@@ -439,6 +488,59 @@ func FuzzCheckedQueryExpands(f *testing.F) {
 	})
 }
 
+// binaryOperators counts the binary operators of a parsed expression.
+func binaryOperators(e parser.Expr) int {
+	n := 0
+	parser.Inspect(e, func(node parser.Node, _ []parser.Node) error {
+		if _, ok := node.(*parser.BinaryExpr); ok {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// TestKeywordOperatorsCounted: the shape bound says "at most 256
+// operators" (docs/performance.md, docs/metrics.md) and counts the
+// characters +-*/%^=!<>, and PromQL's set operators and atan2 are words:
+// a chain of 680 "and", 800 "or" or 510 "atan2" passed the bound, and cost
+// the parser (whose BinaryExpr.Type() walks the chain below each node) 3
+// to 4 times the worst query the bound is documented to admit. Whatever
+// the bound admits parses into at most maxOperators binary operators.
+func TestKeywordOperatorsCounted(t *testing.T) {
+	for name, q := range map[string]string{
+		"And":    repeatTo("x and ", MaxQueryLength-1) + "x",
+		"Or":     repeatTo("x or ", MaxQueryLength-1) + "x",
+		"Unless": repeatTo("x unless ", MaxQueryLength-1) + "x",
+		"Atan2":  repeatTo("1 atan2 ", MaxQueryLength-1) + "1",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if CheckOnce(q) != nil {
+				return // Refused: the bound holds.
+			}
+			expr, err := parser.NewParser(parser.Options{}).ParseExpr(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := binaryOperators(expr); n > maxOperators {
+				start := time.Now()
+				_ = Check(q)
+				t.Errorf("Attack: the shape bound admits %d binary operators (at most %d, docs/performance.md), written as keywords the scan does not count; Check took %v on this query",
+					n, maxOperators, time.Since(start))
+			}
+		})
+	}
+}
+
+// labelList is n labels named by a prefix, comma-separated.
+func labelList(prefix string, n int) string {
+	labels := make([]string, n)
+	for i := range labels {
+		labels[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return strings.Join(labels, ",")
+}
+
 func TestCheckShape(t *testing.T) {
 	// Each operator of a query costs Prometheus's parser, and a chain of
 	// them its square: a query's shape is bounded before the parser reads
@@ -488,6 +590,38 @@ func TestCheckShape(t *testing.T) {
 		"OperatorsInStrings": {
 			reason: "What a string or a comment holds is no operator.",
 			query:  `x{a="` + strings.Repeat("+", 300) + `"} # ` + strings.Repeat("-", 300),
+		},
+		"KeywordOperators": {
+			reason: "Attack: and, or, unless and atan2 are operators written as words: 257 of them are refused like 257 symbols.",
+			query:  "x" + strings.Repeat(" and x", 100) + strings.Repeat(" OR x", 100) + strings.Repeat(" unless x", 56) + " atan2 x",
+			want:   "more than 256 operators",
+		},
+		"KeywordsInNames": {
+			reason: "A word that holds a keyword (android, order, on_call, x:and) is a name, not an operator.",
+			query:  "android" + strings.Repeat(" + order_total{on_call=\"x\"} + job:and", 80),
+		},
+		"KeywordChain": {
+			reason: "A keyword operator counts toward a chain as a symbol does.",
+			query:  "x and " + strings.Repeat("-", 8) + "x",
+			want:   "more than 8 operators in a row at byte 13",
+		},
+		"MostGroupingLabels": {
+			reason: "32 labels in on() and group_left() are a query.",
+			query:  "x * on(" + labelList("l", 32) + ") group_left(" + labelList("m", 32) + ") y",
+		},
+		"TooManyGroupingLabels": {
+			reason: "Attack: Prometheus's parser compares each label of on() with each of group_left(): a 33rd is refused.",
+			query:  "x * on(" + labelList("l", 32) + ") group_left(" + labelList("m", 33) + ") y",
+			want:   "group_left(...) at byte 126 lists more than 32 labels",
+		},
+		"QuotedGroupingLabels": {
+			reason: "Labels written as strings count, in any case of the keyword.",
+			query:  "x * IGNORING(" + strings.Repeat(`"a.b",`, 33) + ") y",
+			want:   "ignoring(...) at byte 4 lists more than 32 labels",
+		},
+		"GroupLeftAlone": {
+			reason: "group_left without a list is no list: what follows is not counted.",
+			query:  "x * on(a) group_left y + sum by (" + labelList("l", 40) + ") (z)",
 		},
 	}
 	for name, tc := range cases {

@@ -1,18 +1,15 @@
 // Package redact keeps the credentials the function sends out of what it
 // says about the answers. A provider, a proxy in front of it, or any other
 // endpoint the function calls may repeat a request's Authorization header
-// in its answer (a 401 page, a JSON error, a redirect's Location), and the
+// in its answer (a 401 page, a JSON error, an HTML sign-in page, a
+// redirect's Location), escaped as its own encoder escapes text, and the
 // function quotes answers into a CanaryRoute's status, its events and the
 // function's log, which the CanaryRoute's author reads: every quote of an
 // answer goes through Secrets first.
 package redact
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
@@ -21,13 +18,20 @@ import (
 // Redacted stands in for a secret in a text.
 const Redacted = "[redacted]"
 
-// Secrets are the credentials that one request sent, each in every form
-// an answer may repeat it in: as sent, and escaped as a URL's query or
-// path, a JSON string and a Go-quoted string would escape it. Its zero
-// value redacts nothing. It is safe for concurrent use.
+// Secrets are the credentials that one request sent. A text is searched
+// for each as sent, and as the encoders of the answers that may repeat it
+// escape it: JSON's and the other backslash escapes of string literals
+// (\", \/, \u00e4, Go's \x), HTML's character references (&amp;, &#39;)
+// and a URL's percent-encoding (%2F, and + for a space in a query). The
+// text is decoded, not the secret encoded: no list of encoders can know
+// which of a character's escapes an encoder picks (\/ or /, \u00e4 or ä,
+// %3A or :), but each escape decodes to one character. Its zero value
+// redacts nothing. It is safe for concurrent use.
 type Secrets struct {
-	// forms are the texts to redact, longest first, none empty.
-	forms []string
+	// values are the secrets, longest first, none empty.
+	values []string
+	// longest is the length of the longest.
+	longest int
 }
 
 // New returns the Secrets of the values a request sent, each as the
@@ -35,67 +39,54 @@ type Secrets struct {
 // base64 of user:password) gives the encoding too, and a header value such
 // as "Bearer <token>" is redacted by its token. Empty values are left out.
 func New(values ...string) Secrets {
-	var forms []string
+	var s Secrets
 	for _, v := range values {
-		if v == "" {
-			continue
+		if v != "" {
+			s.values = append(s.values, v)
+			s.longest = max(s.longest, len(v))
 		}
-		forms = append(forms, v, url.QueryEscape(v), url.PathEscape(v), goQuoted(v), jsonQuoted(v, true), jsonQuoted(v, false))
 	}
-	// Longest first, and each once: equal forms sort side by side.
-	slices.SortFunc(forms, func(a, b string) int {
+	// Longest first, and each once: equal values sort side by side.
+	slices.SortFunc(s.values, func(a, b string) int {
 		if len(a) != len(b) {
 			return len(b) - len(a)
 		}
 		return strings.Compare(a, b)
 	})
-	return Secrets{forms: slices.Compact(forms)}
+	s.values = slices.Compact(s.values)
+	return s
 }
 
-// goQuoted is v as fmt's %q writes it, without the quotes: how
-// fielderr.Quote, and Go's errors that quote what they read (a malformed
-// HTTP status line), show it.
-func goQuoted(v string) string {
-	q := strconv.Quote(v)
-	return q[1 : len(q)-1]
-}
-
-// jsonQuoted is v as a JSON string's content, with or without the HTML
-// escapes of Go's encoder (\u003c for <).
-func jsonQuoted(v string, html bool) string {
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(html)
-	if err := e.Encode(v); err != nil {
-		return v // A string always encodes.
-	}
-	q := strings.TrimSuffix(b.String(), "\n")
-	return q[1 : len(q)-1]
-}
-
-// Redact returns text with every secret, in each of its forms, replaced by
+// Redact returns text with every secret, as sent or escaped, replaced by
 // Redacted. Overlapping repeats are one run of secrets, replaced once, so
-// that no piece of one is left beside the marker.
+// that no piece of one is left beside the marker; an escape that holds a
+// secret's first or last character is replaced whole.
 func (s Secrets) Redact(text string) string {
+	if len(s.values) == 0 {
+		return text
+	}
 	var covered []bool
-	for _, f := range s.forms {
-		// end is how far this form's matches cover already: marking each
-		// byte once keeps the walk linear however the matches overlap.
-		end := 0
-		for start := 0; start < len(text); {
-			i := strings.Index(text[start:], f)
-			if i < 0 {
-				break
+	for _, v := range views(text) {
+		for _, secret := range s.values {
+			// end is how far this secret's matches in this view cover
+			// already: marking each byte once keeps the walk linear
+			// however the matches overlap.
+			end := 0
+			for start := 0; start < len(v.text); {
+				i := strings.Index(v.text[start:], secret)
+				if i < 0 {
+					break
+				}
+				if covered == nil {
+					covered = make([]bool, len(text))
+				}
+				from, to := v.source(start+i, start+i+len(secret))
+				for j := max(from, end); j < to; j++ {
+					covered[j] = true
+				}
+				end = max(end, to)
+				start += i + 1
 			}
-			if covered == nil {
-				covered = make([]bool, len(text))
-			}
-			from := start + i
-			for j := max(from, end); j < from+len(f); j++ {
-				covered[j] = true
-			}
-			end = from + len(f)
-			start = from + 1
 		}
 	}
 	if covered == nil {
@@ -129,25 +120,34 @@ func (s Secrets) Cut(text string) string {
 	return fielderr.Cut(s.Redact(text), fielderr.MaxValue)
 }
 
-// Truncated makes a text read up to a limit safe to redact: the read may
-// have stopped inside a secret, whose first part Redact would not know. An
-// end of text that begins a secret's form is replaced by Redacted; the rest
-// is as it was read.
+// Truncated makes a text that was cut short safe to redact: a read that
+// stopped at a limit, on a broken connection or at a timeout may have
+// stopped inside a secret, whose first part Redact would not know. An end
+// of text that begins a secret, as sent or escaped, is replaced by
+// Redacted, and so is an escape cut short at the very end, which may be
+// the start of one; the rest is as it was read.
 func (s Secrets) Truncated(text []byte) []byte {
-	// The longest end that begins a form wins, whichever form it
-	// begins.
-	cut := 0
-	for _, f := range s.forms {
-		form := []byte(f)
-		for at := max(0, len(text)-len(form)+1); at < len(text)-cut; at++ {
-			if text[at] == form[0] && bytes.HasPrefix(form, text[at:]) {
-				cut = len(text) - at
-				break
+	if len(s.values) == 0 || len(text) == 0 {
+		return text
+	}
+	whole := string(text)
+	partial := partialEscape(whole)
+	cut := len(text) - partial
+	for _, v := range views(whole[:len(text)-partial]) {
+		for _, secret := range s.values {
+			// The longest end that begins a secret wins, whichever it
+			// begins.
+			for at := max(0, len(v.text)-len(secret)+1); at < len(v.text); at++ {
+				if v.text[at] == secret[0] && strings.HasPrefix(secret, v.text[at:]) {
+					from, _ := v.source(at, at+1)
+					cut = min(cut, from)
+					break
+				}
 			}
 		}
 	}
-	if cut == 0 {
+	if cut == len(text) {
 		return text
 	}
-	return append(text[:len(text)-cut:len(text)-cut], Redacted...)
+	return append(text[:cut:cut], Redacted...)
 }

@@ -123,15 +123,17 @@ func measurementsOf(metrics []xr.MetricStatus, name string) []xr.Measurement {
 }
 
 // carriedMetrics are the measurements a status carries that still mean
-// something: of the spec's metrics, in its order, none dated after now
-// (written by hand), with a verdict the XRD admits, at most
-// xr.MaxMeasurements each.
+// something: of the spec's metrics, in its order, none dated more than
+// ClockSkew after now (written by hand; one less far ahead is another
+// replica's, which a replica behind must not erase: it counts once its
+// time comes), with a verdict the XRD admits, at most xr.MaxMeasurements
+// each.
 func carriedMetrics(in Input, metrics []xr.MetricStatus, step int32) []xr.MetricStatus {
 	var out []xr.MetricStatus
 	for _, m := range in.Traffic.Metrics {
 		var kept []xr.Measurement
 		for _, ms := range measurementsOf(metrics, m.Name) {
-			if takenBy(ms, in.Now) && ms.Step >= 0 && int(ms.Step) < len(in.Traffic.Steps) && validVerdict(ms.Verdict) {
+			if !beyondSkew(ms.Time.Time, in.Now) && ms.Step >= 0 && int(ms.Step) < len(in.Traffic.Steps) && validVerdict(ms.Verdict) {
 				kept = append(kept, ms)
 			}
 		}
@@ -173,6 +175,9 @@ func trimmed(list []xr.Measurement, step int32) []xr.Measurement {
 // withMeasured adds this run's measurements to the status, each to its
 // metric's, when they were taken at the current step of the attempt they
 // were taken for: a run that restarts or relocates the rollout drops them.
+// A measurement added replaces those dated after it (by a replica whose
+// clock runs ahead, which measured about the same window): one window
+// counts once toward failureLimit, and the list stays in time order.
 func withMeasured(in Input, cur xr.RolloutStatus) xr.RolloutStatus {
 	if len(in.Measured) == 0 || cur.Step == nil {
 		return cur
@@ -182,6 +187,7 @@ func withMeasured(in Input, cur xr.RolloutStatus) xr.RolloutStatus {
 		old := measurementsOf(cur.Metrics, m.Name)
 		list := slices.Clone(old)
 		if ms, ok := in.Measured[m.Name]; ok && fresh(m, ms, old, cur, in.Now) {
+			list = slices.DeleteFunc(list, func(x xr.Measurement) bool { return x.Time.After(ms.Time.Time) })
 			list = append(list, ms)
 		}
 		if len(list) > 0 {
@@ -194,10 +200,11 @@ func withMeasured(in Input, cur xr.RolloutStatus) xr.RolloutStatus {
 
 // fresh reports whether a measurement belongs to the current step, its
 // window within the step (an interval after it started), taken by now, with
-// a verdict the XRD admits, and is newer than the last one recorded. A run
-// that sees its own decision again (the same measurement fed back) must
-// not count it twice; a run that restarts its step (relocated to another
-// weight) took it on the old weight's traffic.
+// a verdict the XRD admits, and is newer than the last one recorded taken
+// by now (one dated after now counts for nothing). A run that sees its own
+// decision again (the same measurement fed back) must not count it twice;
+// a run that restarts its step (relocated to another weight) took it on
+// the old weight's traffic.
 func fresh(m xr.Metric, ms xr.Measurement, old []xr.Measurement, cur xr.RolloutStatus, now time.Time) bool {
 	if ms.Step != *cur.Step || ms.Time.Time.Before(cur.StepStartedAt.Add(m.Interval)) || !takenBy(ms, now) || !validVerdict(ms.Verdict) ||
 		len(ms.Value) > xr.MaxMeasurementValue || len(ms.Baseline) > xr.MaxMeasurementValue {
@@ -205,7 +212,12 @@ func fresh(m xr.Metric, ms xr.Measurement, old []xr.Measurement, cur xr.RolloutS
 		// handed over by another step of the pipeline may hold anything.
 		return false
 	}
-	return len(old) == 0 || ms.Time.After(old[len(old)-1].Time.Time)
+	for i := len(old) - 1; i >= 0; i-- {
+		if takenBy(old[i], now) {
+			return ms.Time.After(old[i].Time.Time)
+		}
+	}
+	return true
 }
 
 // counts is what a measurement counts as under a metric's noData.
@@ -324,10 +336,16 @@ func metricEvents(in Input, d Decision) []Event {
 		if !ok || !slices.ContainsFunc(measurementsOf(d.Status.Metrics, m.Name), func(x xr.Measurement) bool { return x == ms }) {
 			continue
 		}
+		// The verdict before is the last one taken by now: one dated
+		// after now counts for nothing, here as everywhere.
 		var before string
 		if p := in.Previous; p != nil {
-			if list := measurementsOf(p.Metrics, m.Name); len(list) > 0 {
-				before = list[len(list)-1].Verdict
+			list := measurementsOf(p.Metrics, m.Name)
+			for i := len(list) - 1; i >= 0; i-- {
+				if takenBy(list[i], in.Now) {
+					before = list[i].Verdict
+					break
+				}
 			}
 		}
 		if before == ms.Verdict {
@@ -372,7 +390,9 @@ func baking(in Input, cur xr.RolloutStatus) (xr.RolloutStatus, hold, bool) {
 	// A bake starts with its step: one dated before the step started was
 	// another step's (steps were appended), or ran before a pause (paused
 	// time never counts as observation time).
-	if cur.BakeStartedAt == nil || cur.BakeStartedAt.After(in.Now) || cur.BakeStartedAt.Before(cur.StepStartedAt) {
+	// One beyond ClockSkew ahead was written by hand; one within it is
+	// another replica's, kept as a step's start is.
+	if cur.BakeStartedAt == nil || beyondSkew(cur.BakeStartedAt.Time, in.Now) || cur.BakeStartedAt.Before(cur.StepStartedAt) {
 		cur.BakeStartedAt = &metav1.Time{Time: in.Now}
 	}
 	end := cur.BakeStartedAt.Add(in.Traffic.Bake)

@@ -409,3 +409,147 @@ func TestFutureMeasurementHoldsNoStep(t *testing.T) {
 	}
 	t.Errorf("after 10 minutes the step has not advanced: %s", in.Previous.Message)
 }
+
+// TestLaggingReplicaKeepsBakeStart: a bake's start, like a step's, is kept
+// by a replica whose clock is behind (within ClockSkew): it never writes its
+// own, earlier, now, which would end the bake early for the replicas on
+// time.
+func TestLaggingReplicaKeepsBakeStart(t *testing.T) {
+	prev := progressing(2, 5*time.Minute)
+	prev.Reason, prev.BakeStartedAt = ReasonBaking, mt(10*time.Minute)
+	in := Input{
+		Traffic:       xr.Traffic{Steps: steps3(), RequireAcceptedRoute: true, Bake: 5 * time.Minute},
+		Revision:      "v2",
+		Previous:      prev,
+		RouteAtWeight: routeOK,
+		Now:           at(9 * time.Minute), // a replica a minute behind the one that started the bake
+	}
+	d := Decide(in)
+	if diff := cmp.Diff(mt(10*time.Minute), d.Status.BakeStartedAt); diff != "" {
+		t.Errorf("the lagging run rewrote the bake's start: -want, +got:\n%s", diff)
+	}
+	// A replica on time, four and a half minutes into the bake of five.
+	in.Previous, in.Now = &d.Status, at(14*time.Minute+30*time.Second)
+	if d = Decide(in); d.Status.Phase != xr.PhaseProgressing || d.Status.Reason != ReasonBaking {
+		t.Errorf("four and a half minutes into a bake of five, after a lagging run: got %s %s: %s", d.Status.Phase, d.Status.Reason, d.Status.Message)
+	}
+}
+
+// TestFutureMeasurementSilencesNoEvent: API.md (Safety round 4) says a
+// measurement dated after the run's time "is ignored everywhere". The
+// events of a metric compare this run's verdict with the last recorded one
+// (metricEvents' "before"), which must be the last taken by now: a Failed
+// dated an hour ahead (a replica whose clock runs ahead, a status written
+// by hand) silenced the MetricFailing warning of a real failure that
+// follows a pass. This run's failure replaces the one dated after it.
+func TestFutureMeasurementSilencesNoEvent(t *testing.T) {
+	const reason = "Attack: a failure dated an hour ahead, last in the previous status, silenced the MetricFailing event of this run's real failure after no data: the future measurement counted for the event."
+	failingEvents := func(future bool) []Event {
+		in := metricsIn(0, 0, func(in *Input) {
+			in.Now = at(2 * time.Minute)
+			list := []xr.Measurement{measured(0, time.Minute, xr.VerdictNoData, "no series")}
+			if future {
+				list = append(list, measured(0, time.Hour, xr.VerdictFailed, "0.9"))
+			}
+			in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: list}}
+			in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 2*time.Minute, xr.VerdictFailed, "0.5")}
+		}, errorRate(func(m *xr.Metric) { m.FailureLimit = 2 }))
+		d := Decide(in)
+		if d.Status.Phase != xr.PhaseProgressing || len(d.Status.Metrics) != 1 || len(d.Status.Metrics[0].Measurements) != 2 {
+			t.Fatalf("want Progressing with this run's failure recorded after the no data, got %s %+v", d.Status.Phase, d.Status.Metrics)
+		}
+		var out []Event
+		for _, e := range d.Events {
+			if e.Reason == EventMetricFailing {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	if len(failingEvents(false)) != 1 {
+		t.Fatalf("without a future measurement, want one MetricFailing event, got %+v", failingEvents(false))
+	}
+	if got := failingEvents(true); len(got) != 1 {
+		t.Errorf("%s\nMetricFailing events with a future failure in the previous status: %+v (one without it)", reason, got)
+	}
+}
+
+// TestLaggingReplicaKeepsMeasurements: a measurement dated after the run's
+// time counts for nothing; but carriedMetrics dropped it from the status it
+// writes back, for good. With two replicas of the function a second apart
+// (or a clock stepped back by NTP), the replica behind erased a real
+// failure the other one just recorded, and a metric that failed
+// failureLimit measurements in a row, each taken by the time of its run,
+// did not fail the rollout. One up to ClockSkew ahead is kept.
+func TestLaggingReplicaKeepsMeasurements(t *testing.T) {
+	const reason = "Attack: three failed measurements in a row at 1m, 2m and 3m with failureLimit 3; a run at 1m59s (a replica one second behind) between the second and the third erased the second from the status, and the rollout kept going."
+	in := metricsIn(0, 0, func(in *Input) {
+		in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{
+			measured(0, time.Minute, xr.VerdictFailed, "0.5"),
+		}}}
+	}, errorRate(func(m *xr.Metric) { m.FailureLimit = 3 }))
+
+	// Replica A at 2m measures the second failure.
+	in.Now = at(2 * time.Minute)
+	in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 2*time.Minute, xr.VerdictFailed, "0.5")}
+	d := Decide(in)
+	if d.Status.Phase != xr.PhaseProgressing || len(d.Status.Metrics[0].Measurements) != 2 {
+		t.Fatalf("run at 2m: want Progressing with two failures, got %s %+v", d.Status.Phase, d.Status.Metrics)
+	}
+
+	// Replica B, one second behind, runs next: nothing is due for it.
+	afterA := d.Status
+	in.Previous, in.Now, in.Measured = &afterA, at(2*time.Minute-time.Second), nil
+	if due := Due(in, nil); len(due) != 0 {
+		t.Logf("run at 1m59s: due %v", due)
+	}
+	d = Decide(in)
+	kept := 0
+	if len(d.Status.Metrics) > 0 {
+		kept = len(d.Status.Metrics[0].Measurements)
+	}
+
+	// Replica A at 3m measures the third failure.
+	afterB := d.Status
+	in.Previous, in.Now = &afterB, at(3*time.Minute)
+	in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 3*time.Minute, xr.VerdictFailed, "0.5")}
+	d = Decide(in)
+	if d.Status.Phase != xr.PhaseFailed {
+		t.Errorf("%s\nthe run at 1m59s wrote back %d of the 2 measurements; at 3m: %s %s: %s (measurements %+v)",
+			reason, kept, d.Status.Phase, d.Status.Reason, d.Status.Message, d.Status.Metrics)
+	}
+}
+
+// TestLaggingReplicaKeepsStepStart: a stepStartedAt after the run's time
+// "counted as now" (stepStartedAt), and the run wrote that now back. A
+// replica whose clock is behind (by an hour here; by s seconds the same
+// happened, shortened by s) thereby moved the step's start back by its skew
+// for good: the next run of a replica on time found the step's pause long
+// over and its metric's first measurement long due, measured at once a
+// window (1m) that lies mostly in the previous step's traffic, and
+// advanced. A start up to ClockSkew ahead is kept: the step waits, and a
+// measurement's window lies within its step.
+func TestLaggingReplicaKeepsStepStart(t *testing.T) {
+	const reason = "Attack: step 1 (50%, pause 5m) entered at 10m; a run at 9m10s-1h (a replica an hour behind) rewrote its start, and a run on time at 10m20s measured at once and advanced the rollout to 100% 20 s after it reached 50%."
+	in := metricsIn(1, 10*time.Minute, func(*Input) {}, errorRate())
+	// The lagging replica: nothing is due for it, and it writes back its
+	// own now as the step's start.
+	in.Now = at(10*time.Minute + 10*time.Second - time.Hour)
+	d := Decide(in)
+	if *d.Status.Step != 1 {
+		t.Fatalf("the lagging run moved the step: %s", d.Status.Message)
+	}
+	// The replica on time, 20 s after the step began.
+	lagged := d.Status
+	in.Previous, in.Now = &lagged, at(10*time.Minute+20*time.Second)
+	due := Due(in, nil)
+	in.Measured = nil
+	for _, m := range due {
+		in.Measured = map[string]xr.Measurement{m.Name: measured(1, 10*time.Minute+20*time.Second, xr.VerdictPassed, "0")}
+	}
+	d = Decide(in)
+	if len(due) != 0 || *d.Status.Step != 1 {
+		t.Errorf("%s\nstepStartedAt written back %s; at 10m20s due %d metrics, then step %d: %s",
+			reason, in.Previous.StepStartedAt.UTC().Format(time.RFC3339), len(due), *d.Status.Step, d.Status.Message)
+	}
+}

@@ -112,7 +112,18 @@ func TestDecideMetrics(t *testing.T) {
 			},
 		},
 		"ForgedFutureMeasurementDropped": {
-			reason: "A measurement dated after now was never taken: it is dropped, and holds nothing up; the first is due now.",
+			reason: "A measurement dated further after now than ClockSkew was never taken: it is dropped, and holds nothing up; the first is due now.",
+			in: metricsIn(0, 0, func(in *Input) {
+				in.Now = at(2 * time.Minute)
+				in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, 2*time.Hour, xr.VerdictPassed, "0")}}}
+			}, errorRate()),
+			want: want{
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
+				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:02:00Z`,
+			},
+		},
+		"FutureMeasurementWithinSkewKept": {
+			reason: "A measurement dated after now by less than ClockSkew is another replica's: kept in the status (a replica behind must not erase it), it holds nothing up and counts for nothing until its time; the first is due now.",
 			in: metricsIn(0, 0, func(in *Input) {
 				in.Now = at(2 * time.Minute)
 				in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, time.Hour, xr.VerdictPassed, "0")}}}
@@ -120,6 +131,7 @@ func TestDecideMetrics(t *testing.T) {
 			want: want{
 				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
 				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:02:00Z`,
+				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, time.Hour, xr.VerdictPassed, "0")}}},
 			},
 		},
 		"FailureFailsAtTheLimit": {

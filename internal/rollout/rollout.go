@@ -34,6 +34,18 @@ const (
 	percentTotal = 100
 )
 
+// ClockSkew is how far ahead of a run's clock a time the status records may
+// be and still be another replica's (whose clock runs ahead, or which ran
+// a moment later than this one, a replica behind): a step's start, a
+// bake's start or a measurement dated up to ClockSkew after now is kept as
+// written, and counts from its own time (nothing before it is due: a step
+// that started later by another clock waits, and a measurement counts
+// once its time comes). One dated further ahead was never reached by any
+// replica (a status written by hand): a start counts as now, and a
+// measurement is dropped. A replica behind thus never moves a step's start
+// back, and never erases what a replica ahead recorded.
+const ClockSkew = time.Hour
+
 // holdDue holds a step that nothing else holds, in a run that already moved
 // the rollout: a run moves at most one step.
 const holdDue = "due, the next run moves on (one step per run)"
@@ -383,9 +395,10 @@ func progressive(in Input) Decision {
 	why := restartOf(in)
 
 	cur := carried(in, why)
-	// A step that started in the future (by this clock) starts now: this run
-	// moves its start, so it does not also move the rollout on.
-	startMoved := why == noRestart && prev.StepStartedAt != nil && prev.StepStartedAt.After(in.Now)
+	// A step that started after now (by another replica's clock, kept, or
+	// written by hand, moved to now) has not run by this clock: this run
+	// does not move the rollout on.
+	startAhead := why == noRestart && prev.StepStartedAt != nil && prev.StepStartedAt.After(in.Now)
 
 	switch {
 	case in.CanaryRefused:
@@ -438,7 +451,7 @@ func progressive(in Input) Decision {
 	// promote moves the revision to its last step, once, from a step whose
 	// route the gateway accepted; the last step's own pause, gates,
 	// analysis and approval still apply.
-	if prev.Phase != xr.PhasePaused && !startMoved && promoteDue(in, cur) {
+	if prev.Phase != xr.PhasePaused && !startAhead && promoteDue(in, cur) {
 		from := *cur.Step
 		cur.Step, cur.StepStartedAt = ptr.To(last), &metav1.Time{Time: in.Now}
 		cur.Phase, cur.Reason, cur.Promoted = xr.PhaseProgressing, ReasonPromoted, in.Revision
@@ -459,7 +472,7 @@ func progressive(in Input) Decision {
 		return advance(in, cur, Event{Reason: ReasonResumed, Message: fmt.Sprintf("rollout resumed at step %d (%d%%)", *cur.Step, step.Weight)}, true)
 	default:
 		cur.Phase = xr.PhaseProgressing
-		return advance(in, cur, Event{}, startMoved)
+		return advance(in, cur, Event{}, startAhead)
 	}
 }
 
@@ -734,13 +747,21 @@ func stepStartedAt(prev *metav1.Time, now time.Time) *metav1.Time {
 	// reads back as missing. A hand-written one is truncated to seconds like
 	// now, since writing it loses the fraction: either way the next run
 	// computes the same status.
-	// One in the future (written by hand, or by a replica whose clock runs
-	// ahead) counts as now: a pause never runs from a time nobody reached.
-	if prev == nil || prev.IsZero() || prev.After(now) {
+	// One up to ClockSkew ahead (a replica whose clock runs ahead, or this
+	// one's behind) is kept: writing this run's now instead would move the
+	// step's start back for every later run, which would find the pause
+	// over and a measurement due early. Until its time comes the step
+	// simply waits. One further ahead (written by hand) counts as now: a
+	// pause never runs from a time nobody reached.
+	if prev == nil || prev.IsZero() || beyondSkew(prev.Time, now) {
 		return &metav1.Time{Time: now}
 	}
 	return &metav1.Time{Time: prev.Truncate(time.Second)}
 }
+
+// beyondSkew reports whether t is further ahead of now than ClockSkew: no
+// replica reached it.
+func beyondSkew(t, now time.Time) bool { return t.After(now.Add(ClockSkew)) }
 
 func withWeights(s xr.RolloutStatus, canary int32) xr.RolloutStatus {
 	s.CanaryWeight, s.PrimaryWeight = canary, percentTotal-canary

@@ -1224,7 +1224,7 @@ func TestDecideProgressive(t *testing.T) {
 			want: holdingAt(0, 0, holdNotObserved, HoldRequeue, evStarted),
 		},
 		"ClockSkewNeverAdvances": {
-			reason: "A clock behind stepStartedAt (another replica's clock was ahead, or a status written by hand) counts the step as started now, and that run does not advance, even with everything else satisfied and a step without pause: the next run, which agrees with the start, does.",
+			reason: "A clock behind stepStartedAt (another replica's clock was ahead, by less than ClockSkew) keeps the step's start as written, and that run does not advance, even with everything else satisfied and a step without pause: the step waits until its start, and the next run, which agrees with the start, moves on.",
 			in: progIn(func(in *Input) {
 				in.Traffic.Steps = []xr.Step{{Weight: 10}, {Weight: 100}}
 				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0), CanaryWeight: 10, PrimaryWeight: 90}
@@ -1234,20 +1234,29 @@ func TestDecideProgressive(t *testing.T) {
 			want: Decision{
 				CanaryWeight: 10, Active: true,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(-2 * time.Minute), NextStepAt: mt(-2 * time.Minute),
-					CanaryWeight: 10, PrimaryWeight: 90, Message: "holding step 0 (10%): " + holdDue,
+					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0),
+					CanaryWeight: 10, PrimaryWeight: 90, Message: "holding step 0 (10%): pause until 2026-12-02T10:00:00Z",
 				},
-				Requeue: MinRequeue, Healthy: true,
+				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
 		"ClockSkewDoesNotFailGates": {
-			reason: "A clock far behind the gate's transition never counts the gate as failed: the step starts now by that clock, and the gate counts from its own transition, later still.",
+			reason: "A clock far behind the gate's transition (and the step's start, beyond ClockSkew) never counts the gate as failed: the step starts now by that clock, and the gate counts from its own transition, later still.",
 			in: progIn(func(in *Input) {
-				in.Previous, in.Now = progressing(0, 0), at(-time.Hour)
+				in.Previous, in.Now = progressing(0, 0), at(-2*time.Hour)
 				in.RouteAtWeight = routeAt(10)
 				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(0)))}
 			}),
-			want: holdingAt(0, -time.Hour, "pause until 2026-12-02T09:01:00Z", MaxRequeue, ""),
+			want: holdingAt(0, -2*time.Hour, "pause until 2026-12-02T08:01:00Z", MaxRequeue, ""),
+		},
+		"ClockSkewKeepsTheStartAndFailsNoGate": {
+			reason: "A clock behind by ClockSkew, no more, keeps the step's start (a replica behind never moves it back) and counts no gate as failed: the step waits for its own pause.",
+			in: progIn(func(in *Input) {
+				in.Previous, in.Now = progressing(0, 0), at(-ClockSkew)
+				in.RouteAtWeight = routeAt(10)
+				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(0)))}
+			}),
+			want: holdingAt(0, 0, "pause until 2026-12-02T10:01:00Z", MaxRequeue, ""),
 		},
 	}
 	for name, tc := range cases {

@@ -79,16 +79,17 @@ func leaked(reason, secret string, encodings []encoding) (string, string) {
 	return "", ""
 }
 
-// TestAttackCredentialEchoedInProviderEncodings: API.md (Safety round 4)
-// says a credential the function sent never appears in a status, an event,
-// a log line or an error, "whatever a provider answers", and
-// docs/metrics.md names the answers it has in mind: a 401 page, a JSON
-// error, an HTML sign-in page, a redirect's Location. The redaction knows
-// the credential as sent and as Go would escape it (URL query and path,
-// Go's JSON encoder, Go's quoting); a reason that quotes a provider's answer
-// read only in part, or written by another language's JSON encoder, an
-// HTML page or a URL's userinfo, carries the credential all the same.
-func TestAttackCredentialEchoedInProviderEncodings(t *testing.T) {
+// TestClientNeverEchoesEncodedCredentials: API.md (Safety round 4) says a
+// credential the function sent never appears in a status, an event, a log
+// line or an error, "whatever a provider answers", and docs/metrics.md
+// names the answers it has in mind: a 401 page, a JSON error, an HTML
+// sign-in page, a redirect's Location. A redaction that knew the credential
+// only as sent and as Go would escape it (URL query and path, Go's JSON
+// encoder, Go's quoting) let through a reason that quotes a provider's
+// answer read only in part, or written by another language's JSON encoder,
+// an HTML page or a URL's userinfo (TestClientNeverEchoesCredentials tries
+// the shapes Go's own encoders write).
+func TestClientNeverEchoesEncodedCredentials(t *testing.T) {
 	// A bearer token of base64 (random bytes are: '+', '/', '=') and a
 	// password with non-ASCII, '/', '&', '<', ':' and ';'.
 	token := "c2VjcmV0/dG9rZW4+b2Yg/YSBwcm9t+aGV1c2/g" + strings.Repeat("x", 24)
@@ -120,7 +121,7 @@ func TestAttackCredentialEchoedInProviderEncodings(t *testing.T) {
 		handler http.HandlerFunc
 	}{
 		"ErrorBodyCutByBrokenConnection": {
-			reason: "Attack: a 401 whose body repeats the header, its connection broken before the Content-Length it announced: io.ReadAll returns what came with an error, and httpError quotes that part of the credential (secrets.Truncated only runs when the 64 KiB limit stopped the read).",
+			reason: "Attack: a 401 whose body repeats the header, its connection broken before the Content-Length it announced: io.ReadAll returns what came with an error, and httpError quoted that part of the credential (secrets.Truncated ran only when the 64 KiB limit stopped the read).",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				conn, buf, err := http.NewResponseController(w).Hijack()
 				if err != nil {
@@ -133,7 +134,7 @@ func TestAttackCredentialEchoedInProviderEncodings(t *testing.T) {
 			},
 		},
 		"ErrorBodyCutInsideGzip": {
-			reason: "Attack: the same inside a gzip body (Go's transport decompresses it): a stream that ends early gives what it had decompressed, and the reason quotes that part of the credential.",
+			reason: "Attack: the same inside a gzip body (Go's transport decompresses it): a stream that ends early gives what it had decompressed, and the reason quoted that part of the credential.",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				conn, buf, err := http.NewResponseController(w).Hijack()
 				if err != nil {
@@ -184,8 +185,11 @@ func TestAttackCredentialEchoedInProviderEncodings(t *testing.T) {
 		},
 	}
 	encodings := []encoding{
-		{"as sent", func(s string) string { return s }}, {`JSON with \/`, jsonSlashed}, {"JSON ASCII", jsonASCII},
-		{"HTML", html.EscapeString}, {"userinfo", userinfo},
+		{"as sent", func(s string) string { return s }},
+		{`JSON with \/`, jsonSlashed},
+		{"JSON ASCII", jsonASCII},
+		{"HTML", html.EscapeString},
+		{"userinfo", userinfo},
 	}
 	for authName, auth := range auths {
 		for name, tc := range shapes {
@@ -208,12 +212,12 @@ func TestAttackCredentialEchoedInProviderEncodings(t *testing.T) {
 	}
 }
 
-// TestAttackCutErrorBodyNeverQuotesACredential: the same defect as
-// ErrorBodyCutByBrokenConnection, at the level of the read: the client
-// quotes an error answer cut short by a timeout (the provider sends the
-// start of the body, then stalls) without secrets.Truncated.
-func TestAttackCutErrorBodyNeverQuotesACredential(t *testing.T) {
-	const reason = "Attack: a 401 that sends the first 20 characters of the token, flushes, and stalls past the provider's timeout: the body read so far is quoted, and with it the start of the token."
+// TestClientCutErrorBodyNeverQuotesACredential: the same as
+// ErrorBodyCutByBrokenConnection, at the level of the read: an error answer
+// cut short by the timeout (the provider sends the start of the body, then
+// stalls) is made safe like one cut at 64 KiB (secrets.Truncated).
+func TestClientCutErrorBodyNeverQuotesACredential(t *testing.T) {
+	const reason = "Attack: a 401 that sends the first 20 characters of the token, flushes, and stalls past the provider's timeout: the body read so far was quoted, and with it the start of the token."
 	token := "tok-" + strings.Repeat("s3cr3t", 10)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
