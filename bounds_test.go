@@ -344,7 +344,7 @@ func TestHostileMetricsCheckedOnce(t *testing.T) {
 // regexMetricsXR is a CanaryRoute the XRD admits and the function accepts:
 // 10 metrics, each a query of 4,096 characters at most with one regular
 // expression matcher of 50 counted repetitions (.{1000}), which no operator
-// or parenthesis shows to the shape bound of internal/metric, and which
+// or parenthesis shows to the shape bound of internal/promql, and which
 // Prometheus's parser compiled (now the function reads it, bounded, and the
 // parser gets a stand-in).
 // Queries differ from one metric to the next and from one tag to another.
@@ -363,7 +363,7 @@ func regexMetricsXR(tag string) string {
 // accepts whose queries cost the check most with regular expressions: 10
 // metrics, each a query of 4,096 characters with the most operators a query
 // may have (253 multiplications and three matchers' "=") and a regular
-// expression at every bound of internal/metric: 1,024 characters, case
+// expression at every bound of internal/promql: 1,024 characters, case
 // folding over 4,096 characters of ranges, 8 Unicode classes, and ".*a"
 // (what Go's parser allocates most for) to fill it.
 func worstRegexMetricsXR(tag string) string {

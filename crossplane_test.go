@@ -23,7 +23,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/metric"
+	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
 
@@ -80,7 +80,7 @@ type xpSim struct {
 	metrics *telemetry.Runs
 	// querier, when set, answers the metrics' queries; unset, the function
 	// queries nothing, as a preview.
-	querier metric.Querier
+	querier promql.Querier
 	// credentials are the pipeline step's credentials, which Crossplane
 	// sends with every call.
 	credentials map[string]*fnv1.Credentials

@@ -18,11 +18,11 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
-	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
+	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/run"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
@@ -68,7 +68,7 @@ type Function struct {
 	metrics *telemetry.Runs
 	// querier queries the providers of traffic.metrics; nil queries
 	// nothing, as previews (--now, crossplane render) do.
-	querier metric.Querier
+	querier promql.Querier
 	// memory remembers the newest decision answered per composite, which
 	// orders Crossplane's reads; nil remembers nothing, as previews do.
 	memory *freshness.Memory[pipeline.Answer]

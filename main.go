@@ -18,8 +18,8 @@ import (
 	"github.com/crossplane/function-sdk-go"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
-	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
+	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
 
@@ -56,7 +56,7 @@ func (c *CLI) Run() error {
 		return err
 	}
 
-	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &metric.Client{Now: time.Now}}
+	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &promql.Client{Now: time.Now}}
 	if c.RememberEntries > 0 && c.RememberMiB > 0 {
 		fn.memory = freshness.NewMemory[pipeline.Answer](c.RememberEntries, uint64(c.RememberMiB)<<20)
 	}

@@ -22,7 +22,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/metric"
+	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 )
 
 // A fakeProvider answers the metrics' queries as a Prometheus would: by the
@@ -31,7 +31,7 @@ type fakeProvider struct {
 	mu sync.Mutex
 	// answer is the number (or the reason there is none) for the side a
 	// query names, by its {{service}}.
-	answer func(service string, at time.Time) metric.Result
+	answer func(service string, at time.Time) promql.Result
 	got    []providerCall
 }
 
@@ -41,7 +41,7 @@ type providerCall struct {
 	at              time.Time
 }
 
-func (f *fakeProvider) Query(_ context.Context, p metric.Provider, query string, at time.Time) metric.Result {
+func (f *fakeProvider) Query(_ context.Context, p promql.Provider, query string, at time.Time) promql.Result {
 	f.mu.Lock()
 	f.got = append(f.got, providerCall{provider: p.Name, query: query, at: at})
 	f.mu.Unlock()
@@ -50,7 +50,7 @@ func (f *fakeProvider) Query(_ context.Context, p metric.Provider, query string,
 			return f.answer(service, at)
 		}
 	}
-	return metric.Result{NoData: "no series", Outcome: metric.OutcomeNoData}
+	return promql.Result{NoData: "no series", Outcome: promql.OutcomeNoData}
 }
 
 // calls are the queries made, by the side they name.
@@ -67,12 +67,12 @@ func (f *fakeProvider) calls(side string) []time.Time {
 }
 
 // value is a provider that answers a number for each side.
-func value(canary, primary float64) func(string, time.Time) metric.Result {
-	return func(service string, _ time.Time) metric.Result {
+func value(canary, primary float64) func(string, time.Time) promql.Result {
+	return func(service string, _ time.Time) promql.Result {
 		if service == "podinfo-canary" {
-			return metric.Result{Value: canary, Outcome: metric.OutcomeOK}
+			return promql.Result{Value: canary, Outcome: promql.OutcomeOK}
 		}
-		return metric.Result{Value: primary, Outcome: metric.OutcomeOK}
+		return promql.Result{Value: primary, Outcome: promql.OutcomeOK}
 	}
 }
 
@@ -105,7 +105,7 @@ func TestMetricAnalysis(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		xr     string
-		answer func(string, time.Time) metric.Result
+		answer func(string, time.Time) promql.Result
 		runs   int
 		want   want
 	}{
@@ -142,8 +142,8 @@ func TestMetricAnalysis(t *testing.T) {
 		"ProviderDownHolds": {
 			reason: "A provider that cannot be reached holds the step: no failure, no progress; the deadline is what fails a rollout that cannot be judged.",
 			xr:     metricsXR("", "    progressDeadline: 2m\n"),
-			answer: func(string, time.Time) metric.Result {
-				return metric.Result{NoData: "prometheus: connection refused", Outcome: metric.OutcomeError}
+			answer: func(string, time.Time) promql.Result {
+				return promql.Result{NoData: "prometheus: connection refused", Outcome: promql.OutcomeError}
 			},
 			runs: 20,
 			want: want{
@@ -265,8 +265,8 @@ func TestAwaitingCapacityQueriesNothing(t *testing.T) {
         interval: 30s
         successWhen: "result <= 0.01"
 `)
-	p := &fakeProvider{answer: func(string, time.Time) metric.Result {
-		return metric.Result{NoData: `provider "prometheus": the value is NaN, not a number`, Outcome: metric.OutcomeNoData}
+	p := &fakeProvider{answer: func(string, time.Time) promql.Result {
+		return promql.Result{NoData: `provider "prometheus": the value is NaN, not a number`, Outcome: promql.OutcomeNoData}
 	}}
 	s := newSim(t, xrYAML, metricsInput)
 	s.querier = p
@@ -387,7 +387,7 @@ func TestMetricCredentialsNeverEchoed(t *testing.T) {
 				t.Cleanup(provider.Close)
 				input := emptyInput + "metricProviders: [{name: prometheus, prometheus: {address: \"" + provider.URL + "\", credentials: prometheus}}]\n"
 				s := newSim(t, metricsXR("", ""), input)
-				s.querier = &metric.Client{}
+				s.querier = &promql.Client{}
 				s.credentials = map[string]*fnv1.Credentials{"prometheus": {Source: &fnv1.Credentials_CredentialData{CredentialData: &fnv1.CredentialData{Data: auth.data}}}}
 				log := newRecordingLog()
 				s.log = log
@@ -427,7 +427,7 @@ func TestMetricCredentialsNeverEchoed(t *testing.T) {
 	}
 }
 
-// TestMetricCredentialsNeverEchoedEscapedOrCut: what internal/metric's
+// TestMetricCredentialsNeverEchoedEscapedOrCut: what internal/promql's
 // TestClientNeverEchoesEncodedCredentials tries would reach everything
 // API.md (Safety round 4) names: the MetricNoData event, the function's log,
 // status.rollout.metrics[].reason, the response. A bearer token of base64
@@ -466,7 +466,7 @@ func TestMetricCredentialsNeverEchoedEscapedOrCut(t *testing.T) {
 			t.Cleanup(provider.Close)
 			input := emptyInput + "metricProviders: [{name: prometheus, prometheus: {address: \"" + provider.URL + "\", credentials: prometheus}}]\n"
 			s := newSim(t, metricsXR("", ""), input)
-			s.querier = &metric.Client{}
+			s.querier = &promql.Client{}
 			s.credentials = map[string]*fnv1.Credentials{"prometheus": {Source: &fnv1.Credentials_CredentialData{CredentialData: &fnv1.CredentialData{Data: map[string][]byte{"token": []byte(token)}}}}}
 			log := newRecordingLog()
 			s.log = log

@@ -5,8 +5,8 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
-	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
+	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -15,7 +15,7 @@ import (
 // with known placeholders, its successWhen a bool over result (and
 // baseline, which only a metric that compares to the primary measures). The
 // errors name the fields. A query is checked once for the runs that read
-// it (metric.CheckOnce): its PromQL check can cost tens of milliseconds.
+// it (promql.CheckOnce): its PromQL check can cost tens of milliseconds.
 func compileMetrics(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (map[string]*expr.Program, field.ErrorList) {
 	out := map[string]*expr.Program{}
 	var errs field.ErrorList
@@ -24,7 +24,7 @@ func compileMetrics(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compi
 		if _, ok := pol.MetricProviders[m.Provider]; !ok {
 			errs = append(errs, field.NotFound(p.Child("provider"), fielderr.Cut(m.Provider, fielderr.MaxValue)))
 		}
-		if err := metric.CheckOnce(m.Query); err != nil {
+		if err := promql.CheckOnce(m.Query); err != nil {
 			errs = append(errs, field.Invalid(p.Child("query"), fielderr.Cut(m.Query, fielderr.MaxValue), err.Error()))
 		}
 		prg, err := compiler.CompileMetric(m.SuccessWhen)

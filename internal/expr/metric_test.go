@@ -57,7 +57,7 @@ func TestMetricExpressions(t *testing.T) {
 			want:   want{compileErr: true},
 		},
 		"NaNIsNoVerdict": {
-			reason: "NaN cannot be judged: an evaluation error, which a measurement records as no data (package metric answers NaN as no data before it gets here anyway).",
+			reason: "NaN cannot be judged: an evaluation error, which a measurement records as no data (package promql answers NaN as no data before it gets here anyway).",
 			text:   "result <= 1", result: math.NaN(),
 			want: want{evalErr: true},
 		},

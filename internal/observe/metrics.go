@@ -9,8 +9,8 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
-	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
+	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -28,13 +28,13 @@ type MetricsIn struct {
 	// Crossplane hands them to the function.
 	Credentials func(name string) (map[string][]byte, error)
 	// Querier sends the queries; nil measures nothing (a preview).
-	Querier metric.Querier
+	Querier promql.Querier
 	// Program is the compiled successWhen of a metric's text.
 	Program func(text string) *expr.Program
 	Budget  *expr.Budget
 	// Canary and Primary are what the placeholders stand for on each side,
 	// but for the interval, which is each metric's.
-	Canary, Primary metric.Values
+	Canary, Primary promql.Values
 	// Step is the step the measurements are taken at.
 	Step int32
 	Now  time.Time
@@ -55,7 +55,7 @@ func Metrics(ctx context.Context, in MetricsIn) map[string]xr.Measurement {
 		metric           xr.Metric
 		canary, baseline int // indexes into reqs; -1 for none
 	}
-	var reqs []metric.Request
+	var reqs []promql.Request
 	var pending []sent
 	for _, m := range in.Metrics {
 		p, why := in.provider(m.Provider)
@@ -66,16 +66,16 @@ func Metrics(ctx context.Context, in MetricsIn) map[string]xr.Measurement {
 		s := sent{metric: m, canary: len(reqs), baseline: -1}
 		canary := in.Canary
 		canary.Interval = m.Interval
-		reqs = append(reqs, metric.Request{Provider: p, Query: metric.Expand(m.Query, canary)})
+		reqs = append(reqs, promql.Request{Provider: p, Query: promql.Expand(m.Query, canary)})
 		if m.CompareToPrimary {
 			primary := in.Primary
 			primary.Interval = m.Interval
 			s.baseline = len(reqs)
-			reqs = append(reqs, metric.Request{Provider: p, Query: metric.Expand(m.Query, primary)})
+			reqs = append(reqs, promql.Request{Provider: p, Query: promql.Expand(m.Query, primary)})
 		}
 		pending = append(pending, s)
 	}
-	results := metric.Measure(ctx, in.Querier, now, reqs, in.Observe)
+	results := promql.Measure(ctx, in.Querier, now, reqs, in.Observe)
 	for _, s := range pending {
 		out[s.metric.Name] = in.judge(ctx, s.metric, results[s.canary], s.baseline, results, now)
 	}
@@ -84,14 +84,14 @@ func Metrics(ctx context.Context, in MetricsIn) map[string]xr.Measurement {
 
 // provider resolves a metric's provider, with its credentials, or says why
 // it cannot.
-func (in MetricsIn) provider(name string) (metric.Provider, string) {
+func (in MetricsIn) provider(name string) (promql.Provider, string) {
 	pp, ok := in.Providers[name]
 	if !ok {
 		// The spec's checks refuse a metric of a provider the Input does
 		// not list: this only happens if the Input changed under a run.
-		return metric.Provider{}, "provider " + fielderr.Quote(name) + " is not in the function Input's metricProviders"
+		return promql.Provider{}, "provider " + fielderr.Quote(name) + " is not in the function Input's metricProviders"
 	}
-	p := metric.Provider{Name: pp.Name, Address: pp.Address, Timeout: pp.Timeout}
+	p := pp.Provider
 	if pp.Credentials == "" {
 		return p, ""
 	}
@@ -102,14 +102,14 @@ func (in MetricsIn) provider(name string) (metric.Provider, string) {
 	if err != nil {
 		return p, "provider " + pp.Name + ": " + fielderr.Cut(err.Error(), fielderr.MaxValue)
 	}
-	if p.Auth, err = metric.AuthFrom(data); err != nil {
+	if p.Auth, err = promql.AuthFrom(data); err != nil {
 		return p, "provider " + pp.Name + ": credentials " + fielderr.Quote(pp.Credentials) + ": " + fielderr.Cut(err.Error(), fielderr.MaxValue)
 	}
 	return p, ""
 }
 
 // judge turns the answers of a metric into its measurement.
-func (in MetricsIn) judge(ctx context.Context, m xr.Metric, canary metric.Result, baseline int, results []metric.Result, now time.Time) xr.Measurement {
+func (in MetricsIn) judge(ctx context.Context, m xr.Metric, canary promql.Result, baseline int, results []promql.Result, now time.Time) xr.Measurement {
 	ms := xr.Measurement{Time: metav1Time(now), Step: in.Step}
 	if canary.NoData != "" {
 		return noData(in.Step, now, canary.NoData)

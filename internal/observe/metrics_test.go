@@ -11,18 +11,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
-	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
+	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 // querier answers by the side a query names, and records the auth it got.
 type querier struct {
-	canary, primary metric.Result
-	auth            []metric.Auth
+	canary, primary promql.Result
+	auth            []promql.Auth
 }
 
-func (q *querier) Query(_ context.Context, p metric.Provider, query string, _ time.Time) metric.Result {
+func (q *querier) Query(_ context.Context, p promql.Provider, query string, _ time.Time) promql.Result {
 	q.auth = append(q.auth, p.Auth)
 	if strings.Contains(query, `"canary"`) {
 		return q.canary
@@ -34,54 +34,54 @@ func TestMetrics(t *testing.T) {
 	now := time.Date(2026, 12, 2, 10, 0, 30, 500, time.UTC)
 	at := metav1.Time{Time: now.Truncate(time.Second)}
 	m := xr.Metric{Name: "errors", Provider: "prom", Query: `x{service="{{service}}"}`, Interval: time.Minute, SuccessWhen: "result <= baseline * 2", CompareToPrimary: true}
-	ok := func(v float64) metric.Result { return metric.Result{Value: v, Outcome: metric.OutcomeOK} }
+	ok := func(v float64) promql.Result { return promql.Result{Value: v, Outcome: promql.OutcomeOK} }
 	cases := map[string]struct {
 		reason      string
 		providers   map[string]policy.MetricProvider
 		credentials func(string) (map[string][]byte, error)
 		q           *querier
 		want        xr.Measurement
-		wantAuth    []metric.Auth
+		wantAuth    []promql.Auth
 	}{
 		"Passed": {
 			reason:    "Both sides answer; successWhen passes with the canary's result and the primary's baseline, both recorded.",
-			providers: map[string]policy.MetricProvider{"prom": {Name: "prom", Address: "http://p:9090"}},
+			providers: map[string]policy.MetricProvider{"prom": {Provider: promql.Provider{Name: "prom", Address: "http://p:9090"}}},
 			q:         &querier{canary: ok(0.015), primary: ok(0.01)},
 			want:      xr.Measurement{Time: at, Step: 1, Value: "0.015", Baseline: "0.01", Verdict: xr.VerdictPassed},
-			wantAuth:  []metric.Auth{{}, {}},
+			wantAuth:  []promql.Auth{{}, {}},
 		},
 		"Failed": {
 			reason:    "A canary worse than successWhen admits fails.",
-			providers: map[string]policy.MetricProvider{"prom": {Name: "prom", Address: "http://p:9090"}},
+			providers: map[string]policy.MetricProvider{"prom": {Provider: promql.Provider{Name: "prom", Address: "http://p:9090"}}},
 			q:         &querier{canary: ok(0.5), primary: ok(0.01)},
 			want:      xr.Measurement{Time: at, Step: 1, Value: "0.5", Baseline: "0.01", Verdict: xr.VerdictFailed},
-			wantAuth:  []metric.Auth{{}, {}},
+			wantAuth:  []promql.Auth{{}, {}},
 		},
 		"CanaryNoData": {
 			reason:    "A canary without a number is no data, saying why.",
-			providers: map[string]policy.MetricProvider{"prom": {Name: "prom", Address: "http://p:9090"}},
-			q:         &querier{canary: metric.Result{NoData: "prom: no series", Outcome: metric.OutcomeNoData}, primary: ok(0.01)},
+			providers: map[string]policy.MetricProvider{"prom": {Provider: promql.Provider{Name: "prom", Address: "http://p:9090"}}},
+			q:         &querier{canary: promql.Result{NoData: "prom: no series", Outcome: promql.OutcomeNoData}, primary: ok(0.01)},
 			want:      xr.Measurement{Time: at, Step: 1, Verdict: xr.VerdictNoData, Reason: "prom: no series"},
-			wantAuth:  []metric.Auth{{}, {}},
+			wantAuth:  []promql.Auth{{}, {}},
 		},
 		"BaselineNoData": {
 			reason:    "Without the primary's number there is nothing to compare to: no data, naming the baseline.",
-			providers: map[string]policy.MetricProvider{"prom": {Name: "prom", Address: "http://p:9090"}},
-			q:         &querier{canary: ok(0.01), primary: metric.Result{NoData: "prom: timed out after 2s", Outcome: metric.OutcomeError}},
+			providers: map[string]policy.MetricProvider{"prom": {Provider: promql.Provider{Name: "prom", Address: "http://p:9090"}}},
+			q:         &querier{canary: ok(0.01), primary: promql.Result{NoData: "prom: timed out after 2s", Outcome: promql.OutcomeError}},
 			want:      xr.Measurement{Time: at, Step: 1, Value: "0.01", Verdict: xr.VerdictNoData, Reason: "baseline: prom: timed out after 2s"},
-			wantAuth:  []metric.Auth{{}, {}},
+			wantAuth:  []promql.Auth{{}, {}},
 		},
 		"Credentials": {
 			reason:      "The provider's credentials come from the pipeline step, by name.",
-			providers:   map[string]policy.MetricProvider{"prom": {Name: "prom", Address: "http://p:9090", Credentials: "reader"}},
+			providers:   map[string]policy.MetricProvider{"prom": {Provider: promql.Provider{Name: "prom", Address: "http://p:9090"}, Credentials: "reader"}},
 			credentials: func(string) (map[string][]byte, error) { return map[string][]byte{"token": []byte("t0k")}, nil },
 			q:           &querier{canary: ok(0), primary: ok(0)},
 			want:        xr.Measurement{Time: at, Step: 1, Value: "0", Baseline: "0", Verdict: xr.VerdictPassed},
-			wantAuth:    []metric.Auth{{BearerToken: "t0k"}, {BearerToken: "t0k"}},
+			wantAuth:    []promql.Auth{{BearerToken: "t0k"}, {BearerToken: "t0k"}},
 		},
 		"CredentialsMissing": {
 			reason:      "Credentials the step does not hand are no data, and nothing is sent without them.",
-			providers:   map[string]policy.MetricProvider{"prom": {Name: "prom", Address: "http://p:9090", Credentials: "reader"}},
+			providers:   map[string]policy.MetricProvider{"prom": {Provider: promql.Provider{Name: "prom", Address: "http://p:9090"}, Credentials: "reader"}},
 			credentials: func(string) (map[string][]byte, error) { return nil, errors.New("reader: credential not found") },
 			q:           &querier{},
 			want:        xr.Measurement{Time: at, Step: 1, Verdict: xr.VerdictNoData, Reason: "provider prom: reader: credential not found"},
@@ -106,7 +106,7 @@ func TestMetrics(t *testing.T) {
 			got := Metrics(context.Background(), MetricsIn{
 				Metrics: []xr.Metric{m}, Providers: tc.providers, Credentials: tc.credentials, Querier: tc.q,
 				Program: func(string) *expr.Program { return prg }, Budget: &expr.Budget{},
-				Canary: metric.Values{Service: "canary"}, Primary: metric.Values{Service: "primary"},
+				Canary: promql.Values{Service: "canary"}, Primary: promql.Values{Service: "primary"},
 				Step: 1, Now: now,
 			})
 			if diff := cmp.Diff(map[string]xr.Measurement{"errors": tc.want}, got); diff != "" {

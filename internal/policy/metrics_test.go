@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
+	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr/xrtest"
 )
 
@@ -33,14 +34,14 @@ func TestMetricProviders(t *testing.T) {
 			reason: "A provider without a timeout queries within 2s, without credentials.",
 			in:     []v1beta1.MetricProvider{prom("prometheus", "http://prometheus.monitoring.svc:9090", "", "")},
 			want: want{providers: map[string]MetricProvider{
-				"prometheus": {Name: "prometheus", Address: "http://prometheus.monitoring.svc:9090", Timeout: 2 * time.Second},
+				"prometheus": {Provider: promql.Provider{Name: "prometheus", Address: "http://prometheus.monitoring.svc:9090", Timeout: 2 * time.Second}},
 			}},
 		},
 		"TimeoutAndCredentials": {
 			reason: "The timeout and the credentials' name are kept as written.",
 			in:     []v1beta1.MetricProvider{prom("thanos", "https://thanos.example.com/prefix", "4500ms", "thanos-reader")},
 			want: want{providers: map[string]MetricProvider{
-				"thanos": {Name: "thanos", Address: "https://thanos.example.com/prefix", Timeout: 4500 * time.Millisecond, Credentials: "thanos-reader"},
+				"thanos": {Provider: promql.Provider{Name: "thanos", Address: "https://thanos.example.com/prefix", Timeout: 4500 * time.Millisecond}, Credentials: "thanos-reader"},
 			}},
 		},
 		"TimeoutTooLong": {

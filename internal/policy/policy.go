@@ -25,6 +25,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/memo"
+	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 )
 
 const (
@@ -57,20 +58,13 @@ type Policy struct {
 }
 
 // A MetricProvider is a Prometheus HTTP API endpoint where metrics are
-// queried.
+// queried: the query client's provider (its name, address and timeout),
+// whose Auth a run sets from the pipeline step's credentials it names.
 type MetricProvider struct {
-	Name    string
-	Address string
-	Timeout time.Duration
+	promql.Provider
 	// Credentials names the pipeline step's credentials; "" for none.
 	Credentials string
 }
-
-// Timeouts of a metric provider's queries.
-const (
-	DefaultMetricTimeout = 2 * time.Second
-	MaxMetricTimeout     = 5 * time.Second
-)
 
 // DefaultGateKind is the gate kind allowed when the Input names none.
 var DefaultGateKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -262,7 +256,7 @@ func metricProviders(path *field.Path, in []v1beta1.MetricProvider) (map[string]
 			continue
 		}
 		pp := p.Child("prometheus")
-		provider := MetricProvider{Name: mp.Name, Address: mp.Prometheus.Address, Timeout: DefaultMetricTimeout, Credentials: mp.Prometheus.Credentials}
+		provider := MetricProvider{Provider: promql.Provider{Name: mp.Name, Address: mp.Prometheus.Address, Timeout: promql.DefaultTimeout}, Credentials: mp.Prometheus.Credentials}
 		u, err := url.Parse(mp.Prometheus.Address)
 		switch {
 		case err != nil:
@@ -281,8 +275,8 @@ func metricProviders(path *field.Path, in []v1beta1.MetricProvider) (map[string]
 			switch {
 			case err != nil:
 				errs = append(errs, field.Invalid(pp.Child("timeout"), t, "must be a duration such as 2s"))
-			case d <= 0 || d > MaxMetricTimeout:
-				errs = append(errs, field.Invalid(pp.Child("timeout"), t, "must be above 0 and at most 5s"))
+			case d <= 0 || d > promql.MaxTimeout:
+				errs = append(errs, field.Invalid(pp.Child("timeout"), t, "must be above 0 and at most "+promql.MaxTimeout.String()))
 			default:
 				provider.Timeout = d
 			}

@@ -24,10 +24,10 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
-	"github.com/crossplane-contrib/function-canary-route/internal/metric"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/observe"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
+	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
@@ -67,7 +67,7 @@ type In struct {
 
 	// Querier sends the metrics' queries; nil queries nothing (a
 	// preview, which says a measurement is due instead).
-	Querier metric.Querier
+	Querier promql.Querier
 	// Credentials are the pipeline step's credentials of a name.
 	Credentials func(name string) (map[string][]byte, error)
 	// Taken are the measurements that an earlier call of this reconcile
@@ -238,8 +238,8 @@ func measured(ctx context.Context, in In, ri rollout.Input, budget *expr.Budget)
 		return in.Taken
 	}
 	plan, cr := in.Plan, in.Plan.CR
-	side := func(b backend.Backend, revision string) metric.Values {
-		return metric.Values{Namespace: b.Namespace, Route: cr.RouteName, Service: string(b.Ref.Name), Revision: revision}
+	side := func(b backend.Backend, revision string) promql.Values {
+		return promql.Values{Namespace: b.Namespace, Route: cr.RouteName, Service: string(b.Ref.Name), Revision: revision}
 	}
 	taken := observe.Metrics(ctx, observe.MetricsIn{
 		Metrics:     due,

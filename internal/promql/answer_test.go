@@ -1,4 +1,4 @@
-package metric
+package promql
 
 import (
 	"encoding/json"

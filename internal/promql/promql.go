@@ -1,11 +1,11 @@
-// Package metric turns a metric's query into a measured number, bounded and
+// Package promql turns a metric's query into a measured number, bounded and
 // safe: it checks a query as a CanaryRoute writes it, expands its
 // placeholders for the side measured, and asks the provider (Prometheus's
 // HTTP API) for one number. Whatever the provider does (hang, redirect,
 // answer gigabytes, NaN or a thousand series), a query ends within its
 // timeout and the run's deadline, reads at most MaxAnswer bytes, and gives
 // either a finite number or a short reason why there is none.
-package metric
+package promql
 
 import (
 	"time"
