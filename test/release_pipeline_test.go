@@ -32,7 +32,7 @@ type releaseOutcome struct {
 
 // TestReleaseAttacks renders the release example with one thing changed
 // and checks what the pipeline would apply.
-func TestReleaseAttacks(t *testing.T) {
+func TestReleaseHostileEdits(t *testing.T) {
 	type change struct {
 		xr       func(xr *unstructured.Unstructured)
 		observed func(objs []*unstructured.Unstructured)
@@ -166,7 +166,7 @@ func TestReleaseAttacks(t *testing.T) {
 // TestReleaseRescueAttacks attacks the release loop's fixes at their seams
 // with the rescued abort: the rescue composes a release record of its own,
 // outside the checks of a composing run.
-func TestReleaseRescueAttacks(t *testing.T) {
+func TestReleaseRescueHostileEdits(t *testing.T) {
 	canaryBackends := []any{map[string]any{"group": "", "kind": "Service", "name": "podinfo-canary", "namespace": "test", "port": int64(9898)}}
 	// Two promotions 10 s apart: 6.5.0 -> 6.6.0 at 10:06:40, 6.6.0 ->
 	// 6.7.0 at 10:06:50, scaleDownDelay 30s. At 10:07 (NOW) 6.5.0 keeps its

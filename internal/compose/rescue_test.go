@@ -393,7 +393,7 @@ func TestRescuedRecord(t *testing.T) {
 // TestRescuedReleaseAttacks attacks what a rescued abort writes of a
 // release: status.release written back as read, and the record the
 // pipeline's next step composes the workloads from.
-func TestRescuedReleaseAttacks(t *testing.T) {
+func TestRescuedReleaseHostileEdits(t *testing.T) {
 	now := time.Date(2026, 12, 2, 10, 7, 0, 0, time.UTC)
 	primary := map[string]any{"spec": map[string]any{"selector": map[string]any{"app": "podinfo", "version": "6.7.0"}}}
 	history := func(n int) string {

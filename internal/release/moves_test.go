@@ -473,7 +473,7 @@ func TestPausedRevisionEditMovesNothing(t *testing.T) {
 // (status.rollout.nextStepAt while Promoting) and the rollback's wait for
 // the canary Service, at their seams with what the status held before and
 // with the other ways through a promotion.
-func TestPromotionSettleAttacks(t *testing.T) {
+func TestPromotionSettleHostileEdits(t *testing.T) {
 	type want struct {
 		phase  xr.Phase
 		reason string
