@@ -30,7 +30,7 @@ type releaseOutcome struct {
 	Stable   string
 }
 
-// TestReleaseAttacks renders the release example with one thing changed
+// TestReleaseHostileEdits renders the release example with one thing changed
 // and checks what the pipeline would apply.
 func TestReleaseHostileEdits(t *testing.T) {
 	type change struct {
@@ -163,7 +163,7 @@ func TestReleaseHostileEdits(t *testing.T) {
 	}
 }
 
-// TestReleaseRescueAttacks attacks the release loop's fixes at their seams
+// TestReleaseRescueHostileEdits attacks the release loop's fixes at their seams
 // with the rescued abort: the rescue composes a release record of its own,
 // outside the checks of a composing run.
 func TestReleaseRescueHostileEdits(t *testing.T) {

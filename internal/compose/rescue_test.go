@@ -390,7 +390,7 @@ func TestRescuedRecord(t *testing.T) {
 	}
 }
 
-// TestRescuedReleaseAttacks attacks what a rescued abort writes of a
+// TestRescuedReleaseHostileEdits attacks what a rescued abort writes of a
 // release: status.release written back as read, and the record the
 // pipeline's next step composes the workloads from.
 func TestRescuedReleaseHostileEdits(t *testing.T) {

@@ -469,7 +469,7 @@ func TestPausedRevisionEditMovesNothing(t *testing.T) {
 	}
 }
 
-// TestPromotionSettleAttacks attacks the promotion's settle time
+// TestPromotionSettleHostileEdits attacks the promotion's settle time
 // (status.rollout.nextStepAt while Promoting) and the rollback's wait for
 // the canary Service, at their seams with what the status held before and
 // with the other ways through a promotion.
