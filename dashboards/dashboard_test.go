@@ -124,7 +124,7 @@ func scraped(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rsp.Body.Close() //nolint:errcheck // Read to the end below.
+	defer rsp.Body.Close()
 	body, err := io.ReadAll(rsp.Body)
 	if err != nil {
 		t.Fatal(err)

@@ -94,9 +94,9 @@ type rolloutEntry struct {
 
 var rolloutLabels = []string{"namespace", "name"}
 
-func newRollouts(max int, now func() time.Time) *rollouts {
+func newRollouts(bound int, now func() time.Time) *rollouts {
 	return &rollouts{
-		max: max, now: now, entries: map[string]rolloutEntry{},
+		max: bound, now: now, entries: map[string]rolloutEntry{},
 		phase: prometheus.NewDesc("function_canary_route_rollout_phase",
 			"Where each CanaryRoute's rollout stands: 1 for its status.rollout.phase, from the newest run of it this replica answered (series last RolloutTTL, 10 minutes, after it).",
 			append(rolloutLabels, "phase"), nil),

@@ -68,8 +68,10 @@ func TestRolloutOf(t *testing.T) {
 
 func TestRolloutSeries(t *testing.T) {
 	start := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
-	web := Rollout{UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseProgressing, Step: 0, Steps: 2, PrimaryWeight: 90, CanaryWeight: 10,
-		Measurements: []RolloutMeasurement{{Metric: "errors", Verdict: xr.VerdictPassed, Value: 0.01}}}
+	web := Rollout{
+		UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseProgressing, Step: 0, Steps: 2, PrimaryWeight: 90, CanaryWeight: 10,
+		Measurements: []RolloutMeasurement{{Metric: "errors", Verdict: xr.VerdictPassed, Value: 0.01}},
+	}
 	webLater := web
 	webLater.Phase, webLater.Step, webLater.PrimaryWeight, webLater.CanaryWeight, webLater.Measurements = xr.PhaseSucceeded, 1, 0, 100, nil
 	api := Rollout{UID: "u2", Name: "api", Phase: xr.PhaseAborted, Step: -1, PrimaryWeight: 100}
