@@ -62,7 +62,7 @@ func (p plugin) run(t *testing.T, args ...string) (string, string) {
 	ctx, cancel := context.WithTimeout(t.Context(), pluginTimeout)
 	defer cancel()
 	args = append([]string{"--kubeconfig", env.cp.Kubeconfig, "--cache-dir", p.cacheDir}, args...)
-	cmd := exec.CommandContext(ctx, p.bin, args...) //nolint:gosec // The plugin the test built, with the test's arguments.
+	cmd := exec.CommandContext(ctx, p.bin, args...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
