@@ -3,8 +3,10 @@
 # or downloads of prebuilt binaries: the one the live tests use
 # (test/live/controlplane), in the background.
 #
-#   hack/cluster.sh up      build what is missing, start, print the KUBECONFIG
-#                           and GATEWAY_URL lines
+#   hack/cluster.sh up      build what is missing, start, print the KUBECONFIG,
+#                           GATEWAY_URL and PATH lines (PATH: the kubectl
+#                           plugin, built into <dir>/bin), and how to use the
+#                           plugin
 #   hack/cluster.sh down    stop everything and remove its files
 #   hack/cluster.sh status  say whether it runs, and where its logs are
 #
@@ -27,12 +29,36 @@ running() {
   [ -f "${dir}/pid" ] && kill -0 "$(cat "${dir}/pid")" 2>/dev/null
 }
 
+# exports prints the lines to eval: the kubeconfig, the gateway's listener,
+# and the plugin on the PATH.
+exports() {
+  echo "export KUBECONFIG=${dir}/kubeconfig"
+  echo "export GATEWAY_URL=http://$(cat "${dir}/gateway")"
+  echo "export PATH=${dir}/bin:\$PATH"
+}
+
+# plugin_usage says how to steer the demo's rollout with the plugin.
+plugin_usage() {
+  cat >&2 <<EOF
+kubectl canaryroute (the plugin, ${dir}/bin/kubectl-canaryroute; see
+docs/kubectl-plugin.md; without kubectl, run kubectl-canaryroute itself), on
+the demo (kubectl apply -f hack/cluster/demo.yaml):
+  kubectl canaryroute get web -n demo --watch      # the rollout, redrawn on change
+  kubectl canaryroute list -A                      # every CanaryRoute
+  kubectl canaryroute promote web -n demo          # to the last step now
+  kubectl canaryroute abort web -n demo            # every request to the primary
+  kubectl canaryroute retry web -n demo            # the aborted revision again, from step 0
+  kubectl canaryroute set-revision web v3 -n demo  # roll out another revision
+  kubectl canaryroute approve web -n demo          # let a step with approval: true move on
+EOF
+}
+
 case "${1:-}" in
   up)
     if running; then
       echo "already running (hack/cluster.sh down stops it)" >&2
-      echo "export KUBECONFIG=${dir}/kubeconfig"
-      echo "export GATEWAY_URL=http://$(cat "${dir}/gateway")"
+      exports
+      plugin_usage
       exit 0
     fi
     rm -rf "${dir}"
@@ -46,12 +72,14 @@ case "${1:-}" in
 
     echo "building the function's package (hack/release.sh, linux/amd64)" >&2
     version=v0.0.0-live
-    if ! OUTPUT="${dir}/release" ARCHS=amd64 hack/release.sh "${version}" >"${dir}/release.log" 2>&1; then
+    if ! OUTPUT="${dir}/release" ARCHS=amd64 PLUGIN_PLATFORMS=none hack/release.sh "${version}" >"${dir}/release.log" 2>&1; then
       cat "${dir}/release.log" >&2
       exit 1
     fi
     xpkg=$(find "${dir}/release" -name "function-canary-route-${version}-linux-amd64.xpkg" | head -n 1)
     go build -o "${dir}/cluster" ./hack/cluster
+    echo "building the kubectl plugin into ${dir}/bin" >&2
+    go build -ldflags="-X main.version=${version}" -o "${dir}/bin/kubectl-canaryroute" ./cmd/kubectl-canaryroute
 
     echo "starting (log: ${dir}/cluster.log)" >&2
     setsid nohup "${dir}/cluster" -dir "${dir}" -package "${xpkg}" >"${dir}/cluster.log" 2>&1 </dev/null &
@@ -59,8 +87,8 @@ case "${1:-}" in
     for _ in $(seq 600); do
       if [ -f "${dir}/ready" ]; then
         echo "ready; logs of every process are in ${dir}/controlplane/logs" >&2
-        echo "export KUBECONFIG=${dir}/kubeconfig"
-        echo "export GATEWAY_URL=http://$(cat "${dir}/gateway")"
+        exports
+        plugin_usage
         exit 0
       fi
       if ! running; then
@@ -90,7 +118,7 @@ case "${1:-}" in
     ;;
   status)
     if running; then
-      echo "running: export KUBECONFIG=${dir}/kubeconfig GATEWAY_URL=http://$(cat "${dir}/gateway"); logs in ${dir}/controlplane/logs"
+      echo "running: export KUBECONFIG=${dir}/kubeconfig GATEWAY_URL=http://$(cat "${dir}/gateway") PATH=${dir}/bin:\$PATH; logs in ${dir}/controlplane/logs"
     else
       echo "not running"
       exit 1

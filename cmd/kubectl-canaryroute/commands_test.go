@@ -482,6 +482,42 @@ func TestGetOutput(t *testing.T) {
 	}
 }
 
+func TestVersion(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		args   []string
+		want   string
+	}{
+		"Version": {
+			reason: "--version prints the version that hack/release.sh stamps, alone on a line, without reaching the cluster.",
+			args:   []string{"--version"},
+			want:   version + "\n",
+		},
+		"NoShorthand": {
+			reason: "-v is not --version: kubectl keeps it for verbosity.",
+			args:   []string{"-v"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, mapper := fakeCluster(t)
+			out, _, err := runCommand(t, c, mapper, tc.args...)
+			if tc.want == "" {
+				if err == nil {
+					t.Fatalf("%s\n%v: want an error, got none; stdout:\n%s", tc.reason, tc.args, out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, out); diff != "" {
+				t.Errorf("%s\n%v: -want, +got:\n%s", tc.reason, tc.args, diff)
+			}
+		})
+	}
+}
+
 func TestList(t *testing.T) {
 	cases := map[string]struct {
 		reason string

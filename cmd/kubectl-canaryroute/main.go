@@ -22,6 +22,10 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
+// version is the release, stamped by hack/release.sh with
+// -ldflags "-X main.version=VERSION"; --version prints it.
+var version = "dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -100,6 +104,10 @@ XCanaryRoute (cluster XR), or KIND/NAME to say which.`,
 	}
 	root.SetOut(o.streams.Out)
 	root.SetErr(o.streams.ErrOut)
+	// --version without cobra's -v, which kubectl keeps for verbosity.
+	root.Version = version
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().Bool("version", false, "print the plugin's version and exit")
 	o.config.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVar(&o.group, "api-group", o.group, "API group of the CanaryRoute XRDs (a platform team may publish them under its own)")
 	root.AddCommand(

@@ -1,8 +1,9 @@
 // Package release tests hack/release.sh the way CI and the live tests use
 // it: it runs the script into temporary folders and opens what it wrote, the
-// runtime image (its config, and the binary in its layer, which it runs), and
+// runtime image (its config, and the binary in its layer, which it runs),
 // the Crossplane package (its metadata, the Input CRD and the embedded
-// runtime image).
+// runtime image), and the kubectl plugin's archives (the executable each
+// holds, by its headers) and krew manifest (the sha256 of each archive).
 package release
 
 import (
@@ -42,6 +43,14 @@ const version = "v0.0.0-releasetest"
 // archs are the script's default architectures.
 var archs = []string{"amd64", "arm64"}
 
+// releaseURL is where the test says the plugin's archives are downloaded
+// from (RELEASE_URL), and defaultReleaseURL where they are without it: the
+// GitHub release of the version.
+const (
+	releaseURL        = "https://downloads.example.org/canaryroute/" + version
+	defaultReleaseURL = "https://github.com/crossplane-contrib/function-canary-route/releases/download/" + version
+)
+
 // What the runtime image and the package must say.
 const (
 	entrypoint = "/function"
@@ -68,7 +77,7 @@ func root(t *testing.T) string {
 // given and every other one of them unset, so that a developer's own OUTPUT,
 // ARCHS or SOURCE_DATE_EPOCH cannot change what the test checks.
 func releaseEnv(set map[string]string) []string {
-	own := []string{"OUTPUT", "ARCHS", "SOURCE_DATE_EPOCH", "CROSSPLANE"}
+	own := []string{"OUTPUT", "ARCHS", "PLUGIN_PLATFORMS", "RELEASE_URL", "SOURCE_DATE_EPOCH", "CROSSPLANE"}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(own, name)
@@ -102,10 +111,11 @@ func crossplaneCLI(t *testing.T, root string) string {
 func TestReleaseUsage(t *testing.T) {
 	r := root(t)
 	cases := map[string]struct {
-		reason string
-		args   []string
-		archs  string
-		want   string
+		reason  string
+		args    []string
+		archs   string
+		plugins string
+		want    string
 	}{
 		"NoVersion":     {reason: "The version is required.", want: "usage:"},
 		"TwoVersions":   {reason: "One version at a time.", args: []string{"v0.1.0", "v0.2.0"}, want: "usage:"},
@@ -114,6 +124,18 @@ func TestReleaseUsage(t *testing.T) {
 		"Partial":       {reason: "Major, minor and patch are required.", args: []string{"v0.1"}, want: "not a semantic version"},
 		"UnknownArch":   {reason: "Only architectures Go builds for linux.", args: []string{"v0.1.0"}, archs: "amd64 vax", want: "linux/vax"},
 		"NoArch":        {reason: "ARCHS set but naming none.", args: []string{"v0.1.0"}, archs: " ", want: "ARCHS names no architecture"},
+		"UnknownPluginPlatform": {
+			reason: "Only the platforms whose binaries hack/krew checks.", args: []string{"v0.1.0"}, plugins: "linux/amd64 plan9/amd64",
+			want: "the plugin is not released for plan9/amd64",
+		},
+		"NoPluginPlatform": {
+			reason: "PLUGIN_PLATFORMS set but naming none: none says so.", args: []string{"v0.1.0"}, plugins: " ",
+			want: "PLUGIN_PLATFORMS names no platform",
+		},
+		"NoneAndAPlatform": {
+			reason: "none stands alone.", args: []string{"v0.1.0"}, plugins: "none linux/amd64",
+			want: "the plugin is not released for none",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -123,6 +145,9 @@ func TestReleaseUsage(t *testing.T) {
 			set := map[string]string{"OUTPUT": out, "CROSSPLANE": "/nonexistent/crossplane"}
 			if tc.archs != "" {
 				set["ARCHS"] = tc.archs
+			}
+			if tc.plugins != "" {
+				set["PLUGIN_PLATFORMS"] = tc.plugins
 			}
 			cmd.Env = releaseEnv(set)
 			got, err := cmd.CombinedOutput()
@@ -141,19 +166,23 @@ func TestReleaseUsage(t *testing.T) {
 }
 
 // TestRelease runs the script twice at once into two folders, as two test
-// suites might: once for the default architectures and once for amd64 alone.
-// Then it opens every artefact, and checks that the two runs built the same
-// bytes for amd64 and that the second built nothing else.
+// suites might: once for the default architectures and plugin platforms,
+// with a RELEASE_URL of its own; and once for amd64 alone, and the plugin
+// for linux/amd64 alone. Then it opens every artefact, and checks that the
+// two runs built the same bytes for amd64 and linux/amd64 and that the
+// second built nothing else.
 func TestRelease(t *testing.T) {
 	r := root(t)
 	cli := crossplaneCLI(t, r)
 	runs := []struct {
-		name  string
-		archs string // empty: the default
-		dir   string
+		name    string
+		archs   string // empty: the default
+		plugins string // empty: the default
+		url     string // empty: the default
+		dir     string
 	}{
-		{name: "default", dir: t.TempDir()},
-		{name: "amd64", archs: "amd64", dir: t.TempDir()},
+		{name: "default", url: releaseURL, dir: t.TempDir()},
+		{name: "amd64", archs: "amd64", plugins: "linux/amd64", dir: t.TempDir()},
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(runs))
@@ -162,6 +191,12 @@ func TestRelease(t *testing.T) {
 			set := map[string]string{"OUTPUT": run.dir, "CROSSPLANE": cli}
 			if run.archs != "" {
 				set["ARCHS"] = run.archs
+			}
+			if run.plugins != "" {
+				set["PLUGIN_PLATFORMS"] = run.plugins
+			}
+			if run.url != "" {
+				set["RELEASE_URL"] = run.url
 			}
 			cmd := exec.Command("bash", "hack/release.sh", version)
 			cmd.Dir = r
@@ -188,35 +223,62 @@ func TestRelease(t *testing.T) {
 			checkPackage(t, r, a)
 		})
 	}
+	t.Run("Plugin", func(t *testing.T) {
+		checkPlugin(t, r, all, pluginPlatforms, releaseURL)
+	})
+	t.Run("PluginOfOnePlatform", func(t *testing.T) {
+		checkPlugin(t, r, amd64Only, []string{"linux/amd64"}, defaultReleaseURL)
+	})
+
+	t.Run("TheDefaults", func(t *testing.T) {
+		want := make([]string, 0, 3*len(archs)+2*len(pluginPlatforms)+1)
+		for _, arch := range archs {
+			want = append(want, artefact(arch, ""), artefact(arch, ".image.tar"), artefact(arch, ".xpkg"))
+		}
+		for _, p := range pluginPlatforms {
+			want = append(want, pluginArchive(p), pluginArchive(p)+".sha256")
+		}
+		want = append(want, krewManifest)
+		checkWritten(t, all, want)
+	})
 
 	t.Run("OnlyTheArchsAsked", func(t *testing.T) {
 		want := []string{
 			artefact("amd64", ""),
 			artefact("amd64", ".image.tar"),
 			artefact("amd64", ".xpkg"),
+			pluginArchive("linux/amd64"),
+			pluginArchive("linux/amd64") + ".sha256",
+			krewManifest,
 		}
-		entries, err := os.ReadDir(amd64Only)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := make([]string, 0, len(entries))
-		for _, e := range entries {
-			got = append(got, e.Name())
-		}
-		if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
-			t.Errorf("ARCHS=amd64 wrote -want, +got:\n%s", diff)
-		}
+		checkWritten(t, amd64Only, want)
 	})
 
 	t.Run("Reproducible", func(t *testing.T) {
-		for _, suffix := range []string{"", ".image.tar", ".xpkg"} {
-			name := artefact("amd64", suffix)
+		for _, name := range []string{artefact("amd64", ""), artefact("amd64", ".image.tar"), artefact("amd64", ".xpkg"), pluginArchive("linux/amd64")} {
 			a, b := fileDigest(t, filepath.Join(all, name)), fileDigest(t, filepath.Join(amd64Only, name))
 			if a != b {
 				t.Errorf("two builds of one commit differ: %s is %s in one run and %s in the other", name, a, b)
 			}
 		}
 	})
+}
+
+// checkWritten checks that a run wrote these files into dir, and nothing
+// else: no folder of its work left behind.
+func checkWritten(t *testing.T, dir string, want []string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]string, 0, len(entries))
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("%s holds -want, +got:\n%s", dir, diff)
+	}
 }
 
 func artefact(arch, suffix string) string {
