@@ -598,6 +598,15 @@ func TestCheckShape(t *testing.T) {
 			query:  "x{ # a comment\n , a=\"1\"}",
 			want:   `query has an empty item in a list at byte 16 (a comma after "{"): Prometheus's parser records an error for each and goes on, at a cost nothing else bounds`,
 		},
+		"MostCommas": {
+			reason: "256 commas are a query.",
+			query:  "sum by(" + strings.Repeat("a,", 256) + "a)(x)",
+		},
+		"TooManyCommas": {
+			reason: "Attack: 257 are refused, before the parser records an error for each item it cannot read ({a,a,...}).",
+			query:  "x{" + strings.Repeat(`a,`, 257) + `a}`,
+			want:   "query has more than 256 commas: Prometheus's parser records an error for each item of a list it cannot read, and goes on; split the query",
+		},
 		"RangeChain": {
 			reason: "Attack: a subquery of a subquery is no PromQL, and a chain of them (x[1:][1:]...) is quadratic in the parser's checks: a second range in a row is refused.",
 			query:  "x[1m:] offset 1m [1m:]",
