@@ -155,7 +155,7 @@ func TestCheckCostOfErrorRecovery(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// Ten metrics, each its own query (a label name tells them
 			// apart, so that none is found checked).
-			var queries []string
+			queries := make([]string, 0, 10)
 			for i := range 10 {
 				q := fill(unit[0], unit[1], unit[2]+fmt.Sprintf(" or y%s%d", name, i))
 				if len([]rune(q)) > MaxQueryLength {
