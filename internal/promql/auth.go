@@ -2,7 +2,6 @@ package promql
 
 import (
 	"crypto/x509"
-	"encoding/base64"
 	"slices"
 	"strings"
 
@@ -50,14 +49,15 @@ type Auth struct {
 // the function sends them, for redact to keep them out of whatever the
 // provider answers: the token (sent as "Bearer <token>"), or the password,
 // user:password and its base64 (sent as "Basic <base64>", as net/http's
-// SetBasicAuth encodes it). The username alone is no secret: redacting it
+// SetBasicAuth encodes it; looked for unpadded and in the URL alphabet
+// too, redact.Base64). The username alone is no secret: redacting it
 // would leave every reason that names the user unreadable.
 func (a Auth) Secrets() redact.Secrets {
 	if a.Username == "" {
 		return redact.New(a.BearerToken)
 	}
 	basic := a.Username + ":" + a.Password
-	return redact.New(a.BearerToken, a.Password, basic, base64.StdEncoding.EncodeToString([]byte(basic)))
+	return redact.New(append([]string{a.BearerToken, a.Password, basic}, redact.Base64(basic)...)...)
 }
 
 // AuthFrom reads credentials as Crossplane hands them to a function (the

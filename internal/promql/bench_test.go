@@ -110,6 +110,11 @@ func BenchmarkCheckHostile(b *testing.B) {
 		"Binary":              strings.Repeat("x + ", 1023) + "x",
 		"KeywordOperators":    strings.Repeat("x and ", 256) + "x",
 		"GroupingLabels":      "x * on(" + strings.Repeat("a,", 31) + "a) group_left(" + strings.Repeat("b,", 31) + "b) y",
+		"GroupingCommas":      fill("sum by(", ",", ")(x)"),
+		"MatcherCommas":       fill("{", ",", "}"),
+		"MatcherNoOp":         fill("x{", "a,", "a}"),
+		"Commas":              "sum by(" + strings.Repeat("a,", maxCommas) + "a)(x)",
+		"SubqueryChain":       fill("x", "[1:]", ""),
 	}
 	for name, q := range queries {
 		if n := len([]rune(q)); n > MaxQueryLength {

@@ -31,6 +31,9 @@ const (
 	errFmtChain            = "query chains more than %d operators in a row at byte %d"
 	errFmtTooDeep          = "query nests parentheses more than %d deep at byte %d"
 	errFmtTooManyLabels    = "%s(...) at byte %d lists more than %d labels: Prometheus's parser compares each label of on() or ignoring() with each of group_left() or group_right()"
+	errFmtEmptyItem        = "query has an empty item in a list at byte %d (a comma after %q): Prometheus's parser records an error for each and goes on, at a cost nothing else bounds"
+	errFmtTooManyCommas    = "query has more than %d commas: Prometheus's parser records an error for each item of a list it cannot read, and goes on; split the query"
+	errFmtRangeChain       = "query applies more than %d ranges or subqueries in a row at byte %d: a subquery of a range is no PromQL, and Prometheus's parser pays for each level again"
 	placeholderOpen        = "{{"
 	placeholderClose       = "}}"
 	maxPlaceholderNameScan = 64
@@ -251,6 +254,17 @@ const (
 	maxChain = 8
 	// maxDepth bounds the nesting of parentheses.
 	maxDepth = 32
+	// maxCommas bounds the commas of lists (labels, matchers, a
+	// function's arguments): the parser records an error for each item
+	// it cannot read ({a,a,...}, by(1,1,...)) and goes on, 400 bytes
+	// each. A query that people write has a handful.
+	maxCommas = 256
+	// maxRanges bounds the ranges and subqueries ([5m], [1h:1m]) applied
+	// one after the other with no operator, parenthesis or comma between
+	// (x[1:][1:]): one is all PromQL takes (a subquery needs an instant
+	// vector), and Prometheus's checkAST pays for each level's error
+	// again at every level above it.
+	maxRanges = 1
 	// maxGroupingLabels bounds the labels of one on(), ignoring(),
 	// group_left() or group_right(): the parser compares each label of
 	// the first two with each of the last two, and records an error for
@@ -268,6 +282,11 @@ type shape struct {
 	groupingAt int
 	inList     bool
 	labels     int
+	// last is the last code character read, other than a space or a
+	// comment's #: a letter for a word. ranges counts the brackets of
+	// ranges and subqueries in a row; commas, those of the query.
+	last           byte
+	ranges, commas int
 }
 
 // read counts the code character c at byte i: an operator character (of
@@ -281,15 +300,39 @@ func (s *shape) read(c byte, i int) error {
 	if err := s.listed(c); err != nil {
 		return err
 	}
+	last := s.last
+	if c != '#' {
+		s.last = c
+	}
 	switch {
 	case strings.IndexByte("+-*/%^=!<>", c) >= 0:
+		s.ranges = 0
 		return s.operator(i)
+	case c == ',':
+		// A list (of labels, matchers, arguments) may end in a comma,
+		// never hold an empty item.
+		if last == 0 || last == '(' || last == '{' || last == ',' {
+			return errors.Errorf(errFmtEmptyItem, i, string(rune(max(last, ' '))))
+		}
+		s.commas++
+		if s.commas > maxCommas {
+			return errors.Errorf(errFmtTooManyCommas, maxCommas)
+		}
+		s.ranges, s.chain = 0, 0
+	case c == '[':
+		s.ranges++
+		s.chain = 0
+		if s.ranges > maxRanges {
+			return errors.Errorf(errFmtRangeChain, maxRanges, i)
+		}
 	case c == '(':
+		s.ranges = 0
 		s.depth++
 		if s.depth > maxDepth {
 			return errors.Errorf(errFmtTooDeep, maxDepth, i)
 		}
 	case c == ')':
+		s.ranges = 0
 		s.depth = max(s.depth-1, 0)
 		s.chain = 0
 	default:
@@ -336,12 +379,14 @@ func (s *shape) operator(i int) error {
 // count as operators (case does not matter to PromQL), a grouping keyword
 // opens its label list, and any other word ends a chain.
 func (s *shape) word(w string, i int) error {
+	s.last = 'a'
 	if s.inList {
 		return s.label()
 	}
 	s.grouping = ""
 	switch kw := strings.ToLower(w); kw {
 	case "and", "or", "unless", "atan2":
+		s.ranges = 0
 		return s.operator(i)
 	case "on", "ignoring", "group_left", "group_right":
 		s.grouping, s.groupingAt = kw, i

@@ -108,3 +108,71 @@ func TestCheckCostBounded(t *testing.T) {
 		})
 	}
 }
+
+// fill is prefix, unit repeated as often as fits and suffix: a query of
+// MaxQueryLength characters at most.
+func fill(prefix, unit, suffix string) string {
+	room := MaxQueryLength - len(prefix) - len(suffix)
+	return prefix + strings.Repeat(unit, room/len(unit)) + suffix
+}
+
+// allocated is the bytes one first check of each query allocates, summed.
+func allocated(queries ...string) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, q := range queries {
+		_ = CheckOnce(q)
+	}
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestCheckCostOfErrorRecovery: Prometheus's parser recovers from some
+// syntax errors and goes on, recording an error for each: a stray comma in
+// a grouping or label list, an item it cannot read. 4,096 characters of
+// "sum by(,,,…)(x)" (no operator, no regex, one parenthesis level) cost
+// 1.6 MB and 24,500 allocations, 7 times the costliest query of
+// BenchmarkCheckHostile (RegexLongest); ten of them, a spec the XRD
+// admits, cost its first run 16 MB, and the query was refused only after
+// the parser paid for it. A chain of subqueries without parentheses
+// ("x[1:][1:]…") is quadratic in checkAST (SubqueryExpr.PositionRange
+// recurses for each level's error). The shape bound refuses each before
+// the parser runs (an empty list item, more than maxCommas commas, a
+// range of a range), and says why: a first check of any of them, refused
+// or not, costs at most 4 times RegexLongest.
+func TestCheckCostOfErrorRecovery(t *testing.T) {
+	const reason = "Attack: a query of stray commas in a grouping or label list, of items the parser cannot read, or of subqueries in a row makes Prometheus's parser record a parse error per item: the first check must cost no more than a few times the costliest query of BenchmarkCheckHostile"
+	worst := allocated(`x{z=~"` + strings.Repeat(".*a", maxRegexLength/3) + `"}`) // BenchmarkCheckHostile's RegexLongest
+	for name, unit := range map[string][3]string{
+		"GroupingCommas": {"sum by(", ",", ")(x)"},
+		"OnCommas":       {"x + on(", ",", ") x"},
+		"MatcherCommas":  {"{", ",", "}"},
+		"MatcherNoOp":    {"x{", "a,", "a}"},
+		"GroupingNumber": {"sum by(", "1,", "1)(x)"},
+		"SubqueryChain":  {"x", "[1:]", ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// Ten metrics, each its own query (a label name tells them
+			// apart, so that none is found checked).
+			queries := make([]string, 0, 10)
+			for i := range 10 {
+				q := fill(unit[0], unit[1], unit[2]+fmt.Sprintf(" or y%s%d", name, i))
+				if len([]rune(q)) > MaxQueryLength {
+					t.Fatalf("the query is %d characters", len([]rune(q)))
+				}
+				queries = append(queries, q)
+			}
+			one := allocated(queries[0])
+			spec := allocated(queries[1:]...) + one
+			err := CheckOnce(queries[0])
+			if err == nil {
+				t.Errorf("%s\nCheckOnce(%.40q…) = nil, want an error saying why", reason, queries[0])
+			}
+			if one > 4*worst {
+				t.Errorf("%s\none first check of %.40q… allocated %d bytes (the costliest query of BenchmarkCheckHostile: %d); ten, a spec's first run, %d bytes; it said: %.100v",
+					reason, queries[0], one, worst, spec, err)
+			}
+		})
+	}
+}

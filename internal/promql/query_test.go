@@ -578,6 +578,40 @@ func TestCheckShape(t *testing.T) {
 			query:  strings.Repeat("- ", 9) + "x",
 			want:   "more than 8 operators in a row",
 		},
+		"GroupingLists": {
+			reason: "Grouping and matcher lists as people write them, a trailing comma too (PromQL takes one), are a query.",
+			query: `sum by (namespace, service,) (rate(x{a="1", b!="2",}[5m])) / on(namespace) group_left(team, owner) ` +
+				`sum without(pod)(y{c=~"a|b"}) or count by() (z) and ignoring(a, b) w`,
+		},
+		"Subqueries": {
+			reason: "A subquery of a function's answer, nested in another, with offset and @, and a range beside a subquery in a function's arguments, are a query.",
+			query: `min_over_time(max_over_time(rate(x[1m])[10m:1m] offset 5m)[1h:5m] @ 1700000000) + ` +
+				`quantile_over_time(0.9, (x - y)[{{interval}}:]) + predict_linear(x[1h], 60) + max_over_time(x[5m] offset 1m)`,
+		},
+		"EmptyListItem": {
+			reason: "Attack: a grouping list of stray commas makes the parser record an error per comma (1.6 MB for 4,096 characters): an empty item is refused before it runs.",
+			query:  "sum by(a,,b)(x)",
+			want:   `query has an empty item in a list at byte 9 (a comma after ","): Prometheus's parser records an error for each and goes on, at a cost nothing else bounds`,
+		},
+		"EmptyFirstItem": {
+			reason: "Attack: a list that begins with a comma, of labels, matchers or arguments, spaces and comments between or not.",
+			query:  "x{ # a comment\n , a=\"1\"}",
+			want:   `query has an empty item in a list at byte 16 (a comma after "{"): Prometheus's parser records an error for each and goes on, at a cost nothing else bounds`,
+		},
+		"MostCommas": {
+			reason: "256 commas are a query.",
+			query:  "sum by(" + strings.Repeat("a,", 256) + "a)(x)",
+		},
+		"TooManyCommas": {
+			reason: "Attack: 257 are refused, before the parser records an error for each item it cannot read ({a,a,...}).",
+			query:  "x{" + strings.Repeat(`a,`, 257) + `a}`,
+			want:   "query has more than 256 commas: Prometheus's parser records an error for each item of a list it cannot read, and goes on; split the query",
+		},
+		"RangeChain": {
+			reason: "Attack: a subquery of a subquery is no PromQL, and a chain of them (x[1:][1:]...) is quadratic in the parser's checks: a second range in a row is refused.",
+			query:  "x[1m:] offset 1m [1m:]",
+			want:   "query applies more than 1 ranges or subqueries in a row at byte 17: a subquery of a range is no PromQL, and Prometheus's parser pays for each level again",
+		},
 		"DeepestParentheses": {
 			reason: "32 parentheses deep are a query.",
 			query:  strings.Repeat("(", 32) + "x" + strings.Repeat(")", 32),

@@ -2,7 +2,6 @@ package redact
 
 import (
 	"html"
-	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,52 +45,76 @@ type edit struct {
 	n, size uint8
 }
 
+// Bounds of the decoding: an answer nests a few encodings at most (a
+// JSON error quoting an upstream's JSON error, a redirect whose query
+// holds a URL whose query holds the header), and a hostile one must not
+// make the views many. No decode lengthens a text, so the views of a text
+// of n bytes are at most maxViews*n bytes, decoded in at most
+// maxDecodes*n steps: linear in the answer (64 KiB, 1 MiB at most).
+const (
+	// maxRounds bounds the decodes one after the other from the text
+	// to a view: the encodings an answer nests.
+	maxRounds = 4
+	// maxViews bounds the views of a text, the text itself included.
+	maxViews = 24
+	// maxDecodes bounds the decodes tried, those whose view was found
+	// already included.
+	maxDecodes = 48
+)
+
+// layers are the kinds of escape an encoder writes, each decoded alone in
+// one round: an encoding nested in another is decoded by the later round.
+var layers = []int{entity, backslash, percent, percent | plus}
+
 // views are the views of text a secret is looked for in: as it is, and
-// decoded for each kind of escape that it may hold, each alone (a secret
-// may hold what another kind would decode: a password with %41 in an
-// HTML page), and one after the other, from the outermost encoding an
-// answer nests in to the innermost (an HTML page that shows a JSON error
-// that quotes a URL).
-func views(text string) []view {
-	root := &view{text: text}
-	out := []view{*root}
-	var nested []int
-	for _, k := range []struct {
-		introducer byte
-		kind       int
-	}{{'&', entity}, {'\\', backslash}, {'%', percent}} {
-		if strings.IndexByte(text, k.introducer) >= 0 {
-			out = append(out, decode(root, k.kind))
-			nested = append(nested, k.kind)
-		}
-	}
-	if strings.IndexByte(text, '+') >= 0 {
-		// A + is a plus in a token of base64, a space in a query: both
-		// are looked for.
-		out = append(out, decode(root, percent|plus))
-	}
-	// Each nesting of two or three of the kinds the text holds, outermost
-	// first: decoding a kind that is not nested would mangle a secret
-	// that holds its escape (a password with %41 in a JSON error on an
-	// HTML page).
-	for set := 1; set < 1<<len(nested); set++ {
-		if bits.OnesCount(uint(set)) < 2 {
-			continue
-		}
-		v := root
-		for i, kind := range nested {
-			if set&(1<<i) != 0 {
-				next := decode(v, kind)
-				v = &next
+// decoded to a fixed point over every combination of the kinds of escape
+// it holds, one kind per round, in any order and any kind again (a URL in
+// a URL's query, a JSON error in a JSON error, JSON in a URL's query, a
+// query's + for a space on an HTML page), for at most maxRounds rounds.
+// Each round's views are kept, not only the last: decoding a kind that is
+// not nested would mangle a secret that holds its escape (a password with
+// %41 in a JSON error on an HTML page), and some view decodes only the
+// kinds that are. A view found already is not decoded again, so a text
+// whose escapes are all decoded is a fixed point; the views are the
+// shallowest first, at most maxViews.
+func views(text string) []*view {
+	out := []*view{{text: text}}
+	seen := map[string]bool{text: true}
+	decodes := 0
+	for level, round := out, 0; round < maxRounds && len(level) > 0; round++ {
+		var next []*view
+		for _, of := range level {
+			for _, kind := range layers {
+				if len(out) == maxViews || decodes == maxDecodes {
+					return out
+				}
+				// A + is a plus in a token of base64, a space
+				// in a query: both are looked for, the space
+				// only when there is a +.
+				opener := openers(kind)
+				if kind == percent|plus {
+					opener = "+"
+				}
+				if !strings.ContainsAny(of.text, opener) {
+					continue
+				}
+				decodes++
+				v := decode(of, kind)
+				if len(v.edits) == 0 || seen[v.text] {
+					continue
+				}
+				seen[v.text] = true
+				out = append(out, v)
+				next = append(next, v)
 			}
 		}
-		out = append(out, *v)
+		level = next
 	}
 	return out
 }
 
 // decode decodes the escapes of kinds in the text of a view.
-func decode(of *view, kinds int) view {
+func decode(of *view, kinds int) *view {
 	text := of.text
 	var b strings.Builder
 	b.Grow(len(text))
@@ -113,7 +136,7 @@ func decode(of *view, kinds int) view {
 		b.WriteString(text[i:next])
 		i = next
 	}
-	return view{text: b.String(), edits: edits, of: of}
+	return &view{text: b.String(), edits: edits, of: of}
 }
 
 // openers are the bytes that open the escapes of kinds.

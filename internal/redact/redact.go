@@ -9,6 +9,7 @@
 package redact
 
 import (
+	"encoding/base64"
 	"slices"
 	"strings"
 
@@ -55,6 +56,19 @@ func New(values ...string) Secrets {
 	})
 	s.values = slices.Compact(s.values)
 	return s
+}
+
+// Base64 is s in the forms of base64 an answer may repeat it in: standard
+// and URL alphabets, padded and not (a decoder that echoes what it read
+// without its padding, a token minted from it in the URL alphabet). Basic
+// auth sends the first. An unpadded form is a prefix of its padded one:
+// both are given, so that no padding is left beside the marker.
+func Base64(s string) []string {
+	b := []byte(s)
+	return []string{
+		base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
+		base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b),
+	}
 }
 
 // Redact returns text with every secret, as sent or escaped, replaced by

@@ -150,6 +150,36 @@ func TestRedact(t *testing.T) {
 			text:    `x ab\/ y`,
 			want:    "x [redacted] y",
 		},
+		"PercentInPercent": {
+			reason:  "A URL in a URL's query (a sign-in redirect's rd=) is percent-encoded twice: decoded to the end, the secret is found.",
+			secrets: New("a b/c="),
+			text:    "https://login.example/?rd=https%3A%2F%2Fp%2F%3Fa%3Da%252Bb%252Fc%253D",
+			want:    "https://login.example/?rd=https%3A%2F%2Fp%2F%3Fa%3D[redacted]",
+		},
+		"JSONInJSON": {
+			reason:  `A JSON error quoting an upstream's JSON error escapes the password's quote twice (\\\"): found.`,
+			secrets: New(`p"w`),
+			text:    `{"m":"upstream: {\"e\":\"p\\\"w\"}"}`,
+			want:    `{"m":"upstream: {\"e\":\"[redacted]\"}"}`,
+		},
+		"JSONInQuery": {
+			reason:  `JSON in a URL's query: percent-encoding outside, JSON's \/ inside, the reverse of an HTML page showing JSON.`,
+			secrets: New("a b/c"),
+			text:    "?e=%7B%22p%22%3A%22a+b%5C%2Fc%22%7D",
+			want:    "?e=%7B%22p%22%3A%22[redacted]%22%7D",
+		},
+		"QueryPlusInHTML": {
+			reason:  "html/template writes a query's + (a space) as &#43;: decoded as a reference, then as a query.",
+			secrets: New("a b/c"),
+			text:    `<a href="/retry?p=a&#43;b%2Fc">`,
+			want:    `<a href="/retry?p=[redacted]">`,
+		},
+		"Base64Unpadded": {
+			reason:  "The base64 of user:password without its padding, or in the URL alphabet, is redacted: Base64 gives every form.",
+			secrets: New(Base64("user:pass?>~x")...),
+			text:    "a dXNlcjpwYXNzPz5-eA b dXNlcjpwYXNzPz5+eA, c dXNlcjpwYXNzPz5-eA== d",
+			want:    "a [redacted] b [redacted], c [redacted] d",
+		},
 		"OtherEscapesKept": {
 			reason:  "Escapes around a secret are as they were: only the secret's own bytes go.",
 			secrets: New("tok"),
