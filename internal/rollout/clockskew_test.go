@@ -10,13 +10,13 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
-var probeTimes = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+var messageTimes = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
 
-// probeRun runs the rollout every 10 s from start for d, feeding a passing
+// runEvery10s runs the rollout every 10 s from start for d, feeding a passing
 // measurement whenever one is due, and reports what goes wrong: a step
 // that moves back, a Failed phase, a message naming a due time already
 // past, a step advanced without a measurement of its own.
-func probeRun(t *testing.T, in Input, d time.Duration, verdict string) {
+func runEvery10s(t *testing.T, in Input, d time.Duration, verdict string) {
 	t.Helper()
 	startStep := *in.Previous.Step
 	for now := in.Now; now.Before(in.Now.Add(d)); now = now.Add(10 * time.Second) {
@@ -53,9 +53,9 @@ func probeRun(t *testing.T, in Input, d time.Duration, verdict string) {
 			}
 			return
 		}
-		for _, ts := range probeTimes.FindAllString(s.Message, -1) {
+		for _, ts := range messageTimes.FindAllString(s.Message, -1) {
 			tm, _ := time.Parse(time.RFC3339, ts)
-			if tm.Before(now.Truncate(time.Second)) && probeDueText(s.Message) {
+			if tm.Before(now.Truncate(time.Second)) && namesADueTime(s.Message) {
 				t.Errorf("at %s: message names %s, past: %s", now.Sub(t0), ts, s.Message)
 			}
 		}
@@ -65,11 +65,11 @@ func probeRun(t *testing.T, in Input, d time.Duration, verdict string) {
 	t.Errorf("step %d held for %s: %s", startStep, d, in.Previous.Message)
 }
 
-func probeDueText(msg string) bool {
+func namesADueTime(msg string) bool {
 	return regexp.MustCompile(`due at|until`).MatchString(msg)
 }
 
-func TestProbeClockSkewMeasurements(t *testing.T) {
+func TestClockSkewMeasurements(t *testing.T) {
 	now := 10 * time.Minute
 	for name, off := range map[string]time.Duration{
 		"AtSkew":         time.Hour,
@@ -87,13 +87,13 @@ func TestProbeClockSkewMeasurements(t *testing.T) {
 						measured(1, now+off, v, "0.5"),
 					}}}
 				}, errorRate(func(m *xr.Metric) { m.Interval = 2 * time.Minute }))
-				probeRun(t, in, 30*time.Minute, xr.VerdictPassed)
+				runEvery10s(t, in, 30*time.Minute, xr.VerdictPassed)
 			})
 		}
 	}
 }
 
-func TestProbeClockSkewStepStart(t *testing.T) {
+func TestClockSkewStepStart(t *testing.T) {
 	now := 10 * time.Minute
 	for name, off := range map[string]time.Duration{
 		"AtSkew":         time.Hour,
@@ -106,12 +106,12 @@ func TestProbeClockSkewStepStart(t *testing.T) {
 				in.Now = at(now)
 				in.Traffic.ProgressDeadline = 10 * time.Minute
 			}, errorRate())
-			probeRun(t, in, 2*time.Hour, xr.VerdictPassed)
+			runEvery10s(t, in, 2*time.Hour, xr.VerdictPassed)
 		})
 	}
 }
 
-func TestProbeClockSkewBake(t *testing.T) {
+func TestClockSkewBake(t *testing.T) {
 	now := 10 * time.Minute
 	for name, off := range map[string]time.Duration{
 		"AtSkew":         time.Hour,
@@ -141,9 +141,9 @@ func TestProbeClockSkewBake(t *testing.T) {
 					}
 					return
 				}
-				for _, ts := range probeTimes.FindAllString(d.Status.Message, -1) {
+				for _, ts := range messageTimes.FindAllString(d.Status.Message, -1) {
 					tm, _ := time.Parse(time.RFC3339, ts)
-					if tm.Before(in.Now.Truncate(time.Second)) && probeDueText(d.Status.Message) && !regexp.MustCompile(`baked until`).MatchString(d.Status.Message) {
+					if tm.Before(in.Now.Truncate(time.Second)) && namesADueTime(d.Status.Message) && !regexp.MustCompile(`baked until`).MatchString(d.Status.Message) {
 						t.Errorf("at %s: past time: %s", in.Now.Sub(t0), d.Status.Message)
 					}
 				}
