@@ -9,6 +9,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/redact"
 )
 
@@ -137,10 +138,22 @@ func sample(pair []json.RawMessage, secrets redact.Secrets) (float64, string, st
 	return v, "", OutcomeOK
 }
 
+// quotedHead is how much of the start of an answer invalid reads to quote
+// it: far more than the fielderr.MaxValue bytes a quote shows, so that what
+// it shows is redacted as a whole answer's would be, but not the whole of
+// an answer of up to MaxAnswer bytes, whose redaction (every escape of an
+// answer dense with them decoded in every order) would cost a run 100 ms.
+const quotedHead = 16 * fielderr.MaxValue
+
 // invalid says why an answer is not Prometheus's JSON, quoting the start of
-// the body when there is one (an HTML page of a proxy says most).
+// the body when there is one (an HTML page of a proxy says most). Only its
+// head is read to quote it, made safe as a text cut short (a credential may
+// run past the head's end).
 func invalid(err error, body []byte, secrets redact.Secrets) string {
 	msg := "not Prometheus's JSON: " + secrets.Cut(err.Error())
+	if len(body) > quotedHead {
+		body = secrets.Truncated(body[:quotedHead])
+	}
 	if len(body) > 0 {
 		msg += "; it begins " + secrets.Quote(string(body))
 	}

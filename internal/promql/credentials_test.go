@@ -10,11 +10,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/redact"
 )
 
 // Encodings a provider, or a proxy in front of it, writes a credential in
@@ -342,4 +345,28 @@ func encodedForms(encoded, secret string) []string {
 		return []string{encoded[i:min(len(encoded), i+24)]}
 	}
 	return nil
+}
+
+// TestQuotedAnswerHeadOnly: an answer that is not Prometheus's JSON is
+// quoted from its start, and only its head is redacted to quote it: an
+// answer of MaxAnswer bytes dense with escapes of every kind costs what its
+// head costs, not the 100 ms its whole redaction would.
+func TestQuotedAnswerHeadOnly(t *testing.T) {
+	secrets := redact.New("c2VjcmV0/dG9rZW4+b2Yg")
+	unit := `<%2525&amp;amp;\\\\++ `
+	hostile := []byte(strings.Repeat(unit, MaxAnswer/len(unit)))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, why, outcome := answer(hostile, secrets)
+	runtime.ReadMemStats(&after)
+	if outcome != OutcomeError || !strings.Contains(why, "it begins") {
+		t.Fatalf("answer(hostile) = %q, %q: want an error quoting its start", why, outcome)
+	}
+	// The whole answer's redaction allocated some 40 MB; its head's, and
+	// the JSON decoder's error, well under 4 MiB.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("quoting a %d-byte answer allocated %d bytes, want at most %d: only its head is redacted", len(hostile), got, 4<<20)
+	}
+
 }
