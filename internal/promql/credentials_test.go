@@ -368,5 +368,4 @@ func TestQuotedAnswerHeadOnly(t *testing.T) {
 	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
 		t.Errorf("quoting a %d-byte answer allocated %d bytes, want at most %d: only its head is redacted", len(hostile), got, 4<<20)
 	}
-
 }
