@@ -152,7 +152,7 @@ func TestTransitionsCountedOnce(t *testing.T) {
 	if got := counterValue(t, reg, "function_canary_route_rollout_transitions_total", "reason", "RolloutStarted"); got != 0 {
 		t.Errorf("the first call, whose requirements Crossplane has not answered, counted %v transitions", got)
 	}
-	if got := gaugeValue(t, reg, "function_canary_route_rollout_phase", map[string]string{"name": "podinfo", "phase": "Progressing"}); got != nil {
+	if got := seriesValue(t, reg, "function_canary_route_rollout_phase", map[string]string{"name": "podinfo", "phase": "Progressing"}); got != nil {
 		t.Errorf("the first call, whose requirements Crossplane has not answered, set the rollout's phase series to %v", *got)
 	}
 	// Crossplane answers every requirement (nothing exists yet) and calls
@@ -171,17 +171,27 @@ func TestTransitionsCountedOnce(t *testing.T) {
 	if got := counterValue(t, reg, "function_canary_route_runs_total", "result", telemetry.ResultComposed); got != 2 {
 		t.Errorf("runs_total{result=composed} = %v, want 2: every call is a run", got)
 	}
-	if got := gaugeValue(t, reg, "function_canary_route_rollout_phase", map[string]string{"name": "podinfo", "phase": "Progressing"}); got == nil || *got != 1 {
+	if got := seriesValue(t, reg, "function_canary_route_rollout_phase", map[string]string{"name": "podinfo", "phase": "Progressing"}); got == nil || *got != 1 {
 		t.Errorf("the applied call's rollout phase series is %v, want 1 for Progressing", got)
 	}
-	if got := gaugeValue(t, reg, "function_canary_route_rollout_steps", map[string]string{"name": "podinfo"}); got == nil || *got != 3 {
+	if got := seriesValue(t, reg, "function_canary_route_rollout_steps", map[string]string{"name": "podinfo"}); got == nil || *got != 3 {
 		t.Errorf("the applied call's rollout steps series is %v, want 3", got)
 	}
 }
 
-// gaugeValue reads the gauge of a name whose labels include labels from a
-// registry, as a scrape would; nil when there is none.
-func gaugeValue(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) *float64 {
+// counterValue reads the counter of a name with a label's value from a
+// registry, as a scrape would; 0 when there is none.
+func counterValue(t *testing.T, reg prometheus.Gatherer, name, label, value string) float64 {
+	t.Helper()
+	if v := seriesValue(t, reg, name, map[string]string{label: value}); v != nil {
+		return *v
+	}
+	return 0
+}
+
+// seriesValue reads the counter or gauge of a name whose labels include
+// labels, as a scrape would; nil when there is none.
+func seriesValue(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) *float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
@@ -198,36 +208,17 @@ func gaugeValue(t *testing.T, reg prometheus.Gatherer, name string, labels map[s
 					found++
 				}
 			}
-			if found == len(labels) {
-				v := m.GetGauge().GetValue()
-				return &v
+			if found != len(labels) {
+				continue
 			}
+			v := m.GetGauge().GetValue()
+			if m.GetCounter() != nil {
+				v = m.GetCounter().GetValue()
+			}
+			return &v
 		}
 	}
 	return nil
-}
-
-// counterValue reads the counter of a name with a label's value from a
-// registry, as a scrape would; 0 when there is none.
-func counterValue(t *testing.T, reg prometheus.Gatherer, name, label, value string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }
 
 // TestTransitionsCountedWhereApplied: a step's analysis and a gate, through
