@@ -1,16 +1,10 @@
-// Package dashboards holds the Grafana dashboards of function-canary-route
-// (JSON, no code); its test checks that every query parses with
-// Prometheus's parser and names only series the function serves.
 package dashboards
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -19,80 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
-
-// dashboard is what the test reads of a Grafana dashboard.
-type dashboard struct {
-	Panels     []panel `json:"panels"`
-	Templating struct {
-		List []struct {
-			Name       string `json:"name"`
-			Definition string `json:"definition"`
-		} `json:"list"`
-	} `json:"templating"`
-}
-
-type panel struct {
-	Title   string `json:"title"`
-	Targets []struct {
-		Expr string `json:"expr"`
-	} `json:"targets"`
-}
-
-// grafanaVariables stand in for what Grafana substitutes before a query
-// reaches Prometheus.
-var grafanaVariables = strings.NewReplacer("$__rate_interval", "5m", "$namespace", ".*", "${namespace}", ".*")
-
-// labelValues is Grafana's variable query, which is not PromQL.
-var labelValues = regexp.MustCompile(`^label_values\(([a-zA-Z_:][a-zA-Z0-9_:]*),\s*[a-zA-Z_][a-zA-Z0-9_]*\)$`)
-
-// queries are every query of a dashboard, by where it is written.
-func queries(t *testing.T, path string) map[string]string {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d dashboard
-	if err := json.Unmarshal(raw, &d); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	out := map[string]string{}
-	for _, p := range d.Panels {
-		for i, tg := range p.Targets {
-			out[p.Title+"#"+string(rune('A'+i))] = tg.Expr
-		}
-	}
-	for _, v := range d.Templating.List {
-		if v.Definition != "" {
-			out["$"+v.Name] = v.Definition
-		}
-	}
-	return out
-}
-
-// seriesNames are the metric names a query selects.
-func seriesNames(query string) ([]string, error) {
-	if m := labelValues.FindStringSubmatch(query); m != nil {
-		return []string{m[1]}, nil
-	}
-	e, err := parser.NewParser(parser.Options{}).ParseExpr(grafanaVariables.Replace(query))
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
-		if vs, ok := n.(*parser.VectorSelector); ok {
-			names = append(names, vs.Name)
-		}
-		return nil
-	})
-	return names, nil
-}
 
 // scraped are the series names a function serves once it has decided a
 // rollout with a measurement and queried a provider: its registry as
@@ -148,8 +72,8 @@ func TestDashboardQueries(t *testing.T) {
 		t.Fatalf("no dashboards: %v", err)
 	}
 	for _, f := range files {
-		for where, q := range queries(t, f) {
-			names, err := seriesNames(q)
+		for where, q := range mustQueries(t, f) {
+			names, err := SeriesNames(q)
 			if err != nil {
 				t.Errorf("%s %s: %q does not parse: %v", f, where, q, err)
 				continue
@@ -171,8 +95,8 @@ func TestDashboardQueries(t *testing.T) {
 func TestDashboardCoversTheFunction(t *testing.T) {
 	served := scraped(t)
 	onDashboard := map[string]bool{}
-	for where, q := range queries(t, "function-canary-route.json") {
-		names, err := seriesNames(q)
+	for where, q := range mustQueries(t, "function-canary-route.json") {
+		names, err := SeriesNames(q)
 		if err != nil {
 			t.Fatalf("%s: %v", where, err)
 		}
@@ -200,7 +124,7 @@ func TestDashboardCoversTheFunction(t *testing.T) {
 	}
 }
 
-func TestSeriesNames(t *testing.T) {
+func TestSeriesNamesOfQueries(t *testing.T) {
 	cases := map[string]struct {
 		query string
 		want  []string
@@ -213,13 +137,23 @@ func TestSeriesNames(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := seriesNames(tc.query)
+			got, err := SeriesNames(tc.query)
 			if (err != nil) != tc.err {
-				t.Fatalf("seriesNames(%q): error %v, want error %t", tc.query, err, tc.err)
+				t.Fatalf("SeriesNames(%q): error %v, want error %t", tc.query, err, tc.err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("seriesNames(%q): -want, +got:\n%s", tc.query, diff)
+				t.Errorf("SeriesNames(%q): -want, +got:\n%s", tc.query, diff)
 			}
 		})
 	}
+}
+
+// mustQueries are the queries of a dashboard, or the test's end.
+func mustQueries(t *testing.T, path string) map[string]string {
+	t.Helper()
+	q, err := Queries(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/crossplane-contrib/function-canary-route/dashboards"
 	"github.com/crossplane-contrib/function-canary-route/test/live/backends"
 	"github.com/crossplane-contrib/function-canary-route/test/live/controlplane"
 )
@@ -444,5 +447,74 @@ func rolloutEnded(ns, name, phase, reason string, weight int64) controlplane.Che
 		r := rollout(u)
 		return r.Phase == phase && (reason == "" || r.Reason == reason) && r.CanaryWeight == weight,
 			fmt.Sprintf("%s; measurements %v", xrState(u), measurements(u))
+	}
+}
+
+// checkDashboardSeries scrapes the function, running under Crossplane,
+// after a measured rollout of the CanaryRoute web in ns: every series the
+// dashboard of dashboards/ selects is served, and the rollout's own series
+// say it Succeeded at 100% with its metric's latest measurement.
+func checkDashboardSeries(t *testing.T, ns string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+env.functionMetrics+"/metrics", http.NoBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		t.Fatalf("cannot scrape the function: %v", err)
+	}
+	defer rsp.Body.Close()
+	served := map[string]bool{}
+	var rollout []string
+	s := bufio.NewScanner(io.LimitReader(rsp.Body, 8<<20))
+	s.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, _, _ := strings.Cut(line, "{")
+		name, _, _ = strings.Cut(name, " ")
+		served[name] = true
+		if strings.HasPrefix(name, "function_canary_route_rollout_") && strings.Contains(line, fmt.Sprintf("namespace=%q", ns)) {
+			rollout = append(rollout, line)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("cannot read the function's metrics: %v", err)
+	}
+	queries, err := dashboards.Queries(filepath.Join(env.root, "dashboards", "function-canary-route.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for where, q := range queries {
+		names, err := dashboards.SeriesNames(q)
+		if err != nil {
+			t.Errorf("dashboard %s: %v", where, err)
+			continue
+		}
+		for _, n := range names {
+			if !served[n] {
+				t.Errorf("dashboard %s selects %s, which the function under Crossplane does not serve", where, n)
+			}
+		}
+	}
+	slices.Sort(rollout)
+	want := []string{
+		fmt.Sprintf(`function_canary_route_rollout_phase{name="web",namespace=%q,phase="Succeeded"} 1`, ns),
+		fmt.Sprintf(`function_canary_route_rollout_weight_percent{name="web",namespace=%q,side="canary"} 100`, ns),
+	}
+	for _, w := range want {
+		if !slices.Contains(rollout, w) {
+			t.Errorf("the function's series of the rollout lack %s:\n%s", w, strings.Join(rollout, "\n"))
+		}
+	}
+	if !slices.ContainsFunc(rollout, func(l string) bool {
+		return strings.HasPrefix(l, "function_canary_route_rollout_measurement{") && strings.Contains(l, `metric="error-rate"`)
+	}) {
+		t.Errorf("the function's series of the rollout have no measurement of error-rate:\n%s", strings.Join(rollout, "\n"))
 	}
 }

@@ -117,6 +117,7 @@ func TestMetricsHealthyCanaryPromoted(t *testing.T) {
 	}
 	awaitAnswers(t, "succeeded", p, only(canary))
 	checkQueries(t, ns, len(ms))
+	checkDashboardSeries(t, ns)
 	t.Logf("the rollout succeeded %s after the XR was created, on %d measurements: %v", took.Round(100*time.Millisecond), len(ms), ms)
 }
 
