@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,13 +18,17 @@ import (
 )
 
 // querier answers by the side a query names, and records the auth it got.
+// Metrics sends a run's queries at once: the record is locked.
 type querier struct {
 	canary, primary promql.Result
+	mu              sync.Mutex
 	auth            []promql.Auth
 }
 
 func (q *querier) Query(_ context.Context, p promql.Provider, query string, _ time.Time) promql.Result {
+	q.mu.Lock()
 	q.auth = append(q.auth, p.Auth)
+	q.mu.Unlock()
 	if strings.Contains(query, `"canary"`) {
 		return q.canary
 	}
@@ -110,7 +115,7 @@ func TestMetrics(t *testing.T) {
 				Step: 1, Now: now,
 			})
 			if diff := cmp.Diff(map[string]xr.Measurement{"errors": tc.want}, got); diff != "" {
-				t.Errorf("%s\nTake(...): -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\nMetrics(...): -want, +got:\n%s", tc.reason, diff)
 			}
 			if diff := cmp.Diff(tc.wantAuth, tc.q.auth); diff != "" {
 				t.Errorf("%s\nauth sent: -want, +got:\n%s", tc.reason, diff)
