@@ -1,7 +1,6 @@
 package dashboards
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -49,20 +48,11 @@ func scraped(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	defer rsp.Body.Close()
-	body, err := io.ReadAll(rsp.Body)
+	families, err := Scrape(rsp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]bool{}
-	for line := range strings.Lines(string(body)) {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		name, _, _ := strings.Cut(line, "{")
-		name, _, _ = strings.Cut(name, " ")
-		names[name] = true
-	}
-	return names
+	return Names(families)
 }
 
 func TestDashboardQueries(t *testing.T) {

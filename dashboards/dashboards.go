@@ -7,10 +7,14 @@ package dashboards
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -82,4 +86,30 @@ func SeriesNames(query string) ([]string, error) {
 		return nil
 	})
 	return names, nil
+}
+
+// Scrape reads an exposition in Prometheus's text format, as the function's
+// metrics server writes it, into its metric families by name.
+func Scrape(exposition io.Reader) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(exposition)
+	return families, errors.Wrap(err, "cannot read the exposition")
+}
+
+// Names are the series names that families serve, as a query selects them:
+// each family's own, and a histogram's _bucket, _sum and _count.
+func Names(families map[string]*dto.MetricFamily) map[string]bool {
+	out := make(map[string]bool, len(families))
+	for name, f := range families {
+		if len(f.GetMetric()) == 0 {
+			continue
+		}
+		out[name] = true
+		if f.GetType() == dto.MetricType_HISTOGRAM {
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				out[name+suffix] = true
+			}
+		}
+	}
+	return out
 }

@@ -467,24 +467,29 @@ func checkDashboardSeries(t *testing.T, ns string) {
 		t.Fatalf("cannot scrape the function: %v", err)
 	}
 	defer rsp.Body.Close()
-	served := map[string]bool{}
+	families, err := dashboards.Scrape(io.LimitReader(rsp.Body, 8<<20))
+	if err != nil {
+		t.Fatalf("cannot read the function's metrics: %v", err)
+	}
+	served := dashboards.Names(families)
+	// The rollout's own series, as "name{label=value,...} value" in the
+	// order of their labels, for the messages and the checks below.
 	var rollout []string
-	s := bufio.NewScanner(io.LimitReader(rsp.Body, 8<<20))
-	s.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for s.Scan() {
-		line := s.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
+	for name, f := range families {
+		if !strings.HasPrefix(name, "function_canary_route_rollout_") {
 			continue
 		}
-		name, _, _ := strings.Cut(line, "{")
-		name, _, _ = strings.Cut(name, " ")
-		served[name] = true
-		if strings.HasPrefix(name, "function_canary_route_rollout_") && strings.Contains(line, fmt.Sprintf("namespace=%q", ns)) {
-			rollout = append(rollout, line)
+		for _, m := range f.GetMetric() {
+			var labels []string
+			inNamespace := false
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+				inNamespace = inNamespace || (l.GetName() == "namespace" && l.GetValue() == ns)
+			}
+			if inNamespace {
+				rollout = append(rollout, fmt.Sprintf("%s{%s} %g", name, strings.Join(labels, ","), m.GetGauge().GetValue()))
+			}
 		}
-	}
-	if err := s.Err(); err != nil {
-		t.Fatalf("cannot read the function's metrics: %v", err)
 	}
 	queries, err := dashboards.Queries(filepath.Join(env.root, "dashboards", "function-canary-route.json"))
 	if err != nil {
