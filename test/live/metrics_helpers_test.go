@@ -1,7 +1,6 @@
 package live
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -374,27 +372,27 @@ func functionQueries(ctx context.Context, provider string) (map[string]int, erro
 		return nil, err
 	}
 	defer rsp.Body.Close()
-	out := map[string]int{}
-	label := fmt.Sprintf("provider=%q", provider)
-	s := bufio.NewScanner(io.LimitReader(rsp.Body, 8<<20))
-	for s.Scan() {
-		line := s.Text()
-		if !strings.HasPrefix(line, "function_canary_route_metric_queries_total{") || !strings.Contains(line, label) {
-			continue
-		}
-		i := strings.Index(line, `result="`)
-		j := strings.LastIndexByte(line, ' ')
-		if i < 0 || j < 0 {
-			return nil, fmt.Errorf("cannot read %q", line)
-		}
-		result, _, _ := strings.Cut(line[i+len(`result="`):], `"`)
-		v, err := strconv.ParseFloat(line[j+1:], 64)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read %q: %w", line, err)
-		}
-		out[result] += int(v)
+	families, err := dashboards.Scrape(io.LimitReader(rsp.Body, 8<<20))
+	if err != nil {
+		return nil, err
 	}
-	return out, s.Err()
+	out := map[string]int{}
+	for _, m := range families["function_canary_route_metric_queries_total"].GetMetric() {
+		var ofProvider bool
+		var result string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "provider":
+				ofProvider = l.GetValue() == provider
+			case "result":
+				result = l.GetValue()
+			}
+		}
+		if ofProvider {
+			out[result] += int(m.GetCounter().GetValue())
+		}
+	}
+	return out, nil
 }
 
 // checkQueries checks that the function sent a provider exactly the
