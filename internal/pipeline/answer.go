@@ -156,6 +156,44 @@ func (a Answer) Substitute(obj map[string]any) {
 			delete(status, k)
 		}
 	}
+	// The function's conditions too, as the answer set them: a run that
+	// keeps the XR's conditions (a Fatal re-sends them, a hold keeps
+	// RouteAccepted) would otherwise keep those of the older status.
+	list, _ := status["conditions"].([]any)
+	for _, c := range a.conditions {
+		set := map[string]any{"type": c.GetType(), "status": conditionStatus(c.GetStatus()), "reason": c.GetReason()}
+		if c.GetMessage() != "" {
+			set["message"] = c.GetMessage()
+		}
+		replaced := false
+		for i, item := range list {
+			if m, ok := item.(map[string]any); ok && m["type"] == c.GetType() {
+				if m["status"] == set["status"] && m["lastTransitionTime"] != nil {
+					set["lastTransitionTime"] = m["lastTransitionTime"]
+				}
+				list[i], replaced = set, true
+				break
+			}
+		}
+		if !replaced {
+			list = append(list, set)
+		}
+	}
+	if len(list) > 0 {
+		status["conditions"] = list
+	}
+}
+
+// conditionStatus is a condition's status as the API writes it.
+func conditionStatus(s fnv1.Status) string {
+	switch s {
+	case fnv1.Status_STATUS_CONDITION_TRUE:
+		return "True"
+	case fnv1.Status_STATUS_CONDITION_FALSE:
+		return "False"
+	default:
+		return "Unknown"
+	}
 }
 
 // Requirements are the requirements the answer made: the objects it

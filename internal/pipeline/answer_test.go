@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -412,6 +413,7 @@ func TestSubstitute(t *testing.T) {
 	m := freshness.NewMemory[Answer](freshness.DefaultEntries, freshness.DefaultBytes)
 	read := ReadOf(requestOf(t, "u1", float64(3), rolloutAt(1, 7)))
 	rsp := answer(t, rolloutAt(2, 0))
+	SetConditions(rsp, xr.Condition{Type: "RouteAccepted", Status: metav1.ConditionTrue, Reason: "Accepted"}, xr.Condition{Type: "RolloutHealthy", Status: metav1.ConditionTrue, Reason: "Progressing", Message: "step 2"})
 	st, _ := StampAnswer(rsp, read)
 	remember(m, read, st, &fnv1.RunFunctionRequest{}, rsp)
 
@@ -421,16 +423,25 @@ func TestSubstitute(t *testing.T) {
 	if v != freshness.StatusBehind {
 		t.Fatalf("setup: Order() = %v", v)
 	}
-	obj := map[string]any{"status": map[string]any{"rollout": rolloutAt(1, 7), "release": map[string]any{"stable": "v1"}, "conditions": []any{"kept"}}}
+	synced := map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": "2026-12-02T10:00:00Z"}
+	obj := map[string]any{"status": map[string]any{"rollout": rolloutAt(1, 7), "release": map[string]any{"stable": "v1"}, "conditions": []any{
+		synced,
+		map[string]any{"type": "RouteAccepted", "status": "False", "reason": "Pending", "message": "the route has not been created yet", "lastTransitionTime": "2026-12-02T09:59:00Z"},
+		map[string]any{"type": "RolloutHealthy", "status": "True", "reason": "Progressing", "message": "step 1", "lastTransitionTime": "2026-12-02T09:58:00Z"},
+	}}}
 	d.Answer.Substitute(obj)
 	r = d.Restored(r)
 	want := map[string]any{"status": map[string]any{
-		"rollout":    map[string]any{"phase": "Progressing", "revision": "v2", "step": float64(2), "canaryWeight": float64(20), "sequence": float64(8)},
-		"route":      map[string]any{"name": "podinfo"},
-		"conditions": []any{"kept"},
+		"rollout": map[string]any{"phase": "Progressing", "revision": "v2", "step": float64(2), "canaryWeight": float64(20), "sequence": float64(8)},
+		"route":   map[string]any{"name": "podinfo"},
+		"conditions": []any{
+			synced,
+			map[string]any{"type": "RouteAccepted", "status": "True", "reason": "Accepted"},
+			map[string]any{"type": "RolloutHealthy", "status": "True", "reason": "Progressing", "message": "step 2", "lastTransitionTime": "2026-12-02T09:58:00Z"},
+		},
 	}}
 	if diff := cmp.Diff(want, obj); diff != "" {
-		t.Errorf("Substitute writes the remembered rollout, route and release (none: removed) and keeps the rest:\n-want, +got:\n%s", diff)
+		t.Errorf("Substitute writes the remembered rollout, route, release (none: removed) and the function's conditions (a status unchanged keeps its transition time), and keeps the rest (Crossplane's conditions):\n-want, +got:\n%s", diff)
 	}
 	if r.Sequence != 8 || r.Generation != 4 {
 		t.Errorf("the read decided on is the remembered status's (sequence 8) at the new spec (generation 4): got %d at %d", r.Sequence, r.Generation)
