@@ -103,15 +103,17 @@ func TestScale(t *testing.T) {
 	}
 	cp.StopStandIn()
 
-	var b strings.Builder
-	res.Report(&b)
-	t.Logf("figures:\n%s\ngateway stand-in: %s", b.String(), cp.StandIn)
+	// The failures come before the figures: a log cut to its head and tail
+	// (CI's) keeps them.
 	if res.Fatal > 0 {
 		t.Errorf("the function returned %d Fatal results", res.Fatal)
 	}
 	for _, e := range res.Errors() {
 		t.Errorf("%s", e)
 	}
+	var b strings.Builder
+	res.Report(&b)
+	t.Logf("figures:\n%s\ngateway stand-in: %s", b.String(), cp.StandIn)
 	_, goal := res.Goal()
 	t.Log(goal)
 }
