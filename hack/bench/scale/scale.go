@@ -29,10 +29,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane-contrib/function-canary-route/test/live/controlplane"
@@ -544,7 +547,25 @@ func (s *xrState) settle(now time.Time) {
 	}
 }
 
-// abort writes traffic.abort to the CanaryRoutes the channel names, one
+// abort writes traffic.abort to a CanaryRoute, again after a transient
+// error of an overloaded API server (a timeout, a throttle), as a person's
+// or a pipeline's client would.
+func (r *run) abort(ctx context.Context, name string) (*unstructured.Unstructured, error) {
+	var u *unstructured.Unstructured
+	err := retry.OnError(wait.Backoff{Steps: 6, Duration: time.Second, Factor: 2, Cap: 30 * time.Second},
+		func(err error) bool { return Transient(err.Error()) || kerrors.IsServerTimeout(err) || kerrors.IsTimeout(err) || kerrors.IsTooManyRequests(err) },
+		func() error {
+			res, err := r.o.Client.Resource(ctx, CanaryRouteGVK, r.o.Namespace)
+			if err != nil {
+				return err
+			}
+			u, err = res.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"traffic":{"abort":true}}}`), metav1.PatchOptions{})
+			return err
+		})
+	return u, err
+}
+
+// abortAll writes traffic.abort to the CanaryRoutes the channel names, one
 // at a time, recording the resource version of each write.
 func (r *run) abortAll(ctx context.Context) {
 	for {
@@ -552,11 +573,7 @@ func (r *run) abortAll(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case name := <-r.aborts:
-			res, err := r.o.Client.Resource(ctx, CanaryRouteGVK, r.o.Namespace)
-			var u *unstructured.Unstructured
-			if err == nil {
-				u, err = res.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"traffic":{"abort":true}}}`), metav1.PatchOptions{})
-			}
+			u, err := r.abort(ctx, name)
 			if err != nil {
 				r.problem("cannot abort a CanaryRoute: " + err.Error())
 				continue
@@ -1152,6 +1169,9 @@ func (res *Result) Report(w io.Writer) {
 	}
 	_, _ = fmt.Fprintf(w, "Problems:\n")
 	for _, p := range res.Problems {
+		if Transient(p) {
+			p = "(transient, the control plane's) " + p
+		}
 		_, _ = fmt.Fprintf(w, "- %s\n", p)
 	}
 }
@@ -1248,7 +1268,8 @@ func progressOf(u *unstructured.Unstructured) progress {
 
 // Errors are the problems that make a run wrong, not just slow: all but
 // Warning events on Services (the API server's ClusterIP repair loop
-// reports Services allocated while it runs, and repairs them).
+// reports Services allocated while it runs, and repairs them) and the
+// control plane's own transient errors (see Transient).
 func (res *Result) Errors() []string {
 	var out []string
 	if res.Back > 0 || res.RouteBack > 0 || res.AbortedWeight > 0 {
@@ -1256,10 +1277,41 @@ func (res *Result) Errors() []string {
 			res.Back, res.RouteBack, res.AbortedWeight, res.BackExamples))
 	}
 	for _, p := range res.Problems {
-		if strings.HasPrefix(p, "Warning event ") && strings.Contains(p, " on Service: ") {
+		if strings.HasPrefix(p, "Warning event ") && strings.Contains(p, " on Service: ") || Transient(p) {
 			continue
 		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// transientErrors are what an API server, or a client of it, says of a
+// request it could not serve in time or that lost a race: an overloaded
+// control plane's, which Crossplane retries on its next reconcile. They
+// say nothing of the function's answers, which the watches judge.
+var transientErrors = []string{
+	"context deadline exceeded",
+	"Timeout: request did not complete",
+	"the server was unable to return a response in the time allotted",
+	"etcdserver: request timed out",
+	"etcdserver: leader changed",
+	"the object has been modified; please apply your changes to the latest version",
+	"client rate limiter Wait returned an error",
+	"the server has received too many requests",
+	"http2: client connection lost",
+	"TLS handshake timeout",
+	"i/o timeout",
+}
+
+// Transient reports whether a problem is the control plane's transient
+// error (Synced False or a Warning event saying so, or the harness's own
+// request failing so), not a defect of the function. The report still
+// lists it.
+func Transient(problem string) bool {
+	for _, e := range transientErrors {
+		if strings.Contains(problem, e) {
+			return true
+		}
+	}
+	return false
 }
