@@ -553,7 +553,9 @@ func (s *xrState) settle(now time.Time) {
 func (r *run) abort(ctx context.Context, name string) (*unstructured.Unstructured, error) {
 	var u *unstructured.Unstructured
 	err := retry.OnError(wait.Backoff{Steps: 6, Duration: time.Second, Factor: 2, Cap: 30 * time.Second},
-		func(err error) bool { return Transient(err.Error()) || kerrors.IsServerTimeout(err) || kerrors.IsTimeout(err) || kerrors.IsTooManyRequests(err) },
+		func(err error) bool {
+			return Transient(err.Error()) || kerrors.IsServerTimeout(err) || kerrors.IsTimeout(err) || kerrors.IsTooManyRequests(err)
+		},
 		func() error {
 			res, err := r.o.Client.Resource(ctx, CanaryRouteGVK, r.o.Namespace)
 			if err != nil {
