@@ -48,8 +48,10 @@ the demo (kubectl apply -f hack/cluster/demo.yaml):
   kubectl canaryroute promote web -n demo          # to the last step now
   kubectl canaryroute abort web -n demo            # every request to the primary
   kubectl canaryroute retry web -n demo            # the aborted revision again, from step 0
-  kubectl canaryroute set-revision web v3 -n demo  # roll out another revision
+  kubectl canaryroute set-revision web v3 -n demo  # restart as v3 (no spec.release: the sides stay)
   kubectl canaryroute approve web -n demo          # let a step with approval: true move on
+rollback, and a set-revision that deploys, need spec.release: see
+docs/kubectl-plugin.md ("To try it") for example/release on this cluster.
 EOF
 }
 

@@ -23,7 +23,9 @@ const (
 	errNoRelease      = "cannot roll back: %s has no spec.release; without a release, abort sends every request to the primary"
 	errNoEarlier      = "cannot roll back: status.release has no earlier revision to roll back to"
 	errBadRevision    = "invalid revision %q: 1 to 63 letters, digits, '.', '_' or '-'"
-	errRevisionIsSame = "canary.revision is %s already"
+	errRevisionIsSame = "spec.canary.revision is %s already"
+	errNoApprovalStep = "nothing to approve: step %d of %s does not wait for an approval (no approval: true, nothing awaited)"
+	errNeverReleased  = "cannot roll back to %s: it is neither the stable revision nor in status.release.history; set-revision %s rolls it out through the steps"
 )
 
 // revisionPattern is canary.revision's pattern in the XRDs.
@@ -207,8 +209,11 @@ func approve(r rollout) (change, error) {
 	if r.canaryRevision != "" && r.canaryRevision != r.revision {
 		c.notes = append(c.notes, fmt.Sprintf("the rollout is still on revision %s, while canary.revision is %s: this approves %s's steps only", r.revision, r.canaryRevision, r.revision))
 	}
+	// An approval covers the steps up to its own: one of a step that waits
+	// for none changes nothing, so it is refused like the other commands
+	// that would do nothing.
 	if int(cur) < len(r.steps) && !r.steps[cur].approval && !r.awaitingApproval {
-		c.notes = append(c.notes, fmt.Sprintf("step %d has no approval: this approves nothing that waits now, and no approval step after it", cur))
+		return change{}, fmt.Errorf(errNoApprovalStep, cur, r.revision)
 	}
 	if r.phase == xr.PhasePaused {
 		c.notes = append(c.notes, "the rollout is paused: it moves on once resumed (kubectl canaryroute resume)")
@@ -318,15 +323,19 @@ func rollback(r rollout, to string) (change, error) {
 	if !r.release {
 		return change{}, fmt.Errorf(errNoRelease, r.name)
 	}
-	if to == "" {
-		switch {
-		case r.stable != "" && r.canaryRevision != r.stable:
-			to = r.stable
-		case len(r.history) > 0:
-			to = r.history[0]
-		default:
-			return change{}, fmt.Errorf("%s", errNoEarlier)
+	switch {
+	case to != "":
+		// A rollback returns to what ran before: a revision never released
+		// here is a new rollout, which set-revision says it is.
+		if to != r.stable && !slices.Contains(r.history, to) {
+			return change{}, fmt.Errorf(errNeverReleased, to, to)
 		}
+	case r.stable != "" && r.canaryRevision != r.stable:
+		to = r.stable
+	case len(r.history) > 0:
+		to = r.history[0]
+	default:
+		return change{}, fmt.Errorf("%s", errNoEarlier)
 	}
 	c, err := setRevision(r, to)
 	if err != nil || c.unchanged != "" {
@@ -349,6 +358,10 @@ func setRevision(r rollout, rev string) (change, error) {
 	c := change{verb: "set to revision " + rev, sets: []fieldValue{{path: []string{"canary", "revision"}, value: rev}}}
 	switch i := slices.Index(r.history, rev); {
 	case !r.release:
+		// Without a release the function composes no workload and moves no
+		// selector: the revision names the rollout, and a new one restarts
+		// it at step 0 on the same sides.
+		c.notes = append(c.notes, fmt.Sprintf("%s has no spec.release: the rollout of %s restarts at step 0 on the same sides (spec.canary's backend and selector do not change); deploy %s behind them yourself", r.name, rev, rev))
 	case rev == r.stable:
 		c.notes = append(c.notes, fmt.Sprintf("%s is the stable revision: the canary goes to 0%%, then its Service moves back to %s", rev, rev))
 	case i >= 0 && int64(i) < r.rollbackWindow:

@@ -80,11 +80,9 @@ func TestChanges(t *testing.T) {
 			}}},
 		},
 		"ApproveAStepWithoutApproval": {
-			reason: "Approving a step that has no approval is written, with a note that it approves nothing that waits.",
+			reason: "An approval covers the steps up to its own: one of a step that waits for none would change nothing, and is refused.",
 			decide: func() (change, error) { return approve(progressing(atStep(0))) },
-			want: want{change: change{verb: "approved", sets: []fieldValue{
-				{path: []string{"traffic", "approval"}, value: map[string]any{"revision": "v2", "step": int64(0)}},
-			}, notes: []string{"step 0 has no approval: this approves nothing that waits now, and no approval step after it"}}},
+			want:   want{err: "nothing to approve: step 0 of v2 does not wait for an approval (no approval: true, nothing awaited)"},
 		},
 		"ApproveManual": {
 			reason: "A CanaryRoute without steps has nothing to approve.",
@@ -232,11 +230,26 @@ func TestChanges(t *testing.T) {
 		},
 		"RollbackTo": {
 			reason: "rollback --to names the revision; outside the window it rolls out through the steps.",
-			decide: func() (change, error) { return rollback(progressing(released), "v-1") },
+			decide: func() (change, error) {
+				return rollback(progressing(released, func(r *rollout) { r.history = []string{"v0", "v-1"} }), "v-1")
+			},
 			want: want{change: change{
 				verb: "rolled back to v-1", sets: []fieldValue{{path: []string{"canary", "revision"}, value: "v-1"}},
 				notes: []string{"v-1 is outside the rollback window (1): it rolls out through the steps"},
 			}},
+		},
+		"RollbackToTheStable": {
+			reason: "rollback --to the stable revision returns to it.",
+			decide: func() (change, error) { return rollback(progressing(released), "v1") },
+			want: want{change: change{
+				verb: "rolled back to v1", sets: []fieldValue{{path: []string{"canary", "revision"}, value: "v1"}},
+				notes: []string{"v1 is the stable revision: the canary goes to 0%, then its Service moves back to v1"},
+			}},
+		},
+		"RollbackToANewRevision": {
+			reason: "A revision never released here is a new rollout, not a rollback: refused, naming set-revision.",
+			decide: func() (change, error) { return rollback(progressing(released), "v9") },
+			want:   want{err: "cannot roll back to v9: it is neither the stable revision nor in status.release.history; set-revision v9 rolls it out through the steps"},
 		},
 		"RollbackWithoutRelease": {
 			reason: "Without a release, the sides are not revisions: there is nothing to roll back to.",
@@ -261,7 +274,15 @@ func TestChanges(t *testing.T) {
 		"SetRevisionSame": {
 			reason: "The revision already written is left as it is.",
 			decide: func() (change, error) { return setRevision(progressing(), "v2") },
-			want:   want{change: change{unchanged: "canary.revision is v2 already"}},
+			want:   want{change: change{unchanged: "spec.canary.revision is v2 already"}},
+		},
+		"SetRevisionWithoutRelease": {
+			reason: "Without a release, a new revision restarts the rollout on the same sides: the operator is told the function deploys nothing.",
+			decide: func() (change, error) { return setRevision(progressing(), "v3") },
+			want: want{change: change{
+				verb: "set to revision v3", sets: []fieldValue{{path: []string{"canary", "revision"}, value: "v3"}},
+				notes: []string{"CanaryRoute demo/web has no spec.release: the rollout of v3 restarts at step 0 on the same sides (spec.canary's backend and selector do not change); deploy v3 behind them yourself"},
+			}},
 		},
 		"SetRevisionInvalid": {
 			reason: "A revision the XRD's pattern refuses is refused before anything is sent.",

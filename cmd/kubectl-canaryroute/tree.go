@@ -13,7 +13,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
+
+// reasonAwaitingCapacity is the reason of a step held until the canary
+// has the replicas it needs (internal/rollout's, which the plugin does not
+// import: it would link the function's whole planner).
+const reasonAwaitingCapacity = "AwaitingCapacity"
 
 // The tree of `get`: where a rollout stands (API.md, "Operator's tools"),
 // drawn from a snapshot's objects and the time it is drawn at, and nothing
@@ -138,7 +145,12 @@ func (t treeOf) rollout() {
 		p, _ := number(r, "primaryWeight")
 		t.field("Weights", "primary "+percent(p)+", canary "+percent(c))
 	}
-	t.field("Next step at", t.at(str(r, "nextStepAt")))
+	// A step's end (a promotion's settle time) is due only while the
+	// rollout moves: Paused, ended or held for capacity, the recorded time
+	// says nothing of what comes next (a resume restarts the pause).
+	if phase := xr.Phase(str(r, "phase")); (phase == xr.PhaseProgressing || phase == xr.PhasePromoting) && str(r, "reason") != reasonAwaitingCapacity {
+		t.field("Next step at", t.at(str(r, "nextStepAt")))
+	}
 	t.field("Message", str(r, "message"))
 	if boolean(r, "awaitingApproval") {
 		cmd := "kubectl canaryroute approve " + t.s.named.GetName()
@@ -211,7 +223,7 @@ func (t treeOf) release() {
 	t.b.WriteString("\nRelease:\n")
 	line := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(t.b, "  %-12s%s\n", k+":", v)
+			fmt.Fprintf(t.b, "  %-13s%s\n", k+":", v)
 		}
 	}
 	if s := object(st, "stable"); s != nil {

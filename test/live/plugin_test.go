@@ -284,6 +284,7 @@ func pluginRollout(t *testing.T, p plugin) {
 			reason:  "set-revision writes canary.revision, taken from the manager that created the XR: v3 starts at step 0 and waits for an approval of its own",
 			args:    []string{"set-revision", "v3"},
 			stdout:  "canaryroute.platform.example.org/web set to revision v3: spec.canary.revision: v3\n",
+			stderr:  "Note: CanaryRoute " + ns + "/web has no spec.release: the rollout of v3 restarts at step 0 on the same sides (spec.canary's backend and selector do not change); deploy v3 behind them yourself.\n",
 			path:    []string{"canary", "revision"},
 			value:   "v3",
 			owned:   owned(approval, promote, revision),
