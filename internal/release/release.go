@@ -330,7 +330,15 @@ func released(in Input, st xr.ReleaseStatus) Decision {
 // out, the primary serves every request.
 func stable(in Input, st xr.ReleaseStatus) Decision {
 	d := settled(in, st, fmt.Sprintf("revision %s is stable: the primary serves every request", st.Stable.Revision))
-	if prev := in.Rollout.Previous; prev != nil {
+	switch prev := in.Rollout.Previous; {
+	case prev != nil && prev.Revision != "" && prev.Revision != st.Stable.Revision:
+		// canary.revision set back to the stable revision while another
+		// one rolled out: a rollback, said as one (reason, message, event)
+		// on the run that makes it so; the runs after keep it.
+		msg := fmt.Sprintf("rolled back to revision %s: the primary serves every request; revision %s gets none", st.Stable.Revision, prev.Revision)
+		d.Rollout.Status.Reason, d.Rollout.Status.Message = ReasonRolledBack, msg
+		d.Rollout.Events = []rollout.Event{{Reason: ReasonRolledBack, Message: msg}}
+	case prev != nil:
 		// Said once, on the run that made it so: a stable release's status
 		// does not change from one run to the next.
 		d.Rollout.Status.Reason = prev.Reason

@@ -366,3 +366,60 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+// TestReturnToStableIsARollback: canary.revision set back to the stable
+// revision while another one rolls out ends as a rollback (reason, message
+// and one event), not with the abandoned rollout's reason; the runs after
+// keep saying so without a second event.
+func TestReturnToStableIsARollback(t *testing.T) {
+	type want struct {
+		phase  xr.Phase
+		reason string
+		events []string
+	}
+	cases := map[string]struct {
+		reason string
+		in     Input
+		want   want
+	}{
+		"FromAStep": {
+			reason: "v2 at 50%, canary.revision set back to the stable v1: rolled back, said once",
+			in: in("v1", "d1", 3*time.Minute, func(i *Input) {
+				i.Status = stableAt("v1", "d1")
+				i.Rollout.Previous = progressingAt(1, time.Minute)
+			}),
+			want: want{phase: xr.PhaseSucceeded, reason: ReasonRolledBack, events: []string{ReasonRolledBack}},
+		},
+		"TheRunAfter": {
+			reason: "once rolled back, the status says so on every run, and no event is sent again",
+			in: in("v1", "d1", 4*time.Minute, func(i *Input) {
+				i.Status = stableAt("v1", "d1")
+				i.Rollout.Previous = &xr.RolloutStatus{
+					Phase: xr.PhaseSucceeded, Reason: ReasonRolledBack, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2),
+					PrimaryWeight: 100, Message: "rolled back to revision v1: the primary serves every request; revision v2 gets none",
+				}
+			}),
+			want: want{phase: xr.PhaseSucceeded, reason: ReasonRolledBack},
+		},
+		"StableAllAlong": {
+			reason: "a release whose canary is its stable revision keeps the reason it had",
+			in: in("v1", "d1", 4*time.Minute, func(i *Input) {
+				i.Status = stableAt("v1", "d1")
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: 100}
+			}),
+			want: want{phase: xr.PhaseSucceeded, reason: ReasonPromoted},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := Decide(tc.in)
+			got := want{phase: d.Rollout.Status.Phase, reason: d.Rollout.Status.Reason}
+			for _, e := range d.Rollout.Events {
+				got.events = append(got.events, e.Reason)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nDecide(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
