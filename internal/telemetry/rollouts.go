@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,22 +61,48 @@ func RolloutOf(uid, namespace, name string, steps int, s *xr.RolloutStatus) *Rol
 	if s.Step != nil {
 		r.Step = *s.Step
 	}
+	// The status is read back from the cluster, where anyone who may write
+	// it can forge it: a metric named twice keeps its first entry (two
+	// series alike would fail the whole scrape), and label values are
+	// made valid UTF-8 (the exposition refuses others).
+	r.Phase = xr.Phase(labelValue(string(s.Phase)))
+	seen := map[string]bool{}
 	for _, m := range s.Metrics {
-		if len(m.Measurements) == 0 {
+		name := labelValue(m.Name)
+		if len(m.Measurements) == 0 || seen[name] {
 			continue
 		}
+		seen[name] = true
 		last := m.Measurements[len(m.Measurements)-1]
 		v, err := strconv.ParseFloat(last.Value, 64)
 		if err != nil {
 			continue
 		}
-		r.Measurements = append(r.Measurements, RolloutMeasurement{Metric: m.Name, Verdict: last.Verdict, Value: v})
+		r.Measurements = append(r.Measurements, RolloutMeasurement{Metric: name, Verdict: labelValue(last.Verdict), Value: v})
 	}
 	return r
 }
 
+// labelValue is a status string as a label value: valid UTF-8, at most
+// maxLabelValue bytes.
+func labelValue(v string) string {
+	v = strings.ToValidUTF8(v, "\uFFFD")
+	if len(v) > maxLabelValue {
+		v = strings.ToValidUTF8(v[:maxLabelValue], "")
+	}
+	return v
+}
+
+// maxLabelValue bounds a label value taken from a status: the XRD bounds
+// names and phases far below it, a forged status may not.
+const maxLabelValue = 128
+
 // rollouts holds the newest series of each CanaryRoute the function
 // answered, bounded by number and by age, and exports them at each scrape.
+// Entries are keyed by namespace and name, the series' labels: a
+// CanaryRoute deleted and created again under its name (a new UID) takes
+// its predecessor's place, since two entries of one name would export the
+// same series twice and fail the whole scrape.
 // The series are a view for people (a dashboard, an alert on a phase);
 // the status is the record, and nothing reads these back.
 type rollouts struct {
@@ -125,16 +152,17 @@ func (c *rollouts) set(r *Rollout) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	if _, ok := c.entries[r.UID]; !ok && len(c.entries) >= c.max {
+	key := r.Namespace + "/" + r.Name
+	if _, ok := c.entries[key]; !ok && len(c.entries) >= c.max {
 		oldest, at := "", now
-		for uid, e := range c.entries {
+		for k, e := range c.entries {
 			if !e.seen.After(at) {
-				oldest, at = uid, e.seen
+				oldest, at = k, e.seen
 			}
 		}
 		delete(c.entries, oldest)
 	}
-	c.entries[r.UID] = rolloutEntry{r: *r, seen: now}
+	c.entries[key] = rolloutEntry{r: *r, seen: now}
 }
 
 // Describe implements prometheus.Collector.
@@ -150,19 +178,26 @@ func (c *rollouts) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	for uid, e := range c.entries {
+	// A series that cannot be made (RolloutOf makes its labels valid) is
+	// left out rather than failing the scrape of every other series.
+	send := func(d *prometheus.Desc, v float64, labels ...string) {
+		if m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, v, labels...); err == nil {
+			ch <- m
+		}
+	}
+	for k, e := range c.entries {
 		if now.Sub(e.seen) > RolloutTTL {
-			delete(c.entries, uid)
+			delete(c.entries, k)
 			continue
 		}
 		r := e.r
-		ch <- prometheus.MustNewConstMetric(c.phase, prometheus.GaugeValue, 1, r.Namespace, r.Name, string(r.Phase))
-		ch <- prometheus.MustNewConstMetric(c.step, prometheus.GaugeValue, float64(r.Step), r.Namespace, r.Name)
-		ch <- prometheus.MustNewConstMetric(c.steps, prometheus.GaugeValue, float64(r.Steps), r.Namespace, r.Name)
-		ch <- prometheus.MustNewConstMetric(c.weight, prometheus.GaugeValue, float64(r.PrimaryWeight), r.Namespace, r.Name, "primary")
-		ch <- prometheus.MustNewConstMetric(c.weight, prometheus.GaugeValue, float64(r.CanaryWeight), r.Namespace, r.Name, "canary")
+		send(c.phase, 1, r.Namespace, r.Name, string(r.Phase))
+		send(c.step, float64(r.Step), r.Namespace, r.Name)
+		send(c.steps, float64(r.Steps), r.Namespace, r.Name)
+		send(c.weight, float64(r.PrimaryWeight), r.Namespace, r.Name, "primary")
+		send(c.weight, float64(r.CanaryWeight), r.Namespace, r.Name, "canary")
 		for _, m := range r.Measurements {
-			ch <- prometheus.MustNewConstMetric(c.measurement, prometheus.GaugeValue, m.Value, r.Namespace, r.Name, m.Metric, m.Verdict)
+			send(c.measurement, m.Value, r.Namespace, r.Name, m.Metric, m.Verdict)
 		}
 	}
 }

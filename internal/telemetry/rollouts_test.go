@@ -49,6 +49,25 @@ func TestRolloutOf(t *testing.T) {
 				Measurements: []RolloutMeasurement{{Metric: "errors", Verdict: xr.VerdictPassed, Value: 0.01}},
 			},
 		},
+		"Forged": {
+			reason: "A status anyone may write: a metric named twice keeps its first entry (two series alike fail the scrape), and label values are made valid UTF-8 and bounded.",
+			uid:    "u1",
+			status: &xr.RolloutStatus{
+				Phase: xr.Phase("Progress\xffing"), PrimaryWeight: 100,
+				Metrics: []xr.MetricStatus{
+					{Name: "errors", Measurements: []xr.Measurement{{Value: "1", Verdict: xr.VerdictPassed}}},
+					{Name: "errors", Measurements: []xr.Measurement{{Value: "2", Verdict: xr.VerdictFailed}}},
+					{Name: strings.Repeat("m", 200), Measurements: []xr.Measurement{{Value: "3", Verdict: "\xfe"}}},
+				},
+			},
+			want: &Rollout{
+				UID: "u1", Namespace: "team", Name: "web", Phase: xr.Phase("Progress\uFFFDing"), Step: -1, Steps: 3, PrimaryWeight: 100,
+				Measurements: []RolloutMeasurement{
+					{Metric: "errors", Verdict: xr.VerdictPassed, Value: 1},
+					{Metric: strings.Repeat("m", maxLabelValue), Verdict: "\uFFFD", Value: 3},
+				},
+			},
+		},
 		"NoStep": {
 			reason: "A rollout without a step (a manual weight) shows step -1.",
 			uid:    "u1",
@@ -148,6 +167,21 @@ function_canary_route_rollout_phase{name="api",namespace="",phase="Aborted"} 1
 function_canary_route_rollout_phase{name="api",namespace="",phase="Aborted"} 1
 `,
 			metrics: []string{"function_canary_route_rollout_phase"},
+		},
+		"Recreated": {
+			reason: "A CanaryRoute deleted and created again under its name (a new UID) takes its predecessor's place: one series of each, and the scrape of every series still works.",
+			max:    10,
+			sets:   []set{{0, webLater}, {time.Second, func() Rollout { r := web; r.UID = "u3"; return r }()}},
+			scrape: 2 * time.Second,
+			want: `
+# HELP function_canary_route_rollout_phase Where each CanaryRoute's rollout stands: 1 for its status.rollout.phase, from the newest run of it this replica answered (series last RolloutTTL, 10 minutes, after it).
+# TYPE function_canary_route_rollout_phase gauge
+function_canary_route_rollout_phase{name="web",namespace="team",phase="Progressing"} 1
+# HELP function_canary_route_rollout_step Each CanaryRoute's status.rollout.step (0 is the first of traffic.steps; -1 without steps).
+# TYPE function_canary_route_rollout_step gauge
+function_canary_route_rollout_step{name="web",namespace="team"} 0
+`,
+			metrics: []string{"function_canary_route_rollout_phase", "function_canary_route_rollout_step"},
 		},
 		"Off": {
 			reason:  "A bound of 0 exports no rollout.",
