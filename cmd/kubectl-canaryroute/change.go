@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -15,17 +17,19 @@ import (
 // These functions are pure; apply.go sends what they decide.
 
 const (
-	errNoSteps        = "cannot %s: %s has no traffic.steps (%s acts on a progressive rollout)"
-	errNotStarted     = "cannot %s: the rollout has not started (status.rollout has no revision and step yet)"
-	errFmtNothingTo   = "nothing to %s: the rollout is %s"
-	errPromotedOnce   = "cannot promote: revision %s was promoted already (status.rollout.promoted); a promote acts once per revision"
-	errAtLastStep     = "nothing to promote: step %d is the last step"
-	errNoRelease      = "cannot roll back: %s has no spec.release; without a release, abort sends every request to the primary"
-	errNoEarlier      = "cannot roll back: status.release has no earlier revision to roll back to"
-	errBadRevision    = "invalid revision %q: 1 to 63 letters, digits, '.', '_' or '-'"
-	errRevisionIsSame = "spec.canary.revision is %s already"
-	errNoApprovalStep = "nothing to approve: step %d of %s does not wait for an approval (no approval: true, nothing awaited)"
-	errNeverReleased  = "cannot roll back to %s: it is neither the stable revision nor in status.release.history; set-revision %s rolls it out through the steps"
+	errNoSteps            = "cannot %s: %s has no traffic.steps (%s acts on a progressive rollout)"
+	errNotStarted         = "cannot %s: the rollout has not started (status.rollout has no revision and step yet)"
+	errStepOutside        = "cannot %s: status.rollout.step %d is outside spec.traffic.steps (%d steps); wait for the function to write the status again"
+	errFmtNothingTo       = "nothing to %s: the rollout is %s"
+	errPromotedOnce       = "cannot promote: revision %s was promoted already (status.rollout.promoted); a promote acts once per revision"
+	errAtLastStep         = "nothing to promote: step %d is the last step"
+	errNoRelease          = "cannot roll back: %s has no spec.release; without a release, abort sends every request to the primary"
+	errNoEarlier          = "cannot roll back: status.release has no earlier revision to roll back to"
+	errBadRevision        = "invalid revision %q: 1 to 63 letters, digits, '.', '_' or '-'"
+	errBadReleaseRevision = "invalid revision %q: a release's revision is the value of its revision label: %s"
+	errRevisionIsSame     = "spec.canary.revision is %s already"
+	errNoApprovalStep     = "nothing to approve: step %d of %s does not wait for an approval (no approval: true, nothing awaited)"
+	errNeverReleased      = "cannot roll back to %s: it is neither the stable revision nor in status.release.history; set-revision %s rolls it out through the steps"
 )
 
 // revisionPattern is canary.revision's pattern in the XRDs.
@@ -178,6 +182,12 @@ func (r rollout) progressive(verb string) error {
 	}
 	if r.revision == "" || r.step == nil {
 		return fmt.Errorf(errNotStarted, verb)
+	}
+	// A status behind the spec (steps removed before the function ran
+	// again) or forged names no step of the spec: nothing to act on until
+	// the function writes the status again.
+	if *r.step < 0 || *r.step >= int64(len(r.steps)) {
+		return fmt.Errorf(errStepOutside, verb, *r.step, len(r.steps))
 	}
 	return nil
 }
@@ -351,6 +361,15 @@ func rollback(r rollout, to string) (change, error) {
 func setRevision(r rollout, rev string) (change, error) {
 	if !revisionPattern.MatchString(rev) {
 		return change{}, fmt.Errorf(errBadRevision, rev)
+	}
+	// A release's revision is also the value of its revision label: the
+	// function refuses one that is not a label value (a Fatal that holds the
+	// release until the spec changes again), so it is refused here first,
+	// with the function's reason.
+	if r.release {
+		if msgs := validation.IsValidLabelValue(rev); len(msgs) > 0 {
+			return change{}, fmt.Errorf(errBadReleaseRevision, rev, strings.Join(msgs, "; "))
+		}
 	}
 	if rev == r.canaryRevision {
 		return change{unchanged: fmt.Sprintf(errRevisionIsSame, rev)}, nil

@@ -84,6 +84,16 @@ func TestChanges(t *testing.T) {
 			decide: func() (change, error) { return approve(progressing(atStep(0))) },
 			want:   want{err: "nothing to approve: step 0 of v2 does not wait for an approval (no approval: true, nothing awaited)"},
 		},
+		"ApproveAStepOutside": {
+			reason: "A status step outside the spec's steps (behind the spec, or forged) is refused, not indexed.",
+			decide: func() (change, error) { return approve(progressing(atStep(-1))) },
+			want:   want{err: "cannot approve: status.rollout.step -1 is outside spec.traffic.steps (3 steps); wait for the function to write the status again"},
+		},
+		"PromoteFullAStepOutside": {
+			reason: "A status step past the last step (steps cut from 5 to 3 before the function ran) is refused, not sliced.",
+			decide: func() (change, error) { return promote(progressing(atStep(5)), true) },
+			want:   want{err: "cannot promote: status.rollout.step 5 is outside spec.traffic.steps (3 steps); wait for the function to write the status again"},
+		},
 		"ApproveManual": {
 			reason: "A CanaryRoute without steps has nothing to approve.",
 			decide: func() (change, error) { return approve(progressing(func(r *rollout) { r.steps = nil })) },
@@ -283,6 +293,11 @@ func TestChanges(t *testing.T) {
 				verb: "set to revision v3", sets: []fieldValue{{path: []string{"canary", "revision"}, value: "v3"}},
 				notes: []string{"CanaryRoute demo/web has no spec.release: the rollout of v3 restarts at step 0 on the same sides (spec.canary's backend and selector do not change); deploy v3 behind them yourself"},
 			}},
+		},
+		"SetRevisionNotALabelValue": {
+			reason: "A release's revision is its revision label's value: one the function would refuse (ending in '-') is refused before anything is sent.",
+			decide: func() (change, error) { return setRevision(progressing(released), "v3-") },
+			want:   want{err: `invalid revision "v3-": a release's revision is the value of its revision label: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`},
 		},
 		"SetRevisionInvalid": {
 			reason: "A revision the XRD's pattern refuses is refused before anything is sent.",

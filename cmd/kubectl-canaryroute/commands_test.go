@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -357,6 +359,33 @@ spec:
 				errOut: `Error: no CanaryRoute, CanaryRouteClaim, XCanaryRoute named "nope" in namespace "demo" (API group platform.example.org)` + "\n",
 			},
 		},
+		"OtherGroup": {
+			reason:  "KIND.GROUP/NAME of another group than the plugin's is not one of its kinds, not the same kind of its group.",
+			cluster: "progressing.yaml",
+			args:    []string{"abort", "canaryroute.other.io/web", "-n", "demo"},
+			want: want{
+				err:    `invalid name "canaryroute.other.io/web": NAME or KIND[.GROUP]/NAME, KIND one of canaryroute, canaryrouteclaim, xcanaryroute, GROUP platform.example.org (--api-group)`,
+				errOut: `Error: invalid name "canaryroute.other.io/web": NAME or KIND[.GROUP]/NAME, KIND one of canaryroute, canaryrouteclaim, xcanaryroute, GROUP platform.example.org (--api-group)` + "\n",
+			},
+		},
+		"BadOutput": {
+			reason:  "An -o the printers do not know is refused before anything is sent.",
+			cluster: "progressing.yaml",
+			args:    []string{"abort", "web", "-n", "demo", "-o", "yml"},
+			want: want{
+				err:    `unable to match a printer suitable for the output format "yml", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,name,template,templatefile,yaml`,
+				errOut: `Error: unable to match a printer suitable for the output format "yml", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,name,template,templatefile,yaml` + "\n",
+			},
+		},
+		"UnchangedAsJSON": {
+			reason:  "With -o, a command that changes nothing prints the object as it is (what a script parses), and why nothing was written on stderr.",
+			cluster: "paused.yaml",
+			args:    []string{"pause", "web", "-n", "demo", "-o", "jsonpath={.spec.traffic.paused}"},
+			want: want{
+				out:    "true",
+				errOut: "canaryroute.platform.example.org/web unchanged: spec.traffic.paused is true already\n",
+			},
+		},
 		"BadDryRun": {
 			reason:  "--dry-run takes kubectl's values only.",
 			cluster: "progressing.yaml",
@@ -468,6 +497,27 @@ func TestGet(t *testing.T) {
 				t.Errorf("%s\nget: -%s, +got:\n%s", tc.reason, tc.golden, diff)
 			}
 		})
+	}
+}
+
+// TestGetForbidden: an object the operator may not read (RBAC) is drawn
+// as such, and the rest of the tree is drawn.
+func TestGetForbidden(t *testing.T) {
+	c, mapper := fakeCluster(t, "progressing.yaml")
+	c.PrependReactor("get", "jobs", func(_ k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "web-v2-1-smoke", errors.New("RBAC: denied"))
+	})
+	c.PrependReactor("list", "events", func(_ k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "", errors.New("RBAC: denied"))
+	})
+	out, _, err := runCommand(t, c, mapper, "get", "web", "-n", "demo")
+	if err != nil {
+		t.Fatalf("get with a kind it may not read: %v", err)
+	}
+	for _, want := range []string{"Phase:         Progressing", "Service demo/web-primary: selects", "Job demo/web-v2-1-smoke: cannot read (Forbidden)", "Events:\n  cannot read (Forbidden)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("get with jobs forbidden: the tree lacks %q:\n%s", want, out)
+		}
 	}
 }
 

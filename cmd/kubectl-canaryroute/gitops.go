@@ -56,6 +56,15 @@ type gitOpsOwner struct {
 	managers []string
 }
 
+// appRef is an Argo CD Application as its CLI names it: <namespace>/<name>
+// outside Argo CD's own namespace.
+func (o gitOpsOwner) appRef() string {
+	if o.namespace != "" {
+		return o.namespace + "/" + o.name
+	}
+	return o.name
+}
+
 // gitOpsOwners are the GitOps tools that apply obj, by their labels,
 // annotations and field managers.
 func gitOpsOwners(obj *unstructured.Unstructured) []gitOpsOwner {
@@ -65,7 +74,15 @@ func gitOpsOwners(obj *unstructured.Unstructured) []gitOpsOwner {
 	case annotations[argoTrackingID] != "":
 		app, _, _ := strings.Cut(annotations[argoTrackingID], ":")
 		argo = &gitOpsOwner{tool: toolArgoCD, kind: "Application", name: app, evidence: "annotation " + argoTrackingID}
-	case labels[argoInstanceLabel] != "" && labels[managedByLabel] != "Helm":
+		// An Application outside Argo CD's own namespace is tracked as
+		// <namespace>_<name>; its CLI names it <namespace>/<name>.
+		if ns, name, ok := strings.Cut(app, "_"); ok && ns != "" && name != "" {
+			argo.namespace, argo.name = ns, name
+		}
+	case labels[argoInstanceLabel] != "" && labels[managedByLabel] == "":
+		// The recommended label is also set by Helm, Kustomize's
+		// commonLabels and others, which then say so in managed-by: only
+		// without it is it read as Argo CD's label tracking.
 		argo = &gitOpsOwner{tool: toolArgoCD, kind: "Application", name: labels[argoInstanceLabel], evidence: "label " + argoInstanceLabel + ", Argo CD's label tracking"}
 	}
 	switch {
@@ -220,7 +237,7 @@ func syncAdvice(o gitOpsOwner, paths []string) string {
 		return fmt.Sprintf("then commit, push and run: argocd app sync %s\n"+
 			"  To leave these fields to kubectl canaryroute, remove them from the manifest and add to the Application's\n"+
 			"  spec.ignoreDifferences the jsonPointers %s, with the sync option RespectIgnoreDifferences=true.",
-			o.name, strings.Join(pointers, ", "))
+			o.appRef(), strings.Join(pointers, ", "))
 	case o.tool == toolArgoCD:
 		return "then commit, push and sync the Argo CD Application."
 	case o.kind == "HelmRelease":

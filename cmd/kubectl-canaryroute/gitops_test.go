@@ -42,6 +42,15 @@ func TestGitOpsOwners(t *testing.T) {
 			reason: "The same label on an object Helm installed is Helm's, not Argo CD's.",
 			obj:    marked(map[string]string{argoInstanceLabel: "shop", managedByLabel: "Helm"}, nil),
 		},
+		"KustomizeInstanceLabel": {
+			reason: "The recommended label with another tool in managed-by (Kustomize's commonLabels) is not Argo CD's label tracking.",
+			obj:    marked(map[string]string{argoInstanceLabel: "shop", managedByLabel: "kustomize"}, nil),
+		},
+		"ArgoAppInAnyNamespace": {
+			reason: "An Application outside Argo CD's namespace is tracked as <namespace>_<name>, which its CLI names <namespace>/<name>.",
+			obj:    marked(nil, map[string]string{argoTrackingID: "team-a_web:platform.example.org/CanaryRoute:demo/web"}),
+			want:   []gitOpsOwner{{tool: toolArgoCD, source: "Application team-a/web", evidence: "annotation " + argoTrackingID, kind: "Application", name: "web", namespace: "team-a"}},
+		},
 		"FluxKustomization": {
 			reason: "Flux's kustomize-controller labels name the Kustomization.",
 			obj: marked(map[string]string{fluxKustomizeName: "apps", fluxKustomizeNS: "flux-system"}, nil,

@@ -57,13 +57,18 @@ func kindOf(kind string) (kindInfo, bool) {
 // splitName reads NAME or KIND/NAME (KIND as kubectl takes it: the kind, its
 // plural, case-insensitive, optionally with .group). It returns the kinds to
 // look in, in lookup order.
-func splitName(arg string) ([]kindInfo, string, bool) {
+func splitName(arg, group string) ([]kindInfo, string, bool) {
 	prefix, name, ok := strings.Cut(arg, "/")
 	if !ok {
 		return canaryRouteKinds, arg, arg != ""
 	}
 	prefix = strings.ToLower(prefix)
-	prefix, _, _ = strings.Cut(prefix, ".")
+	prefix, g, grouped := strings.Cut(prefix, ".")
+	// KIND.GROUP names the group too: another group than the plugin's
+	// (--api-group) is not one of its kinds.
+	if grouped && !strings.EqualFold(g, group) {
+		return nil, name, false
+	}
 	for _, k := range canaryRouteKinds {
 		if strings.EqualFold(prefix, k.kind) {
 			return []kindInfo{k}, name, name != ""

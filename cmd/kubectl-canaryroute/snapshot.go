@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,6 +35,29 @@ type snapshot struct {
 	workloads []*unstructured.Unstructured
 	// events are the XR's and the claim's events.
 	events []*unstructured.Unstructured
+	// unreadable are the objects the operator may not read (RBAC), by
+	// objectRef.String(), with the API's reason: the tree draws them as
+	// such and everything else it may read.
+	unreadable map[string]string
+}
+
+// deniedReason is the reason an API error denies a read, or "" for any
+// other error: a read the operator's RBAC forbids is drawn, not fatal.
+func deniedReason(err error) string {
+	switch {
+	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
+		return string(apierrors.ReasonForError(err))
+	default:
+		return ""
+	}
+}
+
+// deny records that r cannot be read.
+func (s *snapshot) deny(r objectRef, reason string) {
+	if s.unreadable == nil {
+		s.unreadable = map[string]string{}
+	}
+	s.unreadable[r.String()] = reason
 }
 
 // An objectRef is a reference to a composed resource.
@@ -184,6 +208,10 @@ func (c *clients) read(ctx context.Context, t target) (snapshot, error) {
 	s := snapshot{named: t.named.obj, xr: t.xr.obj, claim: t.claim.obj}
 	for _, r := range resourceRefs(s.xr) {
 		got, err := c.get(ctx, r.apiVersion, r.kind, r.namespace, r.name)
+		if reason := deniedReason(err); reason != "" {
+			s.deny(r, reason)
+			continue
+		}
 		if err != nil {
 			return snapshot{}, err
 		}
@@ -196,6 +224,10 @@ func (c *clients) read(ctx context.Context, t target) (snapshot, error) {
 			continue
 		}
 		got, err := c.get(ctx, r.apiVersion, r.kind, r.namespace, r.name)
+		if reason := deniedReason(err); reason != "" {
+			s.deny(r, reason)
+			continue
+		}
 		if err != nil {
 			return snapshot{}, err
 		}
@@ -208,6 +240,10 @@ func (c *clients) read(ctx context.Context, t target) (snapshot, error) {
 			continue
 		}
 		events, err := c.events(ctx, o)
+		if reason := deniedReason(err); reason != "" {
+			s.deny(objectRef{kind: "Event", namespace: o.obj.GetNamespace(), name: "*"}, reason)
+			continue
+		}
 		if err != nil {
 			return snapshot{}, err
 		}

@@ -18,7 +18,7 @@ import (
 // composed resources.
 
 const (
-	errFmtBadName   = "invalid name %q: NAME or KIND/NAME, KIND one of canaryroute, canaryrouteclaim, xcanaryroute"
+	errFmtBadName   = "invalid name %q: NAME or KIND[.GROUP]/NAME, KIND one of canaryroute, canaryrouteclaim, xcanaryroute, GROUP %s (--api-group)"
 	errFmtNotFound  = "no %s named %q in namespace %q (API group %s)"
 	errFmtAmbiguous = "%q names %s: say which, as KIND/NAME"
 	errFmtNoKinds   = "the cluster serves none of %s in API group %s: are the XRDs installed? (--api-group names another group)"
@@ -124,9 +124,9 @@ func (c *clients) get(ctx context.Context, apiVersion, kind, namespace, name str
 
 // locate finds the CanaryRoute arg names (NAME or KIND/NAME).
 func (c *clients) locate(ctx context.Context, arg string) (target, error) {
-	kinds, name, ok := splitName(arg)
+	kinds, name, ok := splitName(arg, c.group)
 	if !ok {
-		return target{}, fmt.Errorf(errFmtBadName, arg)
+		return target{}, fmt.Errorf(errFmtBadName, arg, c.group)
 	}
 	var found []target
 	served := 0

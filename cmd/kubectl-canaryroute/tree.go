@@ -34,6 +34,7 @@ const compositionResourceName = "crossplane.io/composition-resource-name"
 
 // renderTree writes the tree of s, as of now.
 func renderTree(w io.Writer, s snapshot, now time.Time) error {
+	s = s.printable()
 	b := &strings.Builder{}
 	t := treeOf{s: s, now: now, b: b, spec: specOf(s.xr, s.claim), status: statusOf(s.xr, s.claim)}
 	t.header()
@@ -135,7 +136,10 @@ func (t treeOf) rollout() {
 		t.field("Mode", "manual (traffic.weight)")
 	} else if i, ok := integer(r, "step"); ok {
 		s := fmt.Sprintf("%d/%d", i, len(steps))
-		if int(i) < len(steps) {
+		// The status may be behind the spec (steps removed before the
+		// function ran again) or forged: a step outside the steps is
+		// drawn as such.
+		if i >= 0 && int(i) < len(steps) {
 			s += " (" + describeStep(steps[i]) + ")"
 		}
 		t.field("Step", s)
@@ -376,6 +380,10 @@ func (t treeOf) resources() {
 	root := node{}
 	for _, r := range refs {
 		i := slices.IndexFunc(t.s.composed, r.matches)
+		if reason, denied := t.s.unreadable[r.String()]; denied && i < 0 {
+			root.children = append(root.children, node{text: r.String() + ": cannot read (" + reason + ")"})
+			continue
+		}
 		if i < 0 {
 			root.children = append(root.children, node{text: r.String() + ": not found"})
 			continue
@@ -617,6 +625,12 @@ func jobText(o *unstructured.Unstructured) string {
 
 // events shows the latest events of the XR and the claim, oldest first.
 func (t treeOf) events() {
+	for k, reason := range t.s.unreadable {
+		if strings.HasPrefix(k, "Event ") {
+			t.b.WriteString("\nEvents:\n  cannot read (" + reason + ")\n")
+			return
+		}
+	}
 	if len(t.s.events) == 0 {
 		return
 	}

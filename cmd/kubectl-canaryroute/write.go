@@ -122,10 +122,24 @@ func newWriteCommand(o *options, w writer) *cobra.Command {
 	return cmd
 }
 
-// write runs one steering command on the CanaryRoute arg names.
-func (o *options) write(cmd *cobra.Command, arg string, args []string, w writer, f *writeFlags) error {
+// check refuses flags that cannot be honoured before anything is written:
+// an -o the printers do not know fails now, not after the change is made.
+func (f *writeFlags) check() error {
 	if f.dryRun != dryRunNone && f.dryRun != dryRunClient && f.dryRun != dryRunServer {
 		return fmt.Errorf(errFmtDryRun, f.dryRun)
+	}
+	if *f.print.OutputFormat != "" {
+		if _, err := f.print.ToPrinter(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write runs one steering command on the CanaryRoute arg names.
+func (o *options) write(cmd *cobra.Command, arg string, args []string, w writer, f *writeFlags) error {
+	if err := f.check(); err != nil {
+		return err
 	}
 	ctx := cmd.Context()
 	c, err := o.clients()
@@ -148,6 +162,12 @@ func (o *options) write(cmd *cobra.Command, arg string, args []string, w writer,
 		return err
 	}
 	if ch.unchanged != "" {
+		// With -o, the output stays what a script parses: the object as it
+		// is, and the reason nothing was written on stderr.
+		if *f.print.OutputFormat != "" {
+			errOut.printf("%s unchanged: %s\n", name, ch.unchanged)
+			return errors.Join(errOut.err, printObject(f.print, target.obj, o.streams.Out, nil))
+		}
 		out.printf("%s unchanged: %s\n", name, ch.unchanged)
 		return errors.Join(out.err, errOut.err)
 	}
