@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -33,8 +34,9 @@ type Rollout struct {
 	Step int32
 	// Steps is the number of traffic.steps.
 	Steps int
-	// PrimaryWeight and CanaryWeight are the route's, in percent.
-	PrimaryWeight, CanaryWeight int32
+	// PrimaryWeight and CanaryWeight are the route's, in percent with at
+	// most two decimals (the series shows 0.1 as 0.1).
+	PrimaryWeight, CanaryWeight percent.Percent
 	// Measurements are the latest measurement of each metric.
 	Measurements []RolloutMeasurement
 }
@@ -159,8 +161,8 @@ func (c *rollouts) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.phase, prometheus.GaugeValue, 1, r.Namespace, r.Name, string(r.Phase))
 		ch <- prometheus.MustNewConstMetric(c.step, prometheus.GaugeValue, float64(r.Step), r.Namespace, r.Name)
 		ch <- prometheus.MustNewConstMetric(c.steps, prometheus.GaugeValue, float64(r.Steps), r.Namespace, r.Name)
-		ch <- prometheus.MustNewConstMetric(c.weight, prometheus.GaugeValue, float64(r.PrimaryWeight), r.Namespace, r.Name, "primary")
-		ch <- prometheus.MustNewConstMetric(c.weight, prometheus.GaugeValue, float64(r.CanaryWeight), r.Namespace, r.Name, "canary")
+		ch <- prometheus.MustNewConstMetric(c.weight, prometheus.GaugeValue, r.PrimaryWeight.Float(), r.Namespace, r.Name, "primary")
+		ch <- prometheus.MustNewConstMetric(c.weight, prometheus.GaugeValue, r.CanaryWeight.Float(), r.Namespace, r.Name, "canary")
 		for _, m := range r.Measurements {
 			ch <- prometheus.MustNewConstMetric(c.measurement, prometheus.GaugeValue, m.Value, r.Namespace, r.Name, m.Metric, m.Verdict)
 		}

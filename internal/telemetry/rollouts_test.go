@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -33,7 +34,7 @@ func TestRolloutOf(t *testing.T) {
 			reason: "The series show the phase, the step, the weights and the latest number of each metric; a NoData measurement and a metric never measured have none.",
 			uid:    "u1",
 			status: &xr.RolloutStatus{
-				Phase: xr.PhaseProgressing, Step: &step, PrimaryWeight: 80, CanaryWeight: 20,
+				Phase: xr.PhaseProgressing, Step: &step, PrimaryWeight: percent.Int(80), CanaryWeight: percent.Int(20),
 				Metrics: []xr.MetricStatus{
 					{Name: "errors", Measurements: []xr.Measurement{
 						{Time: metav1.Unix(1, 0), Value: "0.5", Verdict: xr.VerdictFailed},
@@ -45,15 +46,15 @@ func TestRolloutOf(t *testing.T) {
 			},
 			want: &Rollout{
 				UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseProgressing, Step: 1, Steps: 3,
-				PrimaryWeight: 80, CanaryWeight: 20,
+				PrimaryWeight: percent.Int(80), CanaryWeight: percent.Int(20),
 				Measurements: []RolloutMeasurement{{Metric: "errors", Verdict: xr.VerdictPassed, Value: 0.01}},
 			},
 		},
 		"NoStep": {
 			reason: "A rollout without a step (a manual weight) shows step -1.",
 			uid:    "u1",
-			status: &xr.RolloutStatus{Phase: xr.PhaseStable, PrimaryWeight: 100},
-			want:   &Rollout{UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseStable, Step: -1, Steps: 3, PrimaryWeight: 100},
+			status: &xr.RolloutStatus{Phase: xr.PhaseStable, PrimaryWeight: percent.Int(100)},
+			want:   &Rollout{UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseStable, Step: -1, Steps: 3, PrimaryWeight: percent.Int(100)},
 		},
 	}
 	for name, tc := range cases {
@@ -69,12 +70,12 @@ func TestRolloutOf(t *testing.T) {
 func TestRolloutSeries(t *testing.T) {
 	start := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
 	web := Rollout{
-		UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseProgressing, Step: 0, Steps: 2, PrimaryWeight: 90, CanaryWeight: 10,
+		UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseProgressing, Step: 0, Steps: 2, PrimaryWeight: percent.Int(90), CanaryWeight: percent.Int(10),
 		Measurements: []RolloutMeasurement{{Metric: "errors", Verdict: xr.VerdictPassed, Value: 0.01}},
 	}
 	webLater := web
-	webLater.Phase, webLater.Step, webLater.PrimaryWeight, webLater.CanaryWeight, webLater.Measurements = xr.PhaseSucceeded, 1, 0, 100, nil
-	api := Rollout{UID: "u2", Name: "api", Phase: xr.PhaseAborted, Step: -1, PrimaryWeight: 100}
+	webLater.Phase, webLater.Step, webLater.PrimaryWeight, webLater.CanaryWeight, webLater.Measurements = xr.PhaseSucceeded, 1, percent.Zero, percent.Max, nil
+	api := Rollout{UID: "u2", Name: "api", Phase: xr.PhaseAborted, Step: -1, PrimaryWeight: percent.Int(100)}
 
 	type set struct {
 		after time.Duration
