@@ -93,7 +93,7 @@ func TestLeavingPromotionMovesNoServiceUnderTraffic(t *testing.T) {
 			d := Decide(tc.in)
 			got := served(tc.in, d)
 			if !safe(got) {
-				t.Errorf("%s\nDecide(...): primary revision %q (observed %q), canary weight %d, record %v: %+v",
+				t.Errorf("%s\nDecide(...): primary revision %q (observed %q), canary weight %s, record %v: %+v",
 					tc.reason, d.PrimaryRevision, tc.in.ObservedPrimary, d.Rollout.CanaryWeight, d.Record.Replicas, got)
 			}
 		})

@@ -357,7 +357,7 @@ func rerunViolations(in Input, d Decision) []string {
 		v = append(v, fmt.Sprintf("events %+v on a run with no change", d2.Events))
 	}
 	if diff := cmp.Diff(d.Status, d2.Status); diff == "" && d2.CanaryWeight != d.CanaryWeight {
-		v = append(v, fmt.Sprintf("weight %d -> %d with the same status", d.CanaryWeight, d2.CanaryWeight))
+		v = append(v, fmt.Sprintf("weight %s -> %s with the same status", d.CanaryWeight, d2.CanaryWeight))
 	}
 	return v
 }
