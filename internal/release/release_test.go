@@ -368,3 +368,28 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+// TestNeed pins the replicas a weight needs: the release's replicas in
+// proportion, rounded up, for whole weights as before and for finer ones.
+func TestNeed(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		replicas int32
+		weight   percent.Percent
+		want     int32
+	}{
+		"Whole":       {reason: "10% of 3 replicas is 0.3, rounded up to 1, as before.", replicas: 3, weight: percent.Int(10), want: 1},
+		"WholeExact":  {reason: "50% of 10 replicas is 5.", replicas: 10, weight: percent.Int(50), want: 5},
+		"Tenth":       {reason: "0.1% of 10 replicas is 0.01: a canary that gets any traffic gets a replica.", replicas: 10, weight: percent.Hundredths(10), want: 1},
+		"TenthOfMany": {reason: "0.1% of 1,000 replicas is 1.", replicas: 1000, weight: percent.Hundredths(10), want: 1},
+		"Fine":        {reason: "25.5% of 10 replicas is 2.55, rounded up to 3.", replicas: 10, weight: percent.Hundredths(2550), want: 3},
+		"Zero":        {reason: "0% needs none.", replicas: 10, weight: percent.Zero, want: 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, need(tc.replicas, tc.weight)); diff != "" {
+				t.Errorf("%s\nneed(%d, %s): -want, +got:\n%s", tc.reason, tc.replicas, tc.weight, diff)
+			}
+		})
+	}
+}

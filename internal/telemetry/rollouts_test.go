@@ -112,6 +112,18 @@ function_canary_route_rollout_weight_percent{name="web",namespace="team",side="p
 `,
 			metrics: []string{"function_canary_route_rollout_phase", "function_canary_route_rollout_step", "function_canary_route_rollout_weight_percent", "function_canary_route_rollout_measurement"},
 		},
+		"FineWeights": {
+			reason: "A weight with decimals is the percent as written: 0.1 and 99.9.",
+			max:    10,
+			sets:   []set{{0, Rollout{UID: "u3", Name: "fine", Phase: xr.PhaseProgressing, Steps: 4, PrimaryWeight: percent.Hundredths(9990), CanaryWeight: percent.Hundredths(10)}}},
+			want: `
+# HELP function_canary_route_rollout_weight_percent The weight each CanaryRoute's route gives each side, in percent, by side (primary, canary).
+# TYPE function_canary_route_rollout_weight_percent gauge
+function_canary_route_rollout_weight_percent{name="fine",namespace="",side="canary"} 0.1
+function_canary_route_rollout_weight_percent{name="fine",namespace="",side="primary"} 99.9
+`,
+			metrics: []string{"function_canary_route_rollout_weight_percent"},
+		},
 		"Measurements": {
 			reason: "The latest number of each metric, with its verdict.",
 			max:    10,
