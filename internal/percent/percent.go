@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -116,66 +117,17 @@ func Parse(s string) (Percent, error) {
 const maxExponent = 1000
 
 func parse(s string) (Percent, bool) {
-	i := 0
-	neg := false
-	if i < len(s) && s[i] == '-' {
-		neg = true
-		i++
-	}
-	// The digits of the mantissa, integer part then fraction, without the
-	// point; scale counts the digits after the point.
-	start := i
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	intPart := s[start:i]
-	if intPart == "" || (len(intPart) > 1 && intPart[0] == '0') {
-		return Zero, false // JSON: at least one digit, no leading zero.
-	}
-	frac := ""
-	if i < len(s) && s[i] == '.' {
-		i++
-		start = i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		frac = s[start:i]
-		if frac == "" {
-			return Zero, false
-		}
-	}
-	exp := 0
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		expNeg := false
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			expNeg = s[i] == '-'
-			i++
-		}
-		start = i
-		for i < len(s) && isDigit(s[i]) {
-			if exp <= maxExponent {
-				exp = exp*10 + int(s[i]-'0')
-			}
-			i++
-		}
-		if i == start {
-			return Zero, false
-		}
-		if expNeg {
-			exp = -exp
-		}
-	}
-	if i != len(s) {
+	n, ok := readNumber(s)
+	if !ok {
 		return Zero, false
 	}
-	digits := strings.TrimLeft(intPart+frac, "0")
+	digits := strings.TrimLeft(n.intPart+n.frac, "0")
 	if digits == "" {
 		return Zero, true // 0, 0.0, -0, 0e5: zero however written.
 	}
 	// The number is digits × 10^(exp - len(frac)); in hundredths, digits ×
 	// 10^(exp - len(frac) + 2).
-	shift := exp - len(frac) + 2
+	shift := n.exp - len(n.frac) + 2
 	trimmed := strings.TrimRight(digits, "0")
 	shift += len(digits) - len(trimmed)
 	if shift < 0 {
@@ -188,12 +140,72 @@ func parse(s string) (Percent, bool) {
 	if err != nil {
 		return Zero, false
 	}
-	if neg {
+	if n.neg {
 		v = -v
 	}
 	// Out of range but a count of hundredths (101, -5): kept, for a
 	// status written by hand to be clamped as it always was.
-	return Percent{h: int32(v)}, v >= 0 && v <= int64(Max.h)
+	return Percent{h: int32(v)}, v >= 0 && v <= int64(Max.h) //nolint:gosec // ParseInt's bit size 32 bounds it.
+}
+
+// number is a JSON number's text in its parts: the digits before and after
+// the point, the exponent (bounded by maxExponent) and the sign.
+type number struct {
+	intPart, frac string
+	exp           int
+	neg           bool
+}
+
+// readNumber splits a JSON number's text into its parts; false for text
+// that is no JSON number.
+func readNumber(s string) (number, bool) {
+	var n number
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		n.neg = true
+		i++
+	}
+	n.intPart, i = digitsAt(s, i)
+	if n.intPart == "" || (len(n.intPart) > 1 && n.intPart[0] == '0') {
+		return n, false // JSON: at least one digit, no leading zero.
+	}
+	if i < len(s) && s[i] == '.' {
+		n.frac, i = digitsAt(s, i+1)
+		if n.frac == "" {
+			return n, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		expNeg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			expNeg = s[i] == '-'
+			i++
+		}
+		var exp string
+		exp, i = digitsAt(s, i)
+		if exp == "" {
+			return n, false
+		}
+		for _, c := range exp {
+			if n.exp <= maxExponent {
+				n.exp = n.exp*10 + int(c-'0')
+			}
+		}
+		if expNeg {
+			n.exp = -n.exp
+		}
+	}
+	return n, i == len(s)
+}
+
+// digitsAt returns the digits of s from i on, and the index after them.
+func digitsAt(s string, i int) (string, int) {
+	start := i
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return s[start:i], i
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -242,13 +254,19 @@ func (p Percent) Rest() Percent { return Percent{h: Max.h - p.h} }
 // exact for FineTotal, and for WholeTotal when the percent is whole (Total
 // chooses the total so that it is); otherwise rounded down.
 func (p Percent) Of(total int32) int32 {
-	return int32(int64(p.h) * int64(total) / int64(Max.h))
+	return clampInt32(int64(p.h) * int64(total) / int64(Max.h))
 }
 
 // CeilReplicas is how many of n replicas carry the percent of the traffic,
 // rounded up: a revision that gets any traffic gets a replica.
 func (p Percent) CeilReplicas(n int32) int32 {
-	return int32((int64(n)*int64(p.h) + int64(Max.h) - 1) / int64(Max.h))
+	return clampInt32((int64(n)*int64(p.h) + int64(Max.h) - 1) / int64(Max.h))
+}
+
+// clampInt32 is v within an int32: a value out of range (a status written
+// by hand) never wraps around.
+func clampInt32(v int64) int32 {
+	return int32(min(max(v, math.MinInt32), math.MaxInt32))
 }
 
 // Total is the total of a route's weights that carries the percents
