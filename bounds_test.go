@@ -61,7 +61,7 @@ func selectorLabels(n int) string {
 func cappedStepErrors() string {
 	errs := make([]string, 20)
 	for i := range errs {
-		errs[i] = fmt.Sprintf("spec.traffic.steps[%d].weight: Invalid value: 101: must be a percent between 0 and 100", i)
+		errs[i] = fmt.Sprintf("spec.traffic.steps[%d].weight: Invalid value: 101: must be a percent from 0 to 100 with at most two decimals", i)
 	}
 	return strings.Join(errs, ", ")
 }

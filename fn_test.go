@@ -237,10 +237,10 @@ meta: {ttl: 60s}
 results:
   - severity: SEVERITY_FATAL
     target: TARGET_COMPOSITE
-    message: "invalid CanaryRoute: spec.traffic.weight: Invalid value: 120: must be a percent between 0 and 100"
+    message: "invalid CanaryRoute: spec.traffic.weight: Invalid value: 120: must be a percent from 0 to 100 with at most two decimals"
 conditions:
   - {type: RouteAccepted, status: STATUS_CONDITION_TRUE, reason: Accepted, message: every parent accepted the route and resolved its references, target: TARGET_COMPOSITE_AND_CLAIM}
-  - {type: Composed, status: STATUS_CONDITION_FALSE, reason: Refused, message: "invalid CanaryRoute: spec.traffic.weight: Invalid value: 120: must be a percent between 0 and 100", target: TARGET_COMPOSITE_AND_CLAIM}
+  - {type: Composed, status: STATUS_CONDITION_FALSE, reason: Refused, message: "invalid CanaryRoute: spec.traffic.weight: Invalid value: 120: must be a percent from 0 to 100 with at most two decimals", target: TARGET_COMPOSITE_AND_CLAIM}
 `,
 		},
 	}

@@ -177,7 +177,7 @@ func TestRescueAbort(t *testing.T) {
 	podinfoRoute := map[string]string{"route-httproute": routeAt(
 		`{group: "", kind: Service, name: podinfo, port: 9898, weight: 80}`,
 		`{group: "", kind: Service, name: podinfo-canary, port: 9898, weight: 20}`)}
-	const weight120 = "invalid CanaryRoute: spec.traffic.weight: Invalid value: 120: must be a percent between 0 and 100"
+	const weight120 = "invalid CanaryRoute: spec.traffic.weight: Invalid value: 120: must be a percent from 0 to 100 with at most two decimals"
 	const canary = `{group: "", kind: Service, namespace: monitoring, name: canary-proxy, port: 3456}`
 	cases := map[string]struct {
 		reason string

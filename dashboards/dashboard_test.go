@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -35,7 +36,7 @@ func scraped(t *testing.T) map[string]bool {
 	runs.Record(telemetry.Outcome{
 		Result: telemetry.ResultComposed, Applied: true, Stale: "status",
 		Rollout: telemetry.RolloutOf("u1", "team", "web", 2, &xr.RolloutStatus{
-			Phase: xr.PhaseProgressing, Step: &step, PrimaryWeight: 90, CanaryWeight: 10,
+			Phase: xr.PhaseProgressing, Step: &step, PrimaryWeight: percent.Int(90), CanaryWeight: percent.Int(10),
 			Metrics: []xr.MetricStatus{{Name: "errors", Measurements: []xr.Measurement{{Value: "0.01", Verdict: xr.VerdictPassed}}}},
 		}),
 	}, now)

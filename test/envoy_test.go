@@ -387,6 +387,21 @@ func TestEnvoyGateway(t *testing.T) {
 				},
 			},
 		},
+		"FineWeights": {
+			reason: "Finer weights: a step at 0.1% reaches Envoy as weights out of 10,000, primary 9990 and canary 10, within the Gateway API's per-backend limit.",
+			args:   args{example: "fine-weights"},
+			want: want{
+				status: []routeStatus{{Route: "HTTPRoute test/podinfo", Parent: "istio-ingress/gateway", Conditions: accepted}},
+				xds: []xdsRoute{{
+					Name:  "httproute/test/podinfo/rule/0/match/0/www_example_com",
+					Match: "prefix /",
+					Backends: []xdsBackend{
+						{Backend: "Service test/podinfo-primary:9898", Weight: 9990},
+						{Backend: "Service test/podinfo-canary:9898", Weight: 10},
+					},
+				}},
+			},
+		},
 		"Sticky": {
 			reason: "Both sides are sticky: the canary's cookie companion rule comes first, then the primary's; each side sets its own cookie (Domain, Secure, HttpOnly, SameSite) on every response, in the companion rules and in the 70/30 rule.",
 			args:   args{example: "sticky"},

@@ -58,6 +58,9 @@ func TestTree(t *testing.T) {
 		"retiring": {
 			reason: "A release just promoted: the new stable revision, the retiring one with when it gets no replicas, the history and the rollback window, each revision's Deployment.",
 		},
+		"fine-weights": {
+			reason: "Finer weights show as written: the step at 0.1%, the weights 99.9 and 0.1, the route's weights out of 10,000 (9990 and 10).",
+		},
 		"fresh": {
 			reason: "A CanaryRoute the function has not run on yet: no status, nothing composed.",
 		},

@@ -88,6 +88,24 @@ port: 9898
 			spec:   strings.Replace(base, "port: 80}}", "port: 80}, revision: v2}", 1) + "traffic: {steps: [{weight: 50}, {weight: 10}]}\n",
 			want:   []string{"steps must not lower the weight"},
 		},
+		"FineSteps": {
+			reason: "Weights are numbers: steps with decimals, whole and not mixed, are in order for the CEL rule (CEL reads every one as a double).",
+			spec:   strings.Replace(base, "port: 80}}", "port: 80}, revision: v2}", 1) + "traffic: {steps: [{weight: 0.1}, {weight: 1}, {weight: 25.5}, {weight: 100}]}\n",
+		},
+		"FineStepsGoDown": {
+			reason: "Steps with decimals never lower the weight either.",
+			spec:   strings.Replace(base, "port: 80}}", "port: 80}, revision: v2}", 1) + "traffic: {steps: [{weight: 1}, {weight: 0.5}]}\n",
+			want:   []string{"steps must not lower the weight"},
+		},
+		"FineWeight": {
+			reason: "A manual weight with decimals is a number the XRD accepts.",
+			spec:   base + "traffic: {weight: 0.1}\n",
+		},
+		"FineWeightRange": {
+			reason: "100.5 is above 100.",
+			spec:   base + "traffic: {weight: 100.5}\n",
+			want:   []string{"spec.traffic.weight"},
+		},
 		"WeightRange": {
 			reason: "The weight is a percent.",
 			spec:   base + "traffic: {weight: 101}\n",

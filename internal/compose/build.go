@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/proxy"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -81,12 +82,12 @@ func (p *Plan) Targets() []names.Target {
 // and mirror shape its route). It compares backends and weights rule by
 // rule, not the whole spec: Crossplane patches the XR's status even when
 // applying the route failed, so the route itself is the evidence.
-func (p *Plan) RouteAtStep(obs route.Observation) func(step, weight int32) (bool, string) {
-	return func(step, weight int32) (bool, string) {
+func (p *Plan) RouteAtStep(obs route.Observation) func(step int32, weight percent.Percent) (bool, string) {
+	return func(step int32, weight percent.Percent) (bool, string) {
 		if !obs.Exists {
 			return false, "the route has not been created yet"
 		}
-		b := p.build(&step, weight, weight < 100)
+		b := p.build(&step, weight, weight.Less(percent.Max))
 		if len(b.buildErrs) > 0 || !obs.Carries(b.obj, p.CR.RouteNamespace) {
 			return false, "the route does not carry the step's weights yet"
 		}
@@ -112,7 +113,7 @@ func (p *Plan) RouteWithoutCanary(obs, preview route.Observation) func() (bool, 
 		if preview.Exists {
 			return false, "the preview route still exists"
 		}
-		b := p.build(nil, 0, false)
+		b := p.build(nil, percent.Zero, false)
 		if len(b.buildErrs) > 0 || !obs.Carries(b.obj, p.CR.RouteNamespace) {
 			return false, "the route does not send the canary nothing yet"
 		}
@@ -127,13 +128,16 @@ func (p *Plan) RouteWithoutCanary(obs, preview route.Observation) func() (bool, 
 // while the rollout is active too: A/B, session and mirror rules must not
 // turn a valid spec into a rejected route halfway through a rollout. The
 // errors name the CanaryRoute's fields.
-func (p *Plan) BuildRoute(weight int32, active bool, step *int32) (runtime.Object, field.ErrorList) {
+func (p *Plan) BuildRoute(weight percent.Percent, active bool, step *int32) (runtime.Object, field.ErrorList) {
 	b := p.build(step, weight, active)
 	if errs := b.errs(); len(errs) > 0 {
 		return nil, errs
 	}
-	full := max(weight, 1)
-	if active && weight == full {
+	full := weight
+	if full.IsZero() {
+		full = percent.Int(1)
+	}
+	if active && weight.Equal(full) {
 		return b.obj, nil // The route is the fully active one.
 	}
 	return b.obj, p.build(step, full, true).errs()
@@ -141,11 +145,13 @@ func (p *Plan) BuildRoute(weight int32, active bool, step *int32) (runtime.Objec
 
 // buildKey names a route that a plan builds: its shape (the step whose
 // own matches and mirror shape it, or -1 for the traffic's), the canary's
-// weight, and whether the rollout is active; or the preview route, which
-// is the same at every step and weight.
+// weight and the total of the route's weights (100 or 10,000), and whether
+// the rollout is active; or the preview route, which is the same at every
+// step and weight.
 type buildKey struct {
 	shape   int32
-	weight  int32
+	weight  percent.Percent
+	total   int32
 	active  bool
 	preview bool
 }
@@ -166,11 +172,12 @@ func (b build) errs() field.ErrorList { return append(slices.Clip(b.buildErrs), 
 // route the run composes ask for the same routes. The route it returns is
 // shared, by the runs that build the same route too (see sharedBuilds):
 // whoever changes it changes a copy.
-func (p *Plan) build(step *int32, weight int32, active bool) build {
-	key := buildKey{shape: p.shape(step), weight: weight, active: active}
+func (p *Plan) build(step *int32, weight percent.Percent, active bool) build {
+	total := p.CR.Spec.Traffic.RouteTotal(weight)
+	key := buildKey{shape: p.shape(step), weight: weight, total: total, active: active}
 	return p.buildOnce(key, func() route.Params {
 		params := p.RouteFor(step)
-		params.CanaryWeight, params.Active = weight, active
+		params.CanaryWeight, params.Total, params.Active = weight, total, active
 		return params
 	})
 }
@@ -178,7 +185,7 @@ func (p *Plan) build(step *int32, weight int32, active bool) build {
 // preview builds the preview route and checks it, once a run, shared like
 // the route (see build).
 func (p *Plan) preview() build {
-	return p.buildOnce(buildKey{shape: -1, weight: 100, preview: true}, p.previewParams)
+	return p.buildOnce(buildKey{shape: -1, weight: percent.Max, total: percent.WholeTotal, preview: true}, p.previewParams)
 }
 
 // buildOnce builds the route of a key from the Params paramsOf gives, or

@@ -139,7 +139,7 @@ func rolloutMessage(s xr.RolloutStatus) string {
 	if s.Message != "" {
 		return s.Message
 	}
-	return fmt.Sprintf("%s: canary %d%%, primary %d%%", s.Phase, s.CanaryWeight, s.PrimaryWeight)
+	return fmt.Sprintf("%s: canary %s%%, primary %s%%", s.Phase, s.CanaryWeight, s.PrimaryWeight)
 }
 
 // explainHold says why a parent does not accept the route, with the

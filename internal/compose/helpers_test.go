@@ -12,6 +12,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
@@ -174,7 +175,7 @@ status:
 // returns it with a status (status "" for none): what a later run observes.
 func routeAt(t testing.TB, p *Plan, weight int32, status string) string {
 	t.Helper()
-	built, errs := p.BuildRoute(weight, weight < 100, nil)
+	built, errs := p.BuildRoute(percent.Int(weight), weight < 100, nil)
 	if len(errs) > 0 {
 		t.Fatalf("BuildRoute(%d): %v", weight, errs)
 	}

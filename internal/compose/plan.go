@@ -26,6 +26,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
@@ -263,9 +264,12 @@ func (p *Plan) checkSteps() field.ErrorList {
 			trafficChecked = true
 			where = "in the steps that take spec.traffic's matches and mirror (step " + strconv.Itoa(i) + " is the first): "
 		}
-		weight := max(s.Weight, 1)
-		if weight >= 100 {
-			weight = 99 // The shape of a step that still has a primary.
+		weight := s.Weight
+		if weight.IsZero() {
+			weight = percent.Int(1)
+		}
+		if !weight.Less(percent.Max) {
+			weight = percent.Int(99) // The shape of a step that still has a primary.
 		}
 		buildErrs := p.build(ptr.To(int32(i)), weight, true).errs()
 		for _, e := range buildErrs {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -543,7 +544,7 @@ func TestDesired(t *testing.T) {
 				routeYAML = tc.args.route(t, p)
 			}
 			obs := observe(t, p, routeYAML)
-			built, errs := p.BuildRoute(20, true, nil)
+			built, errs := p.BuildRoute(percent.Int(20), true, nil)
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
@@ -569,7 +570,7 @@ func TestDesired(t *testing.T) {
 
 func TestDesiredComposesTheBuiltRoute(t *testing.T) {
 	p := plan(t, allowMonitoring)
-	built, errs := p.BuildRoute(20, true, nil)
+	built, errs := p.BuildRoute(percent.Int(20), true, nil)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -645,7 +646,7 @@ func TestBuildRoute(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := plan(t, allowMonitoring, tc.args.patches...)
-			built, errs := p.BuildRoute(tc.args.weight, tc.args.active, nil)
+			built, errs := p.BuildRoute(percent.Int(tc.args.weight), tc.args.active, nil)
 			var got want
 			if r, ok := built.(*gwv1.HTTPRoute); ok && len(errs) == 0 {
 				for _, rule := range r.Spec.Rules {
@@ -736,7 +737,7 @@ func TestRouteAtWeight(t *testing.T) {
 			args: args{
 				patches: []patch{set("spec.traffic.matches", `[{headers: [{name: X-Beta, value: "yes"}]}]`)},
 				route: func(t *testing.T, p *Plan) string {
-					built, errs := p.BuildRoute(0, false, nil)
+					built, errs := p.BuildRoute(percent.Int(0), false, nil)
 					if len(errs) > 0 {
 						t.Fatal(errs)
 					}
@@ -754,7 +755,7 @@ func TestRouteAtWeight(t *testing.T) {
 			if tc.args.route != nil {
 				routeYAML = tc.args.route(t, p)
 			}
-			ok, msg := p.RouteAtStep(observe(t, p, routeYAML))(0, tc.args.weight)
+			ok, msg := p.RouteAtStep(observe(t, p, routeYAML))(0, percent.Int(tc.args.weight))
 			if diff := cmp.Diff(tc.want, want{ok: ok, msg: msg}, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\nRouteAtWeight(...)(%d): -want, +got:\n%s", tc.reason, tc.args.weight, diff)
 			}
@@ -765,7 +766,7 @@ func TestRouteAtWeight(t *testing.T) {
 func TestRouteAtWeightLeavesThePlanAlone(t *testing.T) {
 	p := plan(t, allowMonitoring)
 	before := p.Route
-	p.RouteAtStep(observe(t, p, routeAt(t, p, 20, "")))(0, 50)
+	p.RouteAtStep(observe(t, p, routeAt(t, p, 20, "")))(0, percent.Int(50))
 	if diff := cmp.Diff(before, p.Route); diff != "" {
 		t.Errorf("RouteAtWeight(...): asking about a weight must not change the plan's route: -before, +after:\n%s", diff)
 	}
@@ -908,7 +909,7 @@ func TestTrafficMirrorMatches(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := plan(t, allowMonitoring, tc.args.patches...)
-			built, errs := p.BuildRoute(20, true, tc.args.step)
+			built, errs := p.BuildRoute(percent.Int(20), true, tc.args.step)
 			if len(errs) > 0 {
 				t.Fatalf("BuildRoute(...): %v", errs)
 			}

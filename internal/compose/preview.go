@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -31,7 +32,7 @@ func (p *Plan) previewParams() route.Params {
 	params.Name = xr.PreviewRouteName(p.Route.Name)
 	params.Hostnames = p.CR.Spec.Traffic.PreviewHostnames()
 	params.CanaryOnly = true
-	params.CanaryWeight, params.Active = 100, false
+	params.CanaryWeight, params.Total, params.Active = percent.Max, percent.WholeTotal, false
 	params.ABHTTPMatches, params.ABGRPCMatches, params.ABPath = nil, nil, nil
 	params.MirrorPercent, params.MirrorHTTPMatches, params.MirrorGRPCMatches, params.MirrorPath = nil, nil, nil, nil
 	params.Affinity = nil
@@ -85,7 +86,7 @@ func (p *Plan) previewOn(d rollout.Decision, st PreviewState) bool {
 	}
 	switch d.Status.Phase {
 	case xr.PhaseProgressing, xr.PhasePaused, xr.PhasePromoting:
-		return d.CanaryWeight > 0 || d.Active
+		return !d.CanaryWeight.IsZero() || d.Active
 	default:
 		return false
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
@@ -29,7 +30,8 @@ var blueGreen = []patch{
 // decision is an engine's decision at a phase and weight; active as the
 // engine says it.
 func decision(phase xr.Phase, weight int32, active bool) rollout.Decision {
-	return rollout.Decision{CanaryWeight: weight, Active: active, Status: xr.RolloutStatus{Phase: phase, Step: ptr.To[int32](0), CanaryWeight: weight, PrimaryWeight: 100 - weight}}
+	w := percent.Int(weight)
+	return rollout.Decision{CanaryWeight: w, Active: active, Status: xr.RolloutStatus{Phase: phase, Step: ptr.To[int32](0), CanaryWeight: w, PrimaryWeight: w.Rest()}}
 }
 
 // ruleSummary summarises a route's rules: name, then name=weight per
@@ -236,7 +238,7 @@ func TestPreviewObjects(t *testing.T) {
 			if len(errs) > 0 {
 				t.Fatalf("BuildRoute(...): %v", errs)
 			}
-			objects, _, _, err := p.Objects(built, observe(t, p, routeAt(t, p, d.CanaryWeight, "")), d, nil, st)
+			objects, _, _, err := p.Objects(built, observe(t, p, routeAt(t, p, d.CanaryWeight.Hundredths()/percent.Scale, "")), d, nil, st)
 			if err != nil {
 				t.Fatalf("%s\nObjects(...): %v", tc.reason, err)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/route"
@@ -143,7 +144,7 @@ func RescueAbortComposed(composite map[string]any, observed, composed map[names.
 	}
 	r.Status.CanaryBackends = canary
 	r.Status.Phase, r.Status.Reason, r.Status.NextStepAt = xr.PhaseAborted, rollout.ReasonAbortRescued, nil
-	r.Status.CanaryWeight, r.Status.PrimaryWeight = 0, 100
+	r.Status.CanaryWeight, r.Status.PrimaryWeight = percent.Zero, percent.Max
 	r.Status.Message = MsgRescuedAbort
 	r.Release = lenientRelease(xrp)
 	r.Record = rescuedRecord(xrp, r.Status, r.Release, held[names.KeyServicePrimary], now)

@@ -15,6 +15,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/fieldpath"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -101,7 +102,7 @@ func TestRescueAbort(t *testing.T) {
 	// backends given, from the status recorded(...) wrote.
 	rescuedStatus := func(canary ...xr.BackendID) xr.RolloutStatus {
 		return xr.RolloutStatus{
-			Phase: xr.PhaseAborted, Reason: rollout.ReasonAbortRescued, CanaryWeight: 0, PrimaryWeight: 100,
+			Phase: xr.PhaseAborted, Reason: rollout.ReasonAbortRescued, CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 			CanaryDigest: "d1", CanaryBackends: canary, Message: MsgRescuedAbort,
 		}
 	}
@@ -243,7 +244,7 @@ status:
 			want: want{ok: true, rescued: rescued{
 				Applied: true, Objects: flaggerObjects, Rules: zeroed,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseAborted, Reason: rollout.ReasonAbortRescued, PrimaryWeight: 100,
+					Phase: xr.PhaseAborted, Reason: rollout.ReasonAbortRescued, PrimaryWeight: percent.Int(100),
 					CanaryBackends: []xr.BackendID{canaryID}, Message: MsgRescuedAbort,
 				},
 				Warning: warned, Healthy: aborted,

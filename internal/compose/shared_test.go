@@ -18,6 +18,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/memo"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/served"
 )
@@ -40,7 +41,7 @@ func sharedPlan(t *testing.T, choose chooser, patches ...patch) *Plan {
 func builtBy(t *testing.T, choose chooser, weight int32, patches ...patch) (k8sruntime.Object, *Plan) {
 	t.Helper()
 	p := sharedPlan(t, choose, patches...)
-	obj, errs := p.BuildRoute(weight, weight > 0, nil)
+	obj, errs := p.BuildRoute(percent.Int(weight), weight > 0, nil)
 	if len(errs) > 0 {
 		t.Fatalf("BuildRoute(%d, ...): %v", weight, errs)
 	}
@@ -143,9 +144,9 @@ func TestVerifyShared(t *testing.T) {
 				t.Helper()
 				_, wrong := builtBy(t, nil, 20, set("metadata.name", "wrong"))
 				right := sharedPlan(t, nil, set("metadata.name", "right"))
-				key, _ := right.sharedKey(buildKey{shape: -1, weight: 20, active: true})
-				sharedBuilds.Add(key, wrong.build(nil, 20, true), 1)
-				_, _ = right.BuildRoute(20, true, nil)
+				key, _ := right.sharedKey(buildKey{shape: -1, weight: percent.Int(20), total: percent.WholeTotal, active: true})
+				sharedBuilds.Add(key, wrong.build(nil, percent.Int(20), true), 1)
+				_, _ = right.BuildRoute(percent.Int(20), true, nil)
 			},
 			want: "is not the route built from its plan",
 		},
@@ -205,10 +206,10 @@ func TestSharedBuildsRefused(t *testing.T) {
 		p.Route.Hostnames = append(p.Route.Hostnames, p.CR.Spec.Hostnames...)
 	}
 	p.Route.Hostnames = append(p.Route.Hostnames, p.Route.Hostnames...)
-	if _, errs := p.BuildRoute(20, true, nil); len(errs) == 0 {
+	if _, errs := p.BuildRoute(percent.Int(20), true, nil); len(errs) == 0 {
 		t.Fatal("BuildRoute(...) of 40 hostnames: no errors, want the CRD's limit of 16")
 	}
-	key, _ := p.sharedKey(buildKey{shape: -1, weight: 20, active: true})
+	key, _ := p.sharedKey(buildKey{shape: -1, weight: percent.Int(20), total: percent.WholeTotal, active: true})
 	if _, kept := sharedBuilds.Get(key); kept {
 		t.Errorf("sharedBuilds.Get(the refused route's key): kept, want not kept")
 	}
@@ -318,7 +319,7 @@ func TestSharedBuildsSecondRunIsCold(t *testing.T) {
 				if err != nil {
 					t.Fatalf("newPlan(...): %v", err)
 				}
-				obj, errs := p.BuildRoute(23, true, nil)
+				obj, errs := p.BuildRoute(percent.Int(23), true, nil)
 				if len(errs) > 0 {
 					t.Fatalf("BuildRoute(...): %v", errs)
 				}
@@ -330,7 +331,7 @@ func TestSharedBuildsSecondRunIsCold(t *testing.T) {
 			}
 			second, p := build(tc.second)
 			params := p.RouteFor(nil)
-			params.CanaryWeight, params.Active = 23, true
+			params.CanaryWeight, params.Active = percent.Int(23), true
 			cold := fresh(params).obj
 			if diff := cmp.Diff(cold, second); diff != "" {
 				t.Errorf("%s\nthe second run's route: -cold, +got:\n%s", tc.reason, diff)
@@ -377,7 +378,7 @@ func TestSharedBuildsSpecUnderTwoInputs(t *testing.T) {
 		}{{"A", polA}, {"B", polB}} {
 			name, pol := in.name, in.pol
 			p := planUnder(t, pol, patches...)
-			obj, errs := p.BuildRoute(20, true, nil)
+			obj, errs := p.BuildRoute(percent.Int(20), true, nil)
 			if len(errs) > 0 {
 				t.Fatalf("BuildRoute(...): %v", errs)
 			}
@@ -448,7 +449,7 @@ func TestSharedBuildsBytesBound(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	// Each plan's route at a weight no other test builds, encoded.
 	for _, p := range plans {
-		obj, errs := p.BuildRoute(37, true, nil)
+		obj, errs := p.BuildRoute(percent.Int(37), true, nil)
 		if len(errs) > 0 {
 			t.Fatalf("BuildRoute(...): %v", errs)
 		}
@@ -460,20 +461,20 @@ func TestSharedBuildsBytesBound(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(plans)
 	for _, p := range plans {
-		if key, _ := p.sharedKey(buildKey{shape: -1, weight: 37, active: true}); !sharedKept(key) {
+		if key, _ := p.sharedKey(buildKey{shape: -1, weight: percent.Int(37), total: percent.WholeTotal, active: true}); !sharedKept(key) {
 			t.Fatalf("setup: the route of %s was not kept: an entry is too large for sharedBuilds, or was evicted", p.CR.Name)
 		}
 	}
 	kept := (after.HeapAlloc - before.HeapAlloc) / n
 	// What memo.Of estimates of the route's own wire form, for a bound
 	// that counts the route rather than its spec.
-	obj, _ := plans[0].BuildRoute(37, true, nil)
+	obj, _ := plans[0].BuildRoute(percent.Int(37), true, nil)
 	m, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, routeEstimate, _ := memo.Of(m)
-	key, _ := plans[0].sharedKey(buildKey{shape: -1, weight: 37, active: true})
+	key, _ := plans[0].sharedKey(buildKey{shape: -1, weight: percent.Int(37), total: percent.WholeTotal, active: true})
 	counted, _ := sharedBytes(key, obj)
 	t.Logf("an entry keeps about %d bytes (a route and its wire form, without its parsed spec); the cache counts %d (its spec's estimate: %d; the route's wire form's: %d)", kept, counted, plans[0].CR.SpecID().Bytes()/4, routeEstimate)
 	if kept > counted {
@@ -511,12 +512,12 @@ func TestSharedBuildsConcurrentRuns(t *testing.T) {
 				}
 				for step := range int32(4) {
 					weight := []int32{0, 0, 10, 100}[step]
-					obj, errs := p.BuildRoute(weight, weight < 100, ptr.To(step))
+					obj, errs := p.BuildRoute(percent.Int(weight), weight < 100, ptr.To(step))
 					if len(errs) > 0 {
 						continue
 					}
 					params := p.RouteFor(ptr.To(step))
-					params.CanaryWeight, params.Active = weight, weight < 100
+					params.CanaryWeight, params.Active = percent.Int(weight), weight < 100
 					want := fresh(params).obj
 					var s *structpb.Struct
 					if w := p.WireOf(obj); w != nil {

@@ -128,16 +128,44 @@ func Error(path *field.Path, data []byte, err error) *field.Error {
 	// element too, when it agrees. The decoder's field path stops at a map;
 	// the value's own path goes on with the map key.
 	at := AppendJSONPath(path, te.Field)
-	if p, names, ok := jsonPathAt(data, te.Offset); ok && (names == te.Field || strings.HasPrefix(names, te.Field+".") || te.Field == "") {
+	if te.Offset == 0 && te.Value != "" {
+		// A type's own UnmarshalJSON (percent.Percent's) cannot know where
+		// its value is: the decoder names the field without list indexes.
+		// The value is the first one at that field with that text, since
+		// the decoder stops at the first it refuses.
+		if p, ok := jsonPathOf(data, te.Field, strings.TrimPrefix(te.Value, "number ")); ok {
+			at = AppendJSONPath(path, p)
+		}
+	} else if p, names, ok := jsonPathAt(data, te.Offset); ok && (names == te.Field || strings.HasPrefix(names, te.Field+".") || te.Field == "") {
 		at = AppendJSONPath(path, p)
+	}
+	if number, ok := strings.CutPrefix(te.Value, "number "); ok && described(te.Type) {
+		// The value as written, unquoted: "Invalid value: 0.005: must be a
+		// percent from 0 to 100 with at most two decimals".
+		return field.Invalid(at, json.Number(number), "must be "+jsonKind(te.Type))
 	}
 	return field.Invalid(at, field.OmitValueType{}, fmt.Sprintf("must be %s, not %s", jsonKind(te.Type), te.Value))
 }
+
+// describer is a type that says what its values must be, for the errors of
+// those it refuses (percent.Percent: "a percent from 0 to 100 with at most
+// two decimals").
+type describer interface{ Describe() string }
+
+// described reports whether a type says what its values must be.
+func described(t reflect.Type) bool {
+	return t != nil && (t.Implements(describerType) || reflect.PointerTo(t).Implements(describerType))
+}
+
+var describerType = reflect.TypeFor[describer]()
 
 // jsonKind names the JSON kind of value that a Go type decodes from.
 func jsonKind(t reflect.Type) string {
 	if t == nil {
 		return "a different type"
+	}
+	if described(t) {
+		return reflect.Zero(t).Interface().(describer).Describe()
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -183,11 +211,55 @@ func AppendJSONPath(path *field.Path, jsonPath string) *field.Path {
 	return path
 }
 
+// jsonPathOf returns the path, with list indexes, of the first scalar
+// value at the field names (without indexes, "steps.weight", as the decoder
+// names a field) whose JSON text is text ("0.005"; "string" or "bool" for
+// any of those).
+func jsonPathOf(data []byte, names, text string) (string, bool) {
+	found, ok := "", false
+	walkJSON(data, func(full, n string, tok json.Token, _ int64) bool {
+		if n != names {
+			return true
+		}
+		written := ""
+		switch v := tok.(type) {
+		case json.Number:
+			written = v.String()
+		case string:
+			written = "string"
+		case bool:
+			written = "bool"
+		}
+		if written == text {
+			found, ok = full, true
+			return false
+		}
+		return true
+	})
+	return found, ok
+}
+
 // jsonPathAt returns the path of the JSON value that ends at or after
 // offset (how the decoder reports where a type error is), with list indexes
 // ("steps[1].weight"), and the same path without indexes ("steps.weight"),
 // as the decoder names the field.
 func jsonPathAt(data []byte, offset int64) (string, string, bool) {
+	var full, names string
+	ok := false
+	walkJSON(data, func(f, n string, _ json.Token, end int64) bool {
+		if end < offset {
+			return true
+		}
+		full, names, ok = f, n, true
+		return false
+	})
+	return full, names, ok
+}
+
+// walkJSON calls visit with the path of each value (with list indexes and
+// without), its first token and the offset where that token ends, in the
+// order of the text, until visit returns false or the data ends.
+func walkJSON(data []byte, visit func(full, names string, tok json.Token, end int64) bool) {
 	type frame struct {
 		list      bool
 		index     int
@@ -209,7 +281,7 @@ func jsonPathAt(data []byte, offset int64) (string, string, bool) {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return "", "", false
+			return
 		}
 		n := len(stack)
 		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
@@ -222,23 +294,23 @@ func jsonPathAt(data []byte, offset int64) (string, string, bool) {
 			stack[n-1].expectKey = false
 			continue
 		}
-		if dec.InputOffset() >= offset {
-			var full, names strings.Builder
-			for _, f := range stack {
-				if f.list {
-					fmt.Fprintf(&full, "[%d]", f.index)
-					continue
-				}
-				if names.Len() > 0 {
-					names.WriteByte('.')
-				}
-				names.WriteString(f.key)
-				if full.Len() > 0 {
-					full.WriteByte('.')
-				}
-				full.WriteString(f.key)
+		var full, names strings.Builder
+		for _, f := range stack {
+			if f.list {
+				fmt.Fprintf(&full, "[%d]", f.index)
+				continue
 			}
-			return full.String(), names.String(), true
+			if names.Len() > 0 {
+				names.WriteByte('.')
+			}
+			names.WriteString(f.key)
+			if full.Len() > 0 {
+				full.WriteByte('.')
+			}
+			full.WriteString(f.key)
+		}
+		if !visit(full.String(), names.String(), tok, dec.InputOffset()) {
+			return
 		}
 		switch tok {
 		case json.Delim('{'):

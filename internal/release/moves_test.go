@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -42,7 +43,7 @@ func served(in Input, d Decision) servedBy {
 		n = -1
 	}
 	return servedBy{
-		PrimaryGetsTraffic:      d.Rollout.CanaryWeight < 100,
+		PrimaryGetsTraffic:      d.Rollout.CanaryWeight.Less(percent.Max),
 		PrimarySelectorChanges:  d.PrimaryRevision != in.ObservedPrimary,
 		ObservedPrimaryReplicas: n,
 	}
@@ -92,7 +93,7 @@ func TestLeavingPromotionMovesNoServiceUnderTraffic(t *testing.T) {
 			d := Decide(tc.in)
 			got := served(tc.in, d)
 			if !safe(got) {
-				t.Errorf("%s\nDecide(...): primary revision %q (observed %q), canary weight %d, record %v: %+v",
+				t.Errorf("%s\nDecide(...): primary revision %q (observed %q), canary weight %s, record %v: %+v",
 					tc.reason, d.PrimaryRevision, tc.in.ObservedPrimary, d.Rollout.CanaryWeight, d.Record.Replicas, got)
 			}
 		})
@@ -113,8 +114,8 @@ func TestPausedNewRevisionKeepsHeldCanaryReplicas(t *testing.T) {
 		i.Rollout.Previous, i.Rollout.RouteAtWeight = p, routeAt(50)
 	})
 	d := Decide(i)
-	if !d.Rollout.HoldPrevious || d.Rollout.CanaryWeight != 50 {
-		t.Fatalf("precondition: the paused run holds the previous composition at 50%%, got hold %t at %d%%", d.Rollout.HoldPrevious, d.Rollout.CanaryWeight)
+	if !d.Rollout.HoldPrevious || !d.Rollout.CanaryWeight.Equal(percent.Int(50)) {
+		t.Fatalf("precondition: the paused run holds the previous composition at 50%%, got hold %t at %s%%", d.Rollout.HoldPrevious, d.Rollout.CanaryWeight)
 	}
 	// v2 carries 50% through the held canary Service: ceil(4*50/100) = 2.
 	if got := d.Record.Replicas["v2"]; got < 2 {
@@ -133,8 +134,8 @@ func TestPromoteWaitsForCapacity(t *testing.T) {
 	})
 	d := Decide(i)
 	// One ready replica of four carries at most 25%.
-	if d.Rollout.CanaryWeight > 25 {
-		t.Errorf("traffic.promote sent %d%% to a canary with 1 ready replica of 4 (phase %s, reason %s: %s)",
+	if percent.Int(25).Less(d.Rollout.CanaryWeight) {
+		t.Errorf("traffic.promote sent %s%% to a canary with 1 ready replica of 4 (phase %s, reason %s: %s)",
 			d.Rollout.CanaryWeight, d.Rollout.Status.Phase, d.Rollout.Status.Reason, d.Rollout.Status.Message)
 	}
 }
@@ -146,7 +147,7 @@ func TestPromoteWaitsForCapacity(t *testing.T) {
 func TestResumeShortOfStep0WaitsForCapacity(t *testing.T) {
 	waiting := &xr.RolloutStatus{
 		Phase: xr.PhaseProgressing, Reason: rollout.ReasonAwaitingCapacity, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](0),
-		StepStartedAt: &metav1.Time{Time: t0}, CanaryWeight: 0, PrimaryWeight: 100,
+		StepStartedAt: &metav1.Time{Time: t0}, CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 	}
 	paused := in("v2", "d2", time.Minute, func(i *Input) {
 		i.Status, i.ObservedPrimary, i.Ready = stableAt("v1", "d1"), "v1", ready(0)
@@ -159,8 +160,8 @@ func TestResumeShortOfStep0WaitsForCapacity(t *testing.T) {
 		i.Rollout.Previous, i.Rollout.RouteAtWeight = &p.Rollout.Status, routeAt(0)
 	})
 	d := Decide(resumed)
-	if d.Rollout.CanaryWeight != 0 {
-		t.Errorf("resumed with the canary at 0 ready replicas: %d%% goes to it (reason %s: %s)", d.Rollout.CanaryWeight, d.Rollout.Status.Reason, d.Rollout.Status.Message)
+	if !d.Rollout.CanaryWeight.Equal(percent.Int(0)) {
+		t.Errorf("resumed with the canary at 0 ready replicas: %s%% goes to it (reason %s: %s)", d.Rollout.CanaryWeight, d.Rollout.Status.Reason, d.Rollout.Status.Message)
 	}
 }
 
@@ -173,7 +174,7 @@ func TestResumeShortOfStep0WaitsForCapacity(t *testing.T) {
 func TestEditedPrimaryNeverMovedBack(t *testing.T) {
 	i := in("v1", "d1", time.Hour, func(i *Input) {
 		i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v9"
-		i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: 100}
+		i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: percent.Int(100)}
 	})
 	d := Decide(i)
 	type view struct {
@@ -208,14 +209,14 @@ func TestPromotionEndsAtProgressDeadline(t *testing.T) {
 			// carrying every request: then the promotion fails.
 			d := Decide(i)
 			for run := 0; run < 2 && d.Rollout.Status.Phase == xr.PhasePromoting; run++ {
-				if d.Rollout.CanaryWeight != 100 || d.PrimaryRevision != "v1" {
-					t.Fatalf("leaving the promotion: canary at %d%%, primary at %s", d.Rollout.CanaryWeight, d.PrimaryRevision)
+				if !d.Rollout.CanaryWeight.Equal(percent.Int(100)) || d.PrimaryRevision != "v1" {
+					t.Fatalf("leaving the promotion: canary at %s%%, primary at %s", d.Rollout.CanaryWeight, d.PrimaryRevision)
 				}
 				i.Rollout.Previous, i.ObservedPrimary = &d.Rollout.Status, d.PrimaryRevision
 				d = Decide(i)
 			}
 			got := []any{d.Rollout.Status.Phase, d.Rollout.Status.Reason, d.Rollout.CanaryWeight, d.PrimaryRevision}
-			want := []any{xr.PhaseFailed, rollout.ReasonProgressDeadlineExceeded, int32(0), "v1"}
+			want := []any{xr.PhaseFailed, rollout.ReasonProgressDeadlineExceeded, percent.Zero, "v1"}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("48h into a promotion with progressDeadline 30m: -want, +got:\n%s\n%s", diff, d.Rollout.Status.Message)
 			}
@@ -282,8 +283,8 @@ func TestNewRevisionWaitsForCanaryService(t *testing.T) {
 	})
 	d := Decide(i)
 	_, v2Kept := d.Record.Replicas["v2"]
-	if d.Rollout.CanaryWeight > 0 || !v2Kept {
-		t.Errorf("the run that moves the canary Service from v2 to v3 sends it %d%% and drops v2 from the record %v", d.Rollout.CanaryWeight, d.Record.Replicas)
+	if percent.Int(0).Less(d.Rollout.CanaryWeight) || !v2Kept {
+		t.Errorf("the run that moves the canary Service from v2 to v3 sends it %s%% and drops v2 from the record %v", d.Rollout.CanaryWeight, d.Record.Replicas)
 	}
 }
 
@@ -296,7 +297,7 @@ func TestNewRevisionWaitsForCanaryService(t *testing.T) {
 func TestCanaryServiceMovesOnlyWithoutTraffic(t *testing.T) {
 	v3At50 := &xr.RolloutStatus{
 		Phase: xr.PhaseProgressing, Reason: rollout.ReasonAdvanced, Revision: "v3", CanaryDigest: "d3", Step: ptr.To[int32](1),
-		StepStartedAt: &metav1.Time{Time: t0}, CanaryWeight: 50, PrimaryWeight: 50,
+		StepStartedAt: &metav1.Time{Time: t0}, CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50),
 	}
 	cases := map[string]struct {
 		reason   string
@@ -360,8 +361,8 @@ func TestCanaryServiceMovesOnlyWithoutTraffic(t *testing.T) {
 			busy := tc.in
 			busy.RouteWithoutCanary = func() (bool, string) { return false, "the route sends the canary 50%" }
 			d := Decide(busy)
-			if got := canaryOf(busy, d); got != tc.from || d.Rollout.CanaryWeight != 0 || d.Rollout.Active || d.Status.CanaryMove != nil {
-				t.Fatalf("%s, the route still sending the canary requests: the canary Service must keep %s at 0%% with no canary-only rule; got %s at %d%% (active %t), move %v: %s",
+			if got := canaryOf(busy, d); got != tc.from || !d.Rollout.CanaryWeight.Equal(percent.Int(0)) || d.Rollout.Active || d.Status.CanaryMove != nil {
+				t.Fatalf("%s, the route still sending the canary requests: the canary Service must keep %s at 0%% with no canary-only rule; got %s at %s%% (active %t), move %v: %s",
 					tc.reason, tc.from, got, d.Rollout.CanaryWeight, d.Rollout.Active, d.Status.CanaryMove, d.Rollout.Status.Message)
 			}
 
@@ -372,8 +373,8 @@ func TestCanaryServiceMovesOnlyWithoutTraffic(t *testing.T) {
 			drained.RouteWithoutCanary = func() (bool, string) { return true, "" }
 			d = Decide(drained)
 			want := &xr.CanaryMove{From: tc.from, To: tc.to, At: metav1.Time{Time: drained.Rollout.Now.Add(PromotionSettle)}}
-			if got := canaryOf(drained, d); got != tc.from || d.Rollout.CanaryWeight != 0 || !cmp.Equal(d.Status.CanaryMove, want) {
-				t.Fatalf("%s, the route observed sending the canary nothing: the move must wait %s with the Service on %s; got %s at %d%%, move %v",
+			if got := canaryOf(drained, d); got != tc.from || !d.Rollout.CanaryWeight.Equal(percent.Int(0)) || !cmp.Equal(d.Status.CanaryMove, want) {
+				t.Fatalf("%s, the route observed sending the canary nothing: the move must wait %s with the Service on %s; got %s at %s%%, move %v",
 					tc.reason, PromotionSettle, tc.from, got, d.Rollout.CanaryWeight, d.Status.CanaryMove)
 			}
 
@@ -405,7 +406,7 @@ func TestCanaryServiceMovesOnlyWithoutTraffic(t *testing.T) {
 func TestCanaryServiceMovesUnderAZeroStep(t *testing.T) {
 	zeroFirst := func(now time.Duration, f func(*Input)) Input {
 		return in("v2", "d2", now, func(i *Input) {
-			i.Rollout.Traffic.Steps = []xr.Step{{Weight: 0, Approval: true}, {Weight: 100}}
+			i.Rollout.Traffic.Steps = []xr.Step{{Weight: percent.Int(0), Approval: true}, {Weight: percent.Int(100)}}
 			// v1 is stable; the canary Service still selects it.
 			i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v1", "v1"
 			i.RouteWithoutCanary = func() (bool, string) { return true, "" }
@@ -415,15 +416,15 @@ func TestCanaryServiceMovesUnderAZeroStep(t *testing.T) {
 	first := zeroFirst(time.Minute, func(*Input) {})
 	d := Decide(first)
 	want := &xr.CanaryMove{From: "v1", To: "v2", At: metav1.Time{Time: first.Rollout.Now.Add(PromotionSettle)}}
-	if d.CanaryRevision != "v1" || d.Rollout.Active || d.Rollout.CanaryWeight != 0 || !cmp.Equal(d.Status.CanaryMove, want) {
-		t.Fatalf("v2 starts at its 0%% step, the route sending v1's Service nothing: the move must wait %s with the Service on v1 and no canary-only rule; got %q (active %t) at %d%%, move %v: %s",
+	if d.CanaryRevision != "v1" || d.Rollout.Active || !d.Rollout.CanaryWeight.Equal(percent.Int(0)) || !cmp.Equal(d.Status.CanaryMove, want) {
+		t.Fatalf("v2 starts at its 0%% step, the route sending v1's Service nothing: the move must wait %s with the Service on v1 and no canary-only rule; got %q (active %t) at %s%%, move %v: %s",
 			PromotionSettle, d.CanaryRevision, d.Rollout.Active, d.Rollout.CanaryWeight, d.Status.CanaryMove, d.Rollout.Status.Message)
 	}
 
 	settled := zeroFirst(time.Minute+PromotionSettle, func(i *Input) { i.Rollout.Previous, i.Status = &d.Rollout.Status, &d.Status })
 	d = Decide(settled)
-	if d.CanaryRevision != "" || d.Status.CanaryMove != nil || d.Rollout.Active || d.Rollout.CanaryWeight != 0 {
-		t.Fatalf("%s later, the canary Service must move to v2 on a run whose route sends it nothing; got %q (active %t) at %d%%, move %v: %s",
+	if d.CanaryRevision != "" || d.Status.CanaryMove != nil || d.Rollout.Active || !d.Rollout.CanaryWeight.Equal(percent.Int(0)) {
+		t.Fatalf("%s later, the canary Service must move to v2 on a run whose route sends it nothing; got %q (active %t) at %s%%, move %v: %s",
 			PromotionSettle, d.CanaryRevision, d.Rollout.Active, d.Rollout.CanaryWeight, d.Status.CanaryMove, d.Rollout.Status.Message)
 	}
 
@@ -445,7 +446,7 @@ func TestCanaryServiceMoveStartsOverWhenTrafficReturns(t *testing.T) {
 		i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v1", "d1"), "v1", "v2"
 		i.Status.CanaryMove = &xr.CanaryMove{From: "v2", To: "v3", At: at(3*time.Minute - time.Second)}
 		i.Rollout.Previous = progressingAt(0, 2*time.Minute)
-		i.Rollout.Previous.Revision, i.Rollout.Previous.CanaryWeight, i.Rollout.Previous.PrimaryWeight = "v3", 0, 100
+		i.Rollout.Previous.Revision, i.Rollout.Previous.CanaryWeight, i.Rollout.Previous.PrimaryWeight = "v3", percent.Zero, percent.Max
 		i.RouteWithoutCanary = func() (bool, string) { return false, "the route sends the canary 10%" }
 	})
 	d := Decide(i)
@@ -464,8 +465,8 @@ func TestPausedRevisionEditMovesNothing(t *testing.T) {
 		i.RouteWithoutCanary = func() (bool, string) { return false, "the route sends the canary 50%" }
 	})
 	d := Decide(i)
-	if !d.Rollout.HoldPrevious || d.Rollout.CanaryWeight != 50 || d.Status.CanaryMove != nil {
-		t.Errorf("paused: the previous composition is held at 50%% and nothing moves; got hold %t at %d%%, move %v", d.Rollout.HoldPrevious, d.Rollout.CanaryWeight, d.Status.CanaryMove)
+	if !d.Rollout.HoldPrevious || !d.Rollout.CanaryWeight.Equal(percent.Int(50)) || d.Status.CanaryMove != nil {
+		t.Errorf("paused: the previous composition is held at 50%% and nothing moves; got hold %t at %s%%, move %v", d.Rollout.HoldPrevious, d.Rollout.CanaryWeight, d.Status.CanaryMove)
 	}
 }
 
@@ -477,7 +478,7 @@ func TestPromotionSettleHostileEdits(t *testing.T) {
 	type want struct {
 		phase  xr.Phase
 		reason string
-		weight int32
+		weight percent.Percent
 		// primary is the revision the primary Service selects after the
 		// run.
 		primary string
@@ -509,7 +510,7 @@ func TestPromotionSettleHostileEdits(t *testing.T) {
 			reason: "Control: the run that first finds the route at 100% sets the primary's move PromotionSettle later and asks to be called then.",
 			in:     settling(now, nil, func(*Input) {}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v1",
 				nextStepAt: ptr.To(now + PromotionSettle), requeueAtMost: PromotionSettle,
 			},
 		},
@@ -517,7 +518,7 @@ func TestPromotionSettleHostileEdits(t *testing.T) {
 			reason: "Control: at nextStepAt the primary Service moves, the route still at 100% to the canary.",
 			in:     settling(now, ptr.To(now), func(*Input) {}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v2",
 				nextStepAt: ptr.To(now), requeueAtMost: rollout.MinRequeue,
 			},
 		},
@@ -525,7 +526,7 @@ func TestPromotionSettleHostileEdits(t *testing.T) {
 			reason: "Attack: a nextStepAt a year ahead (written by hand, or by a replica whose clock runs ahead) must not hold the promotion for a year nor ask Crossplane to call back in a year: the engine counts a time nobody reached as now (rollout.stepStartedAt), and the settle is PromotionSettle at most, the requeue MaxRequeue at most.",
 			in:     settling(now, ptr.To(365*24*time.Hour), func(*Input) {}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v1",
 				nextStepAt: ptr.To(now + PromotionSettle), requeueAtMost: PromotionSettle,
 			},
 		},
@@ -533,7 +534,7 @@ func TestPromotionSettleHostileEdits(t *testing.T) {
 			reason: "Attack: a replica whose clock ran an hour ahead wrote nextStepAt: the promotion waits PromotionSettle at most from now, not an hour.",
 			in:     settling(now, ptr.To(now+time.Hour), func(*Input) {}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v1",
 				nextStepAt: ptr.To(now + PromotionSettle), requeueAtMost: PromotionSettle,
 			},
 		},
@@ -542,37 +543,37 @@ func TestPromotionSettleHostileEdits(t *testing.T) {
 			in: settling(now, ptr.To(365*24*time.Hour), func(i *Input) {
 				i.Rollout.Traffic.ProgressDeadline = time.Minute
 			}),
-			want: want{phase: xr.PhaseFailed, reason: rollout.ReasonProgressDeadlineExceeded, weight: 0, primary: "v1", requeueAtMost: rollout.MaxRequeue},
+			want: want{phase: xr.PhaseFailed, reason: rollout.ReasonProgressDeadlineExceeded, weight: percent.Int(0), primary: "v1", requeueAtMost: rollout.MaxRequeue},
 		},
 		"AbortDuringSettle": {
 			reason: "Control: an abort while the settle waits goes straight to 0% without unwinding (the primary Service never moved), and leaves no nextStepAt.",
 			in:     settling(now, ptr.To(now+5*time.Second), func(i *Input) { i.Rollout.Traffic.Abort = true }),
-			want:   want{phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: 0, primary: "v1", requeueAtMost: rollout.MaxRequeue},
+			want:   want{phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: percent.Int(0), primary: "v1", requeueAtMost: rollout.MaxRequeue},
 		},
 		"PauseDuringSettle": {
 			reason: "Control: a pause while the settle waits moves nothing and forgets the time: the settle starts again on resume.",
 			in:     settling(now, ptr.To(now+5*time.Second), func(i *Input) { i.Rollout.Traffic.Paused = true }),
-			want:   want{phase: xr.PhasePromoting, reason: rollout.ReasonPaused, weight: 100, primary: "v1", requeueAtMost: rollout.MaxRequeue},
+			want:   want{phase: xr.PhasePromoting, reason: rollout.ReasonPaused, weight: percent.Int(100), primary: "v1", requeueAtMost: rollout.MaxRequeue},
 		},
 		"NewRevisionDuringSettle": {
 			reason: "Control: canary.revision set to v3 while v2 settles: the primary never moved, v3 starts at 0% (its canary Service moves from v2 to v3 with no request), and the promotion's nextStepAt is not v3's.",
 			in: settling(now, ptr.To(now+5*time.Second), func(i *Input) {
 				i.Rollout.Revision, i.Rollout.CanaryDigest, i.ObservedCanary = "v3", "d3", "v2"
 			}),
-			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v1", nextStepAt: ptr.To(now + time.Minute), requeueAtMost: rollout.HoldRequeue},
+			want: want{phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: percent.Int(0), primary: "v1", nextStepAt: ptr.To(now + time.Minute), requeueAtMost: rollout.HoldRequeue},
 		},
 		"PromotedLeavesNoNextStepAt": {
 			reason: "Control: once the primary is observed at v2 and ready, the release is Succeeded without the promotion's nextStepAt.",
 			in:     settling(now, ptr.To(now-time.Second), func(i *Input) { i.ObservedPrimary = "v2" }),
-			want:   want{phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: 0, primary: "v2", requeueAtMost: rollout.MaxRequeue},
+			want:   want{phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: percent.Int(0), primary: "v2", requeueAtMost: rollout.MaxRequeue},
 		},
 		"RouteFoundStaleAfterThePrimaryMoved": {
 			reason: "Attack: after the primary Service moved to v2, the route is found not at 100% accepted (a new generation not yet accepted, or a gateway that reports Pending after a restart): nothing is known of what the data plane sends the primary, so its selector must not change on this run (it moves back to v1, and then v2 again after another settle, each a Service moved with no proof it gets no request).",
 			in: settling(now, ptr.To(now-time.Minute), func(i *Input) {
 				i.ObservedPrimary = "v2"
-				i.Rollout.RouteAtWeight = func(int32) (bool, string) { return false, "the gateway has not accepted generation 8" }
+				i.Rollout.RouteAtWeight = func(percent.Percent) (bool, string) { return false, "the gateway has not accepted generation 8" }
 			}),
-			want: want{phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", requeueAtMost: rollout.HoldRequeue},
+			want: want{phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v2", requeueAtMost: rollout.HoldRequeue},
 		},
 		"NoAcceptanceAsked": {
 			reason: "Control: with requireAcceptedRoute false the settle still runs, from the run after the one that composed 100%.",
@@ -581,7 +582,7 @@ func TestPromotionSettleHostileEdits(t *testing.T) {
 				i.Rollout.RouteAtWeight = nil
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v1",
 				nextStepAt: ptr.To(now + PromotionSettle), requeueAtMost: PromotionSettle,
 			},
 		},
@@ -592,10 +593,10 @@ func TestPromotionSettleHostileEdits(t *testing.T) {
 				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1"}), "v2", "v2"
 				i.Rollout.Previous = &xr.RolloutStatus{
 					Phase: xr.PhasePromoting, Reason: rollout.ReasonAwaitingCapacity, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2),
-					StepStartedAt: ptr.To(at(time.Hour)), CanaryWeight: 0, PrimaryWeight: 100,
+					StepStartedAt: ptr.To(at(time.Hour)), CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 				}
 			}),
-			want: want{phase: xr.PhaseFailed, reason: rollout.ReasonProgressDeadlineExceeded, weight: 0, primary: "v2", requeueAtMost: rollout.MaxRequeue},
+			want: want{phase: xr.PhaseFailed, reason: rollout.ReasonProgressDeadlineExceeded, weight: percent.Int(0), primary: "v2", requeueAtMost: rollout.MaxRequeue},
 		},
 		"PromotionFromTheLastStepWithoutACanaryService": {
 			reason: "Control: a promotion from a last step already at 100% never waits for the canary Service (only a weight below 100 does), so an unobserved canary Service cannot stall it.",
@@ -604,7 +605,7 @@ func TestPromotionSettleHostileEdits(t *testing.T) {
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = progressingAt(2, time.Minute), routeAt(100)
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v1",
 				nextStepAt: ptr.To(5*time.Minute + PromotionSettle), requeueAtMost: PromotionSettle,
 			},
 		},

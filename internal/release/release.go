@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -38,8 +39,6 @@ const (
 
 // EventReasons are the release's transitions, as the metrics count them.
 var EventReasons = []string{ReasonReleased, ReasonPromotionStarted, ReasonPromoted, ReasonRolledBack}
-
-const percentTotal = 100
 
 // PromotionSettle is how long a promotion waits, once the route is found
 // sending every request to the canary (and accepted, unless the CanaryRoute
@@ -117,7 +116,7 @@ type Record struct {
 	Canary       string           `json:"canary"`
 	Phase        xr.Phase         `json:"phase"`
 	Step         *int32           `json:"step,omitempty"`
-	CanaryWeight int32            `json:"canaryWeight"`
+	CanaryWeight percent.Percent  `json:"canaryWeight"`
 	Replicas     map[string]int32 `json:"replicas"`
 }
 
@@ -186,7 +185,7 @@ func canaryServiceMove(in Input, d Decision) Decision {
 	if in.RouteWithoutCanary != nil {
 		drained, why = in.RouteWithoutCanary()
 	}
-	if d.Rollout.CanaryWeight > 0 {
+	if !d.Rollout.CanaryWeight.IsZero() {
 		drained, why = false, "the route is taken to 0% for the canary first"
 	}
 	msg := fmt.Sprintf("the canary Service keeps selecting revision %s until the route sends it nothing (%s); then it moves to revision %s", from, why, to)
@@ -218,8 +217,8 @@ func canaryServiceMove(in Input, d Decision) Decision {
 		requeue = max(at.Sub(now), rollout.MinRequeue)
 	}
 	d.CanaryRevision, d.draining = from, true
-	d.Rollout.CanaryWeight, d.Rollout.Active = 0, false
-	d.Rollout.Status = withWeights(d.Rollout.Status, 0)
+	d.Rollout.CanaryWeight, d.Rollout.Active = percent.Zero, false
+	d.Rollout.Status = withWeights(d.Rollout.Status, percent.Zero)
 	d.Rollout.Status.Message = msg
 	d.Rollout.Requeue = min(d.Rollout.Requeue, requeue)
 	if d.Rollout.Requeue <= 0 {
@@ -303,12 +302,12 @@ func primarySelects(in Input, revision string) bool {
 // with what left the promotion (an abort, a failure, a new revision).
 func unwinding(in Input, st xr.ReleaseStatus, what string) Decision {
 	prev := *in.Rollout.Previous
-	s := withWeights(prev, percentTotal)
+	s := withWeights(prev, percent.Max)
 	s.NextStepAt, s.AwaitingApproval = nil, false
 	s.Message = fmt.Sprintf("leaving the promotion of revision %s (%s): every request stays on the canary, which selects it, while the primary Service moves back to the stable revision %s",
 		prev.Revision, what, st.Stable.Revision)
 	return Decision{
-		Rollout:         rollout.Decision{CanaryWeight: percentTotal, Active: true, Status: s, Requeue: rollout.MinRequeue, Healthy: true},
+		Rollout:         rollout.Decision{CanaryWeight: percent.Max, Active: true, Status: s, Requeue: rollout.MinRequeue, Healthy: true},
 		Status:          st,
 		PrimaryRevision: st.Stable.Revision,
 		CanaryRevision:  prev.Revision,
@@ -360,7 +359,7 @@ func settled(in Input, st xr.ReleaseStatus, msg string) Decision {
 	last := int32(len(ri.Traffic.Steps) - 1) //nolint:gosec // At most 32 steps.
 	s := xr.RolloutStatus{
 		Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: st.Stable.Revision, Step: ptr.To(last),
-		CanaryDigest: st.Stable.Digest, CanaryWeight: 0, PrimaryWeight: percentTotal, Message: msg,
+		CanaryDigest: st.Stable.Digest, CanaryWeight: percent.Zero, PrimaryWeight: percent.Max, Message: msg,
 	}
 	if p := ri.Previous; p != nil {
 		s.StepStartedAt, s.Retry, s.Promoted, s.Attempt = p.StepStartedAt, p.Retry, p.Promoted, p.Attempt
@@ -374,7 +373,7 @@ func settled(in Input, st xr.ReleaseStatus, msg string) Decision {
 		s.StepStartedAt = &metav1.Time{Time: ri.Now}
 	}
 	return Decision{
-		Rollout:         rollout.Decision{CanaryWeight: 0, Status: s, Requeue: rollout.MaxRequeue, Healthy: true},
+		Rollout:         rollout.Decision{CanaryWeight: percent.Zero, Status: s, Requeue: rollout.MaxRequeue, Healthy: true},
 		Status:          st,
 		PrimaryRevision: st.Stable.Revision,
 	}
@@ -408,8 +407,8 @@ func rollingOut(in Input, st xr.ReleaseStatus) Decision {
 		fresh.Revision = ""
 		ri.Previous = &fresh
 	}
-	ri.Capacity = func(weight int32) (bool, string) {
-		if weight > 0 && in.ObservedCanary != ri.Revision {
+	ri.Capacity = func(weight percent.Percent) (bool, string) {
+		if !weight.IsZero() && in.ObservedCanary != ri.Revision {
 			// The canary Service moves to the revision on this run, or was
 			// not applied yet: it gets requests once it selects it.
 			return false, fmt.Sprintf("the canary Service does not select revision %s yet", ri.Revision)
@@ -434,7 +433,7 @@ func rollingOut(in Input, st xr.ReleaseStatus) Decision {
 // release: every request to the primary, after a release, promotion or
 // rollback.
 func settledStatus(s *xr.RolloutStatus) bool {
-	return s.Phase == xr.PhaseSucceeded && s.CanaryWeight == 0 &&
+	return s.Phase == xr.PhaseSucceeded && s.CanaryWeight.IsZero() &&
 		(s.Reason == ReasonReleased || s.Reason == ReasonPromoted || s.Reason == ReasonRolledBack)
 }
 
@@ -498,7 +497,7 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 	case ri.Traffic.Abort:
 		// The stable revision takes every request back.
 		rd := rollout.Decision{
-			Status: withWeights(s, 0), Requeue: rollout.MaxRequeue, Healthy: false, Reason: rollout.ReasonAborted,
+			Status: withWeights(s, percent.Zero), Requeue: rollout.MaxRequeue, Healthy: false, Reason: rollout.ReasonAborted,
 			Events: []rollout.Event{{Reason: rollout.EventAborted, Warning: true, Message: fmt.Sprintf("promotion of revision %s aborted: all traffic goes back to the stable revision %s", revision, st.Stable.Revision)}},
 		}
 		rd.Status.Phase, rd.Status.Reason = xr.PhaseAborted, rollout.ReasonAborted
@@ -511,7 +510,7 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 		msg := fmt.Sprintf("the promotion of revision %s was held past its progressDeadline (%s): all traffic goes back to the stable revision %s; it was %s",
 			revision, ri.Traffic.ProgressDeadline, st.Stable.Revision, s.Message)
 		rd := rollout.Decision{
-			Status: withWeights(s, 0), Requeue: rollout.MaxRequeue, Healthy: false, Reason: rollout.ReasonProgressDeadlineExceeded,
+			Status: withWeights(s, percent.Zero), Requeue: rollout.MaxRequeue, Healthy: false, Reason: rollout.ReasonProgressDeadlineExceeded,
 			Events: []rollout.Event{{Reason: rollout.EventFailed, Warning: true, Message: msg}},
 		}
 		rd.Status.Phase, rd.Status.Reason, rd.Status.Message = xr.PhaseFailed, rollout.ReasonProgressDeadlineExceeded, msg
@@ -519,17 +518,17 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 		return d
 	case ri.Traffic.Paused:
 		// Nothing moves: the weight and the primary stay as they were.
-		if s.CanaryWeight == percentTotal && primarySelects(in, revision) {
+		if s.CanaryWeight.Equal(percent.Max) && primarySelects(in, revision) {
 			d.PrimaryRevision = revision
 		}
 		s.Reason = rollout.ReasonPaused
-		s.Message = fmt.Sprintf("paused while promoting revision %s at %d%%", revision, s.CanaryWeight)
+		s.Message = fmt.Sprintf("paused while promoting revision %s at %s%%", revision, s.CanaryWeight)
 		d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Status: s, Requeue: rollout.MaxRequeue, Healthy: true}
 		return d
 	}
 
 	// The canary carries every request first.
-	if s.CanaryWeight < percentTotal {
+	if s.CanaryWeight.Less(percent.Max) {
 		return toCanary(in, s, d)
 	}
 	// The route carries it, accepted: the primary Service moves.
@@ -540,7 +539,7 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 			d.PrimaryRevision = revision
 		}
 		s.Message = fmt.Sprintf("promoting revision %s: waiting for the route to send every request to the canary: %s", revision, why)
-		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
+		d.Rollout = rollout.Decision{CanaryWeight: percent.Max, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
 		return d
 	}
 	if in.ObservedPrimary != revision {
@@ -550,7 +549,7 @@ func promoting(in Input, st xr.ReleaseStatus) Decision {
 	if ok, why := carries(in, revision, replicas); !ok {
 		s.Reason = rollout.ReasonAwaitingCapacity
 		s.Message = fmt.Sprintf("promoting revision %s: the primary selects it, waiting for it to carry every request: %s", revision, why)
-		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
+		d.Rollout = rollout.Decision{CanaryWeight: percent.Max, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
 		return d
 	}
 	return promoted(in, st)
@@ -581,19 +580,19 @@ func toCanary(in Input, s xr.RolloutStatus, d Decision) Decision {
 		// never while its selector changes.
 		s.Reason = rollout.ReasonAwaitingCapacity
 		s.Message = fmt.Sprintf("promoting revision %s: the canary Service does not select it yet", revision)
-		d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Active: s.CanaryWeight > 0, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
+		d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Active: !s.CanaryWeight.IsZero(), Status: s, Requeue: rollout.MinRequeue, Healthy: true}
 		return d
 	}
 	if ok, why := carries(in, revision, in.Release.Replicas); !ok {
 		s.Reason = rollout.ReasonAwaitingCapacity
 		s.Message = fmt.Sprintf("promoting revision %s: the canary cannot carry every request yet: %s", revision, why)
-		d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Active: s.CanaryWeight > 0, Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
+		d.Rollout = rollout.Decision{CanaryWeight: s.CanaryWeight, Active: !s.CanaryWeight.IsZero(), Status: s, Requeue: rollout.HoldRequeue, Healthy: true}
 		return d
 	}
-	s = withWeights(s, percentTotal)
+	s = withWeights(s, percent.Max)
 	s.Reason = ReasonPromotionStarted
 	s.Message = fmt.Sprintf("promoting revision %s: every request goes to the canary while the primary Service moves to it", revision)
-	d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
+	d.Rollout = rollout.Decision{CanaryWeight: percent.Max, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
 	return d
 }
 
@@ -612,12 +611,12 @@ func movePrimary(in Input, s xr.RolloutStatus, movesAt *metav1.Time, d Decision)
 	if wait := movesAt.Sub(ri.Now); wait > 0 {
 		s.Message = fmt.Sprintf("promoting revision %s: the route sends every request to the canary; the primary Service moves to it at %s, once the gateway serves the route",
 			ri.Revision, movesAt.UTC().Format(time.RFC3339))
-		d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: max(wait, rollout.MinRequeue), Healthy: true}
+		d.Rollout = rollout.Decision{CanaryWeight: percent.Max, Status: s, Requeue: max(wait, rollout.MinRequeue), Healthy: true}
 		return d
 	}
 	d.PrimaryRevision = ri.Revision
 	s.Message = fmt.Sprintf("promoting revision %s: the primary Service moves to it", ri.Revision)
-	d.Rollout = rollout.Decision{CanaryWeight: percentTotal, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
+	d.Rollout = rollout.Decision{CanaryWeight: percent.Max, Status: s, Requeue: rollout.MinRequeue, Healthy: true}
 	return d
 }
 
@@ -659,18 +658,18 @@ func routeAtFull(ri rollout.Input) (bool, string) {
 	last := int32(len(ri.Traffic.Steps) - 1) //nolint:gosec // At most 32 steps.
 	switch {
 	case ri.RouteAtStep != nil:
-		return ri.RouteAtStep(last, percentTotal)
+		return ri.RouteAtStep(last, percent.Max)
 	case ri.RouteAtWeight != nil:
-		return ri.RouteAtWeight(percentTotal)
+		return ri.RouteAtWeight(percent.Max)
 	default:
 		return false, "the route has not been observed yet"
 	}
 }
 
 // need is how many replicas carry a weight: the release's replicas, in
-// proportion, rounded up.
-func need(replicas, weight int32) int32 {
-	return (replicas*weight + percentTotal - 1) / percentTotal
+// proportion, rounded up (0.1% of 10 replicas needs 1).
+func need(replicas int32, weight percent.Percent) int32 {
+	return weight.CeilReplicas(replicas)
 }
 
 // carries reports whether a revision's workload has the ready replicas it
@@ -689,8 +688,8 @@ func carries(in Input, revision string, n int32) (bool, string) {
 	return true, ""
 }
 
-func withWeights(s xr.RolloutStatus, canary int32) xr.RolloutStatus {
-	s.CanaryWeight, s.PrimaryWeight = canary, percentTotal-canary
+func withWeights(s xr.RolloutStatus, canary percent.Percent) xr.RolloutStatus {
+	s.CanaryWeight, s.PrimaryWeight = canary, canary.Rest()
 	return s
 }
 
@@ -727,7 +726,7 @@ func record(in Input, d Decision) Record {
 		r.Replicas[r.Canary] = canaryReplicas(in, d)
 	}
 	// The revisions that Services select, as observed and as composed.
-	prevWeight := int32(0)
+	prevWeight := percent.Zero
 	if p := ri.Previous; p != nil {
 		prevWeight = p.CanaryWeight
 	}
@@ -749,7 +748,7 @@ func record(in Input, d Decision) Record {
 		// The canary Service moves away from a revision, which keeps
 		// what it had until the move is applied. (The canary's own
 		// Service, selecting it, is sized above.)
-		served = append(served, selected{in.ObservedCanary, max(need(replicas, max(prevWeight, d.Rollout.CanaryWeight)), 1)})
+		served = append(served, selected{in.ObservedCanary, max(need(replicas, percent.Greater(prevWeight, d.Rollout.CanaryWeight)), 1)})
 	}
 	known := append(d.Status.Revisions(), r.Canary)
 	if p := ri.Previous; p != nil {
@@ -775,7 +774,7 @@ func canaryReplicas(in Input, d Decision) int32 {
 		if ri.Previous == nil {
 			return 0
 		}
-		if ok, _ := observedAt(ri, s.Step, 0); ok && ri.Previous.CanaryWeight == 0 {
+		if ok, _ := observedAt(ri, s.Step, percent.Zero); ok && ri.Previous.CanaryWeight.IsZero() {
 			return 0
 		}
 		// The route sends it requests until the new route is applied.
@@ -793,19 +792,19 @@ func canaryReplicas(in Input, d Decision) int32 {
 	steps := ri.Traffic.Steps
 	if s.Step != nil && int(*s.Step) < len(steps) {
 		i := *s.Step
-		w = max(w, steps[i].Weight)
+		w = percent.Greater(w, steps[i].Weight)
 		if int(i)+1 < len(steps) {
-			w = max(w, steps[i+1].Weight)
+			w = percent.Greater(w, steps[i+1].Weight)
 		}
 		if int(i) == len(steps)-1 {
-			w = percentTotal
+			w = percent.Max
 		}
 	}
 	return max(need(replicas, w), 1)
 }
 
 // observedAt reports whether the observed route sends the canary weight.
-func observedAt(ri rollout.Input, step *int32, weight int32) (bool, string) {
+func observedAt(ri rollout.Input, step *int32, weight percent.Percent) (bool, string) {
 	switch {
 	case ri.RouteAtStep != nil && step != nil:
 		return ri.RouteAtStep(*step, weight)

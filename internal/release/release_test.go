@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -29,17 +30,17 @@ func podinfo() *xr.Release {
 
 // steps are 10% and 50% for a minute each, then 100%.
 func steps() []xr.Step {
-	return []xr.Step{{Weight: 10, Pause: time.Minute}, {Weight: 50, Pause: time.Minute}, {Weight: 100}}
+	return []xr.Step{{Weight: percent.Int(10), Pause: time.Minute}, {Weight: percent.Int(50), Pause: time.Minute}, {Weight: percent.Int(100)}}
 }
 
 // routeAt is a gateway whose observed route carries canary weight w,
 // accepted.
-func routeAt(w int32) func(int32) (bool, string) {
-	return func(asked int32) (bool, string) {
-		if asked == w {
+func routeAt(w int32) func(percent.Percent) (bool, string) {
+	return func(asked percent.Percent) (bool, string) {
+		if asked.Equal(percent.Int(w)) {
 			return true, ""
 		}
-		return false, fmt.Sprintf("the route carries %d%%, not %d%%", w, asked)
+		return false, fmt.Sprintf("the route carries %d%%, not %s%%", w, asked)
 	}
 }
 
@@ -72,15 +73,16 @@ func progressingAt(i int32, start time.Duration) *xr.RolloutStatus {
 	w := steps()[i].Weight
 	return &xr.RolloutStatus{
 		Phase: xr.PhaseProgressing, Reason: rollout.ReasonAdvanced, Revision: "v2", CanaryDigest: "d2", Step: ptr.To(i),
-		StepStartedAt: &metav1.Time{Time: t0.Add(start)}, CanaryWeight: w, PrimaryWeight: 100 - w,
+		StepStartedAt: &metav1.Time{Time: t0.Add(start)}, CanaryWeight: w, PrimaryWeight: w.Rest(),
 	}
 }
 
 // promotingAt is status.rollout of revision v2 promoting at weight w.
-func promotingAt(w int32) *xr.RolloutStatus {
+func promotingAt(whole int32) *xr.RolloutStatus {
+	w := percent.Int(whole)
 	return &xr.RolloutStatus{
 		Phase: xr.PhasePromoting, Reason: ReasonPromotionStarted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2),
-		StepStartedAt: &metav1.Time{Time: t0}, CanaryWeight: w, PrimaryWeight: 100 - w,
+		StepStartedAt: &metav1.Time{Time: t0}, CanaryWeight: w, PrimaryWeight: w.Rest(),
 	}
 }
 
@@ -88,7 +90,7 @@ func TestDecide(t *testing.T) {
 	type want struct {
 		phase    xr.Phase
 		reason   string
-		weight   int32
+		weight   percent.Percent
 		primary  string
 		stable   string
 		history  []string
@@ -108,7 +110,7 @@ func TestDecide(t *testing.T) {
 			reason: "The first revision has nothing to compare to: it is stable at once, the primary serves it, said once.",
 			in:     in("v1", "d1", 0, func(*Input) {}),
 			want: want{
-				phase: xr.PhaseSucceeded, reason: ReasonReleased, weight: 0, primary: "v1", stable: "v1",
+				phase: xr.PhaseSucceeded, reason: ReasonReleased, weight: percent.Int(0), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4}, events: []string{ReasonReleased},
 			},
 		},
@@ -116,18 +118,18 @@ func TestDecide(t *testing.T) {
 			reason: "A canary at the stable revision has nothing to roll out: the primary serves every request, and nothing is said.",
 			in: in("v1", "d1", time.Hour, func(i *Input) {
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
-				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), CanaryWeight: 0, PrimaryWeight: 100}
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100)}
 			}),
-			want: want{phase: xr.PhaseSucceeded, reason: ReasonReleased, weight: 0, primary: "v1", stable: "v1", replicas: map[string]int32{"v1": 4}},
+			want: want{phase: xr.PhaseSucceeded, reason: ReasonReleased, weight: percent.Int(0), primary: "v1", stable: "v1", replicas: map[string]int32{"v1": 4}},
 		},
 		"NewRevisionStarts": {
 			reason: "Changing canary.revision is the one edit of a release: the rollout starts at step 0; the canary is scaled ahead of its traffic, for the next step's 50%.",
 			in: in("v2", "d2", time.Hour, func(i *Input) {
 				i.Status, i.ObservedPrimary = stableAt("v1", "d1"), "v1"
-				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: 100}
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: percent.Int(100)}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: 10, primary: "v1", stable: "v1",
+				phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: percent.Int(10), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 2}, events: []string{rollout.ReasonStarted},
 			},
 		},
@@ -135,10 +137,10 @@ func TestDecide(t *testing.T) {
 			reason: "A canary whose workload cannot carry the first step's weight waits at 0%: no request reaches pods that are not there.",
 			in: in("v2", "d2", time.Hour, func(i *Input) {
 				i.Status, i.ObservedPrimary, i.Ready = stableAt("v1", "d1"), "v1", ready(0)
-				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: 100}
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonReleased, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: percent.Int(100)}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v1", stable: "v1",
+				phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: percent.Int(0), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 2}, events: []string{rollout.ReasonStarted},
 			},
 		},
@@ -149,7 +151,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = progressingAt(0, 0), routeAt(10)
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 10, primary: "v1", stable: "v1",
+				phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: percent.Int(10), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 2},
 			},
 		},
@@ -160,7 +162,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = progressingAt(2, time.Minute), routeAt(100)
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted}, movesAt: ptr.To(5*time.Minute + PromotionSettle),
 			},
 		},
@@ -172,7 +174,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous.NextStepAt = ptr.To(at(6*time.Minute + time.Second))
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 4}, movesAt: ptr.To(6*time.Minute + time.Second),
 			},
 		},
@@ -184,7 +186,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous.NextStepAt = ptr.To(at(24 * time.Hour))
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 4}, movesAt: ptr.To(6*time.Minute + PromotionSettle),
 			},
 		},
@@ -196,7 +198,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous.NextStepAt = ptr.To(at(5 * time.Minute))
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 4},
 			},
 		},
@@ -208,7 +210,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous.NextStepAt = ptr.To(at(6 * time.Minute))
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v2", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 4}, movesAt: ptr.To(6 * time.Minute),
 			},
 		},
@@ -219,7 +221,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
 			}),
 			want: want{
-				phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: 0, primary: "v2", stable: "v2", history: []string{"v1"}, retiring: "v1",
+				phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: percent.Int(0), primary: "v2", stable: "v2", history: []string{"v1"}, retiring: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromoted},
 			},
 		},
@@ -228,10 +230,10 @@ func TestDecide(t *testing.T) {
 			in: in("v2", "d2", time.Hour, func(i *Input) {
 				i.Status, i.ObservedPrimary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1"}), "v2"
 				i.Status.Retiring = &xr.RetiringRevision{Revision: "v1", At: at(7 * time.Minute)}
-				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: percent.Int(100)}
 			}),
 			want: want{
-				phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: 0, primary: "v2", stable: "v2", history: []string{"v1"}, retiring: "v1",
+				phase: xr.PhaseSucceeded, reason: ReasonPromoted, weight: percent.Int(0), primary: "v2", stable: "v2", history: []string{"v1"}, retiring: "v1",
 				replicas: map[string]int32{"v1": 0, "v2": 4},
 			},
 		},
@@ -240,10 +242,10 @@ func TestDecide(t *testing.T) {
 			in: in("v1", "d1", time.Hour, func(i *Input) {
 				i.Rollout.Traffic.RollbackWindow = 3
 				i.Status, i.ObservedPrimary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1"}), "v2"
-				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: percent.Int(100)}
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v2", stable: "v2", history: []string{"v1"},
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v2", stable: "v2", history: []string{"v1"},
 				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted},
 			},
 		},
@@ -252,10 +254,10 @@ func TestDecide(t *testing.T) {
 			in: in("v1", "d1", time.Hour, func(i *Input) {
 				i.Rollout.Traffic.RollbackWindow = 3
 				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "d1"}), "v2", "v2"
-				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: percent.Int(100)}
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v2", stable: "v2", history: []string{"v1"},
+				phase: xr.PhasePromoting, reason: rollout.ReasonAwaitingCapacity, weight: percent.Int(0), primary: "v2", stable: "v2", history: []string{"v1"},
 				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonPromotionStarted},
 			},
 		},
@@ -264,10 +266,10 @@ func TestDecide(t *testing.T) {
 			in: in("v1", "d1", time.Hour, func(i *Input) {
 				i.Rollout.Traffic.RollbackWindow = 3
 				i.Status, i.ObservedPrimary = stableAt("v2", "d2", xr.ReleasedRevision{Revision: "v1", Digest: "other"}), "v2"
-				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: 100}
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v2", CanaryDigest: "d2", Step: ptr.To[int32](2), PrimaryWeight: percent.Int(100)}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: 10, primary: "v2", stable: "v2", history: []string{"v1"},
+				phase: xr.PhaseProgressing, reason: rollout.ReasonStarted, weight: percent.Int(10), primary: "v2", stable: "v2", history: []string{"v1"},
 				replicas: map[string]int32{"v1": 2, "v2": 4}, events: []string{rollout.ReasonStarted},
 			},
 		},
@@ -281,7 +283,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = p, routeAt(100)
 			}),
 			want: want{
-				phase: xr.PhaseSucceeded, reason: ReasonRolledBack, weight: 0, primary: "v1", stable: "v1", history: []string{"v2"}, retiring: "v2",
+				phase: xr.PhaseSucceeded, reason: ReasonRolledBack, weight: percent.Int(0), primary: "v1", stable: "v1", history: []string{"v2"}, retiring: "v2",
 				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{ReasonRolledBack},
 			},
 		},
@@ -293,7 +295,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
 			}),
 			want: want{
-				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: 100, primary: "v1", stable: "v1",
+				phase: xr.PhasePromoting, reason: ReasonPromotionStarted, weight: percent.Int(100), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 4},
 			},
 		},
@@ -305,7 +307,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = promotingAt(100), routeAt(100)
 			}),
 			want: want{
-				phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: 0, primary: "v1", stable: "v1",
+				phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: percent.Int(0), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 4}, events: []string{rollout.EventAborted},
 			},
 		},
@@ -319,7 +321,7 @@ func TestDecide(t *testing.T) {
 				i.Rollout.Previous, i.Rollout.RouteAtWeight = p, routeAt(0)
 			}),
 			want: want{
-				phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: 0, primary: "v1", stable: "v1",
+				phase: xr.PhaseAborted, reason: rollout.ReasonAborted, weight: percent.Int(0), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v2": 0},
 			},
 		},
@@ -327,10 +329,10 @@ func TestDecide(t *testing.T) {
 			reason: "Attack: status.release naming a stable revision that never rolled out (v9) is not believed: the primary Service observed selecting v1 says which is stable, so v9 rolls out through the steps (the canary Service moves to it at 0% first).",
 			in: in("v9", "d9", time.Hour, func(i *Input) {
 				i.Status, i.ObservedPrimary, i.ObservedCanary = stableAt("v9", "d9"), "v1", "v1"
-				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v9", CanaryDigest: "d9", Step: ptr.To[int32](2), PrimaryWeight: 100}
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v9", CanaryDigest: "d9", Step: ptr.To[int32](2), PrimaryWeight: percent.Int(100)}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: 0, primary: "v1", stable: "v1",
+				phase: xr.PhaseProgressing, reason: rollout.ReasonAwaitingCapacity, weight: percent.Int(0), primary: "v1", stable: "v1",
 				replicas: map[string]int32{"v1": 4, "v9": 2}, events: []string{rollout.ReasonStarted},
 			},
 		},
@@ -360,8 +362,33 @@ func TestDecide(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nDecide(...): -want, +got:\n%s\nmessage: %s", tc.reason, diff, d.Rollout.Status.Message)
 			}
-			if d.Rollout.Status.CanaryWeight != d.Rollout.CanaryWeight || d.Rollout.Status.PrimaryWeight != 100-d.Rollout.CanaryWeight {
-				t.Errorf("%s\nthe status says %d/%d, the route carries %d%% to the canary", tc.reason, d.Rollout.Status.PrimaryWeight, d.Rollout.Status.CanaryWeight, d.Rollout.CanaryWeight)
+			if !d.Rollout.Status.CanaryWeight.Equal(d.Rollout.CanaryWeight) || !d.Rollout.Status.PrimaryWeight.Equal(d.Rollout.CanaryWeight.Rest()) {
+				t.Errorf("%s\nthe status says %s/%s, the route carries %s%% to the canary", tc.reason, d.Rollout.Status.PrimaryWeight, d.Rollout.Status.CanaryWeight, d.Rollout.CanaryWeight)
+			}
+		})
+	}
+}
+
+// TestNeed pins the replicas a weight needs: the release's replicas in
+// proportion, rounded up, for whole weights as before and for finer ones.
+func TestNeed(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		replicas int32
+		weight   percent.Percent
+		want     int32
+	}{
+		"Whole":       {reason: "10% of 3 replicas is 0.3, rounded up to 1, as before.", replicas: 3, weight: percent.Int(10), want: 1},
+		"WholeExact":  {reason: "50% of 10 replicas is 5.", replicas: 10, weight: percent.Int(50), want: 5},
+		"Tenth":       {reason: "0.1% of 10 replicas is 0.01: a canary that gets any traffic gets a replica.", replicas: 10, weight: percent.Hundredths(10), want: 1},
+		"TenthOfMany": {reason: "0.1% of 1,000 replicas is 1.", replicas: 1000, weight: percent.Hundredths(10), want: 1},
+		"Fine":        {reason: "25.5% of 10 replicas is 2.55, rounded up to 3.", replicas: 10, weight: percent.Hundredths(2550), want: 3},
+		"Zero":        {reason: "0% needs none.", replicas: 10, weight: percent.Zero, want: 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, need(tc.replicas, tc.weight)); diff != "" {
+				t.Errorf("%s\nneed(%d, %s): -want, +got:\n%s", tc.reason, tc.replicas, tc.weight, diff)
 			}
 		})
 	}
@@ -396,7 +423,7 @@ func TestReturnToStableIsARollback(t *testing.T) {
 				i.Status = stableAt("v1", "d1")
 				i.Rollout.Previous = &xr.RolloutStatus{
 					Phase: xr.PhaseSucceeded, Reason: ReasonRolledBack, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2),
-					PrimaryWeight: 100, Message: "rolled back to revision v1: the primary serves every request; revision v2 gets none",
+					PrimaryWeight: percent.Int(100), Message: "rolled back to revision v1: the primary serves every request; revision v2 gets none",
 				}
 			}),
 			want: want{phase: xr.PhaseSucceeded, reason: ReasonRolledBack},
@@ -405,7 +432,7 @@ func TestReturnToStableIsARollback(t *testing.T) {
 			reason: "a release whose canary is its stable revision keeps the reason it had",
 			in: in("v1", "d1", 4*time.Minute, func(i *Input) {
 				i.Status = stableAt("v1", "d1")
-				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: 100}
+				i.Rollout.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonPromoted, Revision: "v1", CanaryDigest: "d1", Step: ptr.To[int32](2), PrimaryWeight: percent.Int(100)}
 			}),
 			want: want{phase: xr.PhaseSucceeded, reason: ReasonPromoted},
 		},

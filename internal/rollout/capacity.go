@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -19,7 +20,7 @@ const ReasonAwaitingCapacity = "AwaitingCapacity"
 // waited. Whatever the reason, step 0 at 0% was never entered.
 func entering(in Input, prev *xr.RolloutStatus) bool {
 	return in.Capacity != nil && prev.Step != nil && *prev.Step == 0 &&
-		prev.CanaryWeight == 0 && in.Traffic.Steps[0].Weight > 0
+		prev.CanaryWeight.IsZero() && !in.Traffic.Steps[0].Weight.IsZero()
 }
 
 // awaitingEntry keeps a rollout at 0%, at step 0, while the canary cannot
@@ -28,7 +29,7 @@ func entering(in Input, prev *xr.RolloutStatus) bool {
 // the progress deadline, from when it started.
 func awaitingEntry(in Input, cur xr.RolloutStatus, ev Event) (Decision, bool) {
 	steps := in.Traffic.Steps
-	if in.Capacity == nil || steps[0].Weight == 0 {
+	if in.Capacity == nil || steps[0].Weight.IsZero() {
 		return Decision{}, false
 	}
 	ok, why := in.Capacity(steps[0].Weight)
@@ -44,8 +45,8 @@ func awaitingEntry(in Input, cur xr.RolloutStatus, ev Event) (Decision, bool) {
 	cur.NextStepAt = &metav1.Time{Time: cur.StepStartedAt.Add(steps[0].Pause)}
 	cur.AwaitingApproval = false
 	return withEvent(Decision{
-		CanaryWeight: 0,
-		Status:       withWeights(cur, 0),
+		CanaryWeight: percent.Zero,
+		Status:       withWeights(cur, percent.Zero),
 		Requeue:      untilDeadline(in, cur.StepStartedAt.Time),
 		Analysis:     steps[0].Analysis,
 		Healthy:      true,
@@ -63,5 +64,5 @@ func capacityHold(in Input, next int32) (hold, bool) {
 	if ok {
 		return hold{}, false
 	}
-	return hold{why: fmt.Sprintf("awaiting capacity for step %d (%d%%): %s", next, w, why), requeue: HoldRequeue, beyondPause: true}, true
+	return hold{why: fmt.Sprintf("awaiting capacity for step %d (%s%%): %s", next, w, why), requeue: HoldRequeue, beyondPause: true}, true
 }

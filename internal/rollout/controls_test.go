@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -16,9 +17,9 @@ import (
 // approval, then 100%.
 func stepsControls() []xr.Step {
 	return []xr.Step{
-		{Weight: 10, Pause: time.Minute, Analysis: []string{"smoke"}},
-		{Weight: 50, Approval: true},
-		{Weight: 100},
+		{Weight: percent.Int(10), Pause: time.Minute, Analysis: []string{"smoke"}},
+		{Weight: percent.Int(50), Approval: true},
+		{Weight: percent.Int(100)},
 	}
 }
 
@@ -41,7 +42,7 @@ func at0(i int32, f func(s *xr.RolloutStatus)) *xr.RolloutStatus {
 	w := stepsControls()[i].Weight
 	s := &xr.RolloutStatus{
 		Phase: xr.PhaseProgressing, Reason: ReasonAdvanced, Revision: "v2", Step: i32(i), StepStartedAt: mt(0),
-		NextStepAt: mt(stepsControls()[i].Pause), CanaryWeight: w, PrimaryWeight: 100 - w,
+		NextStepAt: mt(stepsControls()[i].Pause), CanaryWeight: w, PrimaryWeight: w.Rest(),
 	}
 	if f != nil {
 		f(s)
@@ -60,7 +61,7 @@ func TestDecideControls(t *testing.T) {
 		phase    xr.Phase
 		reason   string
 		step     int32
-		weight   int32
+		weight   percent.Percent
 		message  string
 		awaiting bool
 		analysis []xr.AnalysisVerdict
@@ -81,7 +82,7 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(0, nil), at(2*time.Minute), routeAt(10)
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10), compose: []string{"smoke"},
 				message: `holding step 0 (10%): analysis smoke has not been created yet`,
 			},
 		},
@@ -92,7 +93,7 @@ func TestDecideControls(t *testing.T) {
 				in.Analysis = []AnalysisObservation{smoke(0, Check{})}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10), compose: []string{"smoke"},
 				message: `holding step 0 (10%): analysis smoke does not match successWhen object.status.succeeded > 0 yet`,
 			},
 		},
@@ -103,7 +104,7 @@ func TestDecideControls(t *testing.T) {
 				in.Analysis = []AnalysisObservation{smoke(0, Check{Err: "no such key: succeeded"})}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10), compose: []string{"smoke"},
 				message: `holding step 0 (10%): analysis smoke cannot be judged yet: no such key: succeeded`,
 			},
 		},
@@ -114,7 +115,7 @@ func TestDecideControls(t *testing.T) {
 				in.Analysis = []AnalysisObservation{smoke(0, Check{Success: true})}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: percent.Int(50),
 				message:  "holding step 1 (50%): the route carries 10%, not 50%",
 				analysis: []xr.AnalysisVerdict{{Name: "smoke", Step: 0, Verdict: xr.VerdictPassed, Time: metav1.Time{Time: at(2 * time.Minute)}}},
 				events: []Event{
@@ -137,7 +138,7 @@ func TestDecideControls(t *testing.T) {
 				}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10), compose: []string{"smoke"},
 				message: `holding step 0 (10%): analysis smoke has not been created yet`,
 			},
 		},
@@ -148,7 +149,7 @@ func TestDecideControls(t *testing.T) {
 				in.Analysis = []AnalysisObservation{smoke(0, Check{Failed: true})}
 			}),
 			want: want{
-				phase: xr.PhaseFailed, reason: ReasonAnalysisFailed, weight: 0,
+				phase: xr.PhaseFailed, reason: ReasonAnalysisFailed, weight: percent.Int(0),
 				message:  "analysis smoke of step 0 failed at 2026-12-02T10:00:30Z",
 				analysis: []xr.AnalysisVerdict{{Name: "smoke", Step: 0, Verdict: xr.VerdictFailed, Time: metav1.Time{Time: at(30 * time.Second)}}},
 				events:   []Event{{Reason: EventFailed, Message: "analysis smoke of step 0 failed at 2026-12-02T10:00:30Z", Warning: true}},
@@ -163,7 +164,7 @@ func TestDecideControls(t *testing.T) {
 				in.Now, in.RouteAtWeight = at(30*time.Second), routeAt(10)
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10), compose: []string{"smoke"},
 				message:  "holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
 				analysis: []xr.AnalysisVerdict{{Name: "smoke", Step: 0, Verdict: xr.VerdictPassed, Time: metav1.Time{Time: at(time.Minute)}}},
 			},
@@ -174,7 +175,7 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(1, nil), at(time.Minute), routeAt(50)
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
+				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: percent.Int(50), awaiting: true,
 				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}",
 				events:  []Event{{Reason: ReasonAwaitingApproval, Message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"}},
 			},
@@ -189,7 +190,7 @@ func TestDecideControls(t *testing.T) {
 				in.Now, in.RouteAtWeight = at(time.Hour), routeAt(50)
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
+				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: percent.Int(50), awaiting: true,
 				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}",
 			},
 		},
@@ -200,7 +201,7 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Approval = &xr.Approval{Revision: "v1", Step: 5}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
+				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: percent.Int(50), awaiting: true,
 				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}",
 				events:  []Event{{Reason: ReasonAwaitingApproval, Message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"}},
 			},
@@ -212,7 +213,7 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Approval = &xr.Approval{Revision: "v2", Step: 0}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
+				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: percent.Int(50), awaiting: true,
 				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}",
 				events:  []Event{{Reason: ReasonAwaitingApproval, Message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}"}},
 			},
@@ -225,7 +226,7 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Approval = &xr.Approval{Revision: "v2", Step: 2}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonApproved, step: 2, weight: 100,
+				phase: xr.PhaseProgressing, reason: ReasonApproved, step: 2, weight: percent.Int(100),
 				message: "holding step 2 (100%): the route carries 50%, not 100%",
 				events:  []Event{{Reason: ReasonApproved, Message: "step 1 of revision v2 approved: the rollout advanced to step 2 (100%)"}},
 			},
@@ -241,7 +242,7 @@ func TestDecideControls(t *testing.T) {
 				in.Now, in.RouteAtWeight = at(time.Minute), routeAt(50)
 			}),
 			want: want{
-				phase: xr.PhasePaused, reason: ReasonPaused, step: 1, weight: 50, message: "paused at step 1 (50%)",
+				phase: xr.PhasePaused, reason: ReasonPaused, step: 1, weight: percent.Int(50), message: "paused at step 1 (50%)",
 				events: []Event{{Reason: EventPaused, Message: "paused at step 1 (50%)"}},
 			},
 		},
@@ -252,7 +253,7 @@ func TestDecideControls(t *testing.T) {
 				in.Previous, in.Now, in.RouteAtWeight = at0(1, nil), at(time.Minute), routeAt(50)
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: percent.Int(50),
 				message: "holding step 1 (50%): pause until 2026-12-02T11:00:00Z",
 			},
 		},
@@ -264,7 +265,7 @@ func TestDecideControls(t *testing.T) {
 				in.Now, in.RouteAtWeight = at(24*time.Hour), routeAt(50)
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: 50, awaiting: true,
+				phase: xr.PhaseProgressing, reason: ReasonAwaitingApproval, step: 1, weight: percent.Int(50), awaiting: true,
 				message: "holding step 1 (50%): awaiting approval: set traffic.approval to {revision: v2, step: 1}",
 			},
 		},
@@ -275,7 +276,7 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Promote = &xr.Promote{Revision: "v2"}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonPromoted, step: 2, weight: 100, promoted: "v2",
+				phase: xr.PhaseProgressing, reason: ReasonPromoted, step: 2, weight: percent.Int(100), promoted: "v2",
 				message: "holding step 2 (100%): the route carries 10%, not 100%",
 				events:  []Event{{Reason: ReasonPromoted, Message: "revision v2 promoted from step 0 to its last step 2 (100%)"}},
 			},
@@ -287,7 +288,7 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Promote = &xr.Promote{Revision: "v2"}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10), compose: []string{"smoke"},
 				message: "holding step 0 (10%): " + holdGatewayNoGo,
 			},
 		},
@@ -298,7 +299,7 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Promote = &xr.Promote{Revision: "v1"}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10), compose: []string{"smoke"},
 				message: "holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
 			},
 		},
@@ -310,7 +311,7 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Promote = &xr.Promote{Revision: "v2"}
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, compose: []string{"smoke"}, promoted: "v2",
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10), compose: []string{"smoke"}, promoted: "v2",
 				message: "holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
 			},
 		},
@@ -318,14 +319,14 @@ func TestDecideControls(t *testing.T) {
 			reason: "A retry value not recorded yet restarts a Failed revision at step 0, records the value, and says so.",
 			in: controlsIn(func(in *Input) {
 				in.Previous = at0(0, func(s *xr.RolloutStatus) {
-					s.Phase, s.Reason, s.CanaryWeight, s.PrimaryWeight, s.NextStepAt = xr.PhaseFailed, ReasonAnalysisFailed, 0, 100, nil
+					s.Phase, s.Reason, s.CanaryWeight, s.PrimaryWeight, s.NextStepAt = xr.PhaseFailed, ReasonAnalysisFailed, percent.Zero, percent.Max, nil
 					s.Analysis = []xr.AnalysisVerdict{{Name: "smoke", Step: 0, Verdict: xr.VerdictFailed, Time: metav1.Time{Time: at(30 * time.Second)}}}
 				})
 				in.Now, in.RouteAtWeight = at(time.Hour), routeAt(0)
 				in.Traffic.Retry = "2"
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonRetried, weight: 10, retry: "2", attempt: "2", compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonRetried, weight: percent.Int(10), retry: "2", attempt: "2", compose: []string{"smoke"},
 				message: "holding step 0 (10%): the route carries 0%, not 10%",
 				events:  []Event{{Reason: ReasonRetried, Message: "retry 2: the rollout of revision v2 restarted at step 0 (10%)"}},
 			},
@@ -334,13 +335,13 @@ func TestDecideControls(t *testing.T) {
 			reason: "A retry value already recorded never restarts a failure again.",
 			in: controlsIn(func(in *Input) {
 				in.Previous = at0(0, func(s *xr.RolloutStatus) {
-					s.Phase, s.Reason, s.CanaryWeight, s.PrimaryWeight, s.NextStepAt, s.Retry = xr.PhaseFailed, ReasonAnalysisFailed, 0, 100, nil, "2"
+					s.Phase, s.Reason, s.CanaryWeight, s.PrimaryWeight, s.NextStepAt, s.Retry = xr.PhaseFailed, ReasonAnalysisFailed, percent.Zero, percent.Max, nil, "2"
 					s.Message = "analysis smoke of step 0 failed"
 				})
 				in.Now, in.RouteAtWeight = at(time.Hour), routeAt(0)
 				in.Traffic.Retry = "2"
 			}),
-			want: want{phase: xr.PhaseFailed, reason: ReasonAnalysisFailed, weight: 0, retry: "2", message: "analysis smoke of step 0 failed"},
+			want: want{phase: xr.PhaseFailed, reason: ReasonAnalysisFailed, weight: percent.Int(0), retry: "2", message: "analysis smoke of step 0 failed"},
 		},
 		"RetryRecordedWithNothingToRetry": {
 			reason: "A retry value seen while nothing failed is recorded, so that it never restarts a later failure by itself; the attempt stays, so the running analysis is kept.",
@@ -349,7 +350,7 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Retry = "3"
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10, retry: "3", attempt: "2", compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10), retry: "3", attempt: "2", compose: []string{"smoke"},
 				message: "holding step 0 (10%): pause until 2026-12-02T10:01:00Z",
 			},
 		},
@@ -361,7 +362,7 @@ func TestDecideControls(t *testing.T) {
 				in.Traffic.Retry = "3"
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50, retry: "3",
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: percent.Int(50), retry: "3",
 				analysis: []xr.AnalysisVerdict{{Name: "smoke", Step: 0, Verdict: xr.VerdictPassed, Time: metav1.Time{Time: at(2 * time.Minute)}}},
 				message:  "holding step 1 (50%): the route carries 10%, not 50%",
 				events: []Event{
@@ -377,7 +378,7 @@ func TestDecideControls(t *testing.T) {
 				in.Now, in.RouteAtWeight = at(time.Hour), routeAt(100)
 			}),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonStarted, weight: 10, retry: "2", compose: []string{"smoke"},
+				phase: xr.PhaseProgressing, reason: ReasonStarted, weight: percent.Int(10), retry: "2", compose: []string{"smoke"},
 				message: "holding step 0 (10%): the route carries 100%, not 10%",
 				events:  []Event{{Reason: ReasonStarted, Message: "rollout of revision v2 started at step 0 (10%)"}},
 			},
@@ -452,7 +453,7 @@ func TestVerdictsStayWithinTheXRD(t *testing.T) {
 // v2 with its old promote {v2} (a Git revert) is a new rollout of v2, and
 // the promote it carries acts on it: the revert asked for it.
 func TestPromoteOfARevertedRevisionActsAgain(t *testing.T) {
-	steps := []xr.Step{{Weight: 10, Pause: time.Hour}, {Weight: 50, Approval: true}, {Weight: 100}}
+	steps := []xr.Step{{Weight: percent.Int(10), Pause: time.Hour}, {Weight: percent.Int(50), Approval: true}, {Weight: percent.Int(100)}}
 	run := func(prev *xr.RolloutStatus, rev string, now time.Duration) Decision {
 		return Decide(Input{
 			Traffic:  xr.Traffic{Steps: steps, RequireAcceptedRoute: false, Promote: &xr.Promote{Revision: rev}},
@@ -497,7 +498,7 @@ func TestPromoteOfARevertedRevisionActsAgain(t *testing.T) {
 // "2"; a spec reverted to retry "1" while v2 has failed again restarts it:
 // use a counter or a timestamp, and a revert brings the older value back.
 func TestRetryActsOnAValueOtherThanTheLastOne(t *testing.T) {
-	steps := []xr.Step{{Weight: 10, Pause: time.Hour}, {Weight: 100}}
+	steps := []xr.Step{{Weight: percent.Int(10), Pause: time.Hour}, {Weight: percent.Int(100)}}
 	failed := func(retry string) *xr.RolloutStatus {
 		return &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonGateFailed, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), Retry: retry, Message: "failed"}
 	}
@@ -528,7 +529,7 @@ func TestRetryActsOnAValueOtherThanTheLastOne(t *testing.T) {
 func TestRestartThatFailsAtOnceSaysSo(t *testing.T) {
 	broken := xr.Gate{APIVersion: "example.org/v1", Kind: "Check", Name: "canary", SuccessWhen: "object.status.ready", FailWhen: "object.status.broken", FailAfter: time.Minute}
 	failedV2 := func(s *xr.RolloutStatus) {
-		s.Phase, s.Reason, s.CanaryWeight, s.PrimaryWeight, s.NextStepAt = xr.PhaseFailed, ReasonGateFailed, 0, 100, nil
+		s.Phase, s.Reason, s.CanaryWeight, s.PrimaryWeight, s.NextStepAt = xr.PhaseFailed, ReasonGateFailed, percent.Zero, percent.Max, nil
 		s.CanaryDigest, s.Message = "v2-aaaa", "gate 0 failed: object.status.broken"
 	}
 	const failedAgain = "gate 0 failed: Check canary matches failWhen object.status.broken"

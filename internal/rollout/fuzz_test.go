@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 // FuzzDecide builds an input from the fuzzer's bytes: steps, weights,
@@ -40,10 +42,10 @@ func FuzzDecide(f *testing.F) {
 		var v []string
 		if raw {
 			s := d.Status
-			if s.CanaryWeight+s.PrimaryWeight != 100 || d.CanaryWeight != s.CanaryWeight {
+			if s.CanaryWeight.Hundredths()+s.PrimaryWeight.Hundredths() != percent.Max.Hundredths() || !d.CanaryWeight.Equal(s.CanaryWeight) {
 				v = append(v, "weights do not add up to 100")
 			}
-			if (s.Phase == "Failed" || s.Phase == "Aborted") && (d.CanaryWeight != 0 || d.Active) {
+			if (s.Phase == "Failed" || s.Phase == "Aborted") && (!d.CanaryWeight.IsZero() || d.Active) {
 				v = append(v, "canary traffic while "+string(s.Phase))
 			}
 		} else {

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -90,7 +92,7 @@ func genSteps(src source) []xr.Step {
 		if !chance(src, 3) {
 			w += src.IntN(101 - w)
 		}
-		steps[i] = xr.Step{Weight: int32(w), Pause: genDuration(src), Approval: chance(src, 6)}
+		steps[i] = xr.Step{Weight: percent.Int(int32(w)), Pause: genDuration(src), Approval: chance(src, 6)}
 		if chance(src, 5) {
 			steps[i].Analysis = []string{"smoke"}
 		}
@@ -125,7 +127,7 @@ func genRawSteps(src source) []xr.Step {
 	steps := make([]xr.Step, 1+src.IntN(40))
 	for i := range steps {
 		steps[i] = xr.Step{
-			Weight: pick(src, int32(src.Int64()), int32(src.IntN(101)), -1, 101),
+			Weight: anyPercent(pick(src, int32(src.Int64()), int32(src.IntN(101)), -1, 101)),
 			Pause:  pick(src, time.Duration(src.Int64()), -time.Minute, time.Duration(math.MinInt64), genDuration(src)),
 		}
 	}
@@ -165,7 +167,16 @@ func genGates(src source) []GateObservation {
 
 // genRoute is a RouteAtWeight: not observed, accepting anything, refusing
 // everything, or carrying one weight.
-func genRoute(src source, steps []xr.Step) func(int32) (bool, string) {
+// anyPercent is a whole percent, or any count of hundredths where the
+// percent would not fit an int32: the generator's values, sane or not.
+func anyPercent(v int32) percent.Percent {
+	if v > -1000 && v < 1000 {
+		return percent.Int(v)
+	}
+	return percent.Hundredths(v)
+}
+
+func genRoute(src source, steps []xr.Step) func(percent.Percent) (bool, string) {
 	switch src.IntN(5) {
 	case 0:
 		return nil
@@ -175,7 +186,7 @@ func genRoute(src source, steps []xr.Step) func(int32) (bool, string) {
 		return routeRefused(pick(src, holdGatewayNoGo, strings.Repeat("NotAllowedByListeners", 250)))
 	default:
 		if len(steps) > 0 && !chance(src, 4) {
-			return routeAt(pick(src, steps...).Weight)
+			return routeAtP(pick(src, steps...).Weight)
 		}
 		return routeAt(int32(src.IntN(101)))
 	}
@@ -234,11 +245,11 @@ func genPrevious(src source, steps []xr.Step) *xr.RolloutStatus {
 	if chance(src, 3) {
 		p.Analysis = []xr.AnalysisVerdict{{Name: "smoke", Step: int32(src.IntN(4)) - 1, Verdict: pick(src, xr.VerdictPassed, xr.VerdictFailed, "Bogus"), Time: metav1.Time{Time: at(genSpan(src))}}}
 	}
-	p.CanaryWeight = pick[int32](src, int32(src.IntN(101)), -50, 250, math.MaxInt32, math.MinInt32)
-	p.PrimaryWeight = pick(src, 100-p.CanaryWeight, 0, -1)
+	p.CanaryWeight = anyPercent(pick[int32](src, int32(src.IntN(101)), -50, 250, math.MaxInt32, math.MinInt32))
+	p.PrimaryWeight = pick(src, p.CanaryWeight.Rest(), percent.Zero, percent.Int(-1))
 	if len(steps) > 0 && p.Step != nil && *p.Step >= 0 && int(*p.Step) < len(steps) && !chance(src, 4) {
 		p.CanaryWeight = steps[*p.Step].Weight
-		p.PrimaryWeight = 100 - p.CanaryWeight
+		p.PrimaryWeight = p.CanaryWeight.Rest()
 	}
 	return p
 }
@@ -251,7 +262,7 @@ func genRawInput(src source) Input {
 		in.Traffic.Steps = genRawSteps(src)
 	}
 	if in.Traffic.Weight != nil || chance(src, 3) {
-		in.Traffic.Weight = i32(pick(src, int32(src.Int64()), -1, 101))
+		in.Traffic.Weight = ptr.To(anyPercent(pick(src, int32(src.Int64()), -1, 101)))
 	}
 	for i := range in.Gates {
 		in.Gates[i].Gate.FailAfter = pick(src, -time.Minute, time.Duration(src.Int64()), time.Duration(math.MinInt64))
@@ -274,7 +285,7 @@ func genInput(src source) Input {
 	in.Traffic.Abort = chance(src, 7)
 	if chance(src, 4) {
 		if !chance(src, 4) {
-			in.Traffic.Weight = i32(int32(src.IntN(101)))
+			in.Traffic.Weight = ptr.To(percent.Int(int32(src.IntN(101))))
 		}
 		if chance(src, 3) {
 			in.Revision = ""
@@ -355,8 +366,8 @@ func genMetrics(src source, in *Input) {
 	}
 	if chance(src, 4) {
 		ready := int32(src.IntN(5))
-		in.Capacity = func(weight int32) (bool, string) {
-			if (4*weight+99)/100 <= ready {
+		in.Capacity = func(weight percent.Percent) (bool, string) {
+			if weight.CeilReplicas(4) <= ready {
 				return true, ""
 			}
 			return false, "not enough ready replicas"

@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -25,29 +26,32 @@ func i32(v int32) *int32 { return &v }
 // steps3 is the reference's example: 10% for 1m, 50% for 5m, then 100%.
 func steps3() []xr.Step {
 	return []xr.Step{
-		{Weight: 10, Pause: time.Minute},
-		{Weight: 50, Pause: 5 * time.Minute},
-		{Weight: 100},
+		{Weight: percent.Int(10), Pause: time.Minute},
+		{Weight: percent.Int(50), Pause: 5 * time.Minute},
+		{Weight: percent.Int(100)},
 	}
 }
 
 // routeOK is a gateway that carries and accepts any weight asked about.
-func routeOK(int32) (bool, string) { return true, "" }
+func routeOK(percent.Percent) (bool, string) { return true, "" }
 
 // routeAt is a gateway whose observed route carries canary weight w, and
 // whose every parent accepted it.
-func routeAt(w int32) func(int32) (bool, string) {
-	return func(asked int32) (bool, string) {
-		if asked == w {
+func routeAt(w int32) func(percent.Percent) (bool, string) { return routeAtP(percent.Int(w)) }
+
+// routeAtP is routeAt of a percent with decimals.
+func routeAtP(w percent.Percent) func(percent.Percent) (bool, string) {
+	return func(asked percent.Percent) (bool, string) {
+		if asked.Equal(w) {
 			return true, ""
 		}
-		return false, fmt.Sprintf("the route carries %d%%, not %d%%", w, asked)
+		return false, fmt.Sprintf("the route carries %s%%, not %s%%", w, asked)
 	}
 }
 
 // routeRefused is a gateway that never accepts the route.
-func routeRefused(why string) func(int32) (bool, string) {
-	return func(int32) (bool, string) { return false, why }
+func routeRefused(why string) func(percent.Percent) (bool, string) {
+	return func(percent.Percent) (bool, string) { return false, why }
 }
 
 // gateDeployment is the gate of the reference's example with failAfter 5m.
@@ -79,7 +83,7 @@ func progressing(i int32, start time.Duration) *xr.RolloutStatus {
 		StepStartedAt: mt(start),
 		NextStepAt:    mt(start + steps3()[i].Pause),
 		CanaryWeight:  w,
-		PrimaryWeight: 100 - w,
+		PrimaryWeight: w.Rest(),
 		Message:       "an older message",
 	}
 }

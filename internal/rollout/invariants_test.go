@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -25,21 +25,21 @@ func violations(in Input, d Decision) []string {
 	w := d.CanaryWeight
 
 	// Weights.
-	if s.CanaryWeight+s.PrimaryWeight != 100 {
-		bad("canary %d + primary %d != 100", s.CanaryWeight, s.PrimaryWeight)
+	if s.CanaryWeight.Hundredths()+s.PrimaryWeight.Hundredths() != percent.Max.Hundredths() {
+		bad("canary %s + primary %s != 100", s.CanaryWeight, s.PrimaryWeight)
 	}
-	if w != s.CanaryWeight {
-		bad("decision weight %d != status weight %d", w, s.CanaryWeight)
+	if !w.Equal(s.CanaryWeight) {
+		bad("decision weight %s != status weight %s", w, s.CanaryWeight)
 	}
-	if w < 0 || w > 100 {
-		bad("weight %d is not a percent", w)
+	if !w.Valid() {
+		bad("weight %s is not a percent", w)
 	}
 
 	// Phases, health and activity.
 	switch s.Phase {
 	case xr.PhaseFailed, xr.PhaseAborted:
-		if w != 0 || d.Active || d.Healthy || d.Reason == "" {
-			bad("phase %s with weight %d, active %t, healthy %t, reason %q", s.Phase, w, d.Active, d.Healthy, d.Reason)
+		if !w.IsZero() || d.Active || d.Healthy || d.Reason == "" {
+			bad("phase %s with weight %s, active %t, healthy %t, reason %q", s.Phase, w, d.Active, d.Healthy, d.Reason)
 		}
 	case xr.PhaseStable, xr.PhaseProgressing, xr.PhasePaused, xr.PhaseSucceeded:
 		if !d.Healthy || d.Reason != "" {
@@ -49,7 +49,7 @@ func violations(in Input, d Decision) []string {
 		bad("phase %q is none of the documented phases", s.Phase)
 	}
 	if d.Active != wantActive(in, d) {
-		bad("active %t in phase %s at %d%%", d.Active, s.Phase, w)
+		bad("active %t in phase %s at %s%%", d.Active, s.Phase, w)
 	}
 	if d.Requeue < MinRequeue || d.Requeue > MaxRequeue {
 		bad("requeue %s outside [%s, %s]", d.Requeue, MinRequeue, MaxRequeue)
@@ -79,8 +79,8 @@ func violations(in Input, d Decision) []string {
 		bad("stepStartedAt %s more than %s after now %s", s.StepStartedAt, ClockSkew, in.Now)
 	}
 	for _, m := range namedWeights.FindAllStringSubmatch(s.Message, -1) {
-		if m[1] != strconv.Itoa(int(w)) && m[2] != strconv.Itoa(int(w)) {
-			bad("message %q names a weight the route does not carry (%d%%)", s.Message, w)
+		if m[1] != w.String() && m[2] != w.String() {
+			bad("message %q names a weight the route does not carry (%s%%)", s.Message, w)
 		}
 	}
 	if d.HoldPrevious && !isFrozen(in) && !manualHold(in) {
@@ -130,12 +130,12 @@ func violations(in Input, d Decision) []string {
 		if s.NextStepAt == nil || !s.NextStepAt.Equal(&metav1.Time{Time: next}) {
 			bad("nextStepAt %v, want %v (stepStartedAt %v + %s, or the bake's end)", s.NextStepAt, next, s.StepStartedAt, step.Pause)
 		}
-		if !strings.HasPrefix(s.Message, fmt.Sprintf("holding step %d (%d%%): ", *s.Step, step.Weight)) ||
+		if !strings.HasPrefix(s.Message, fmt.Sprintf("holding step %d (%s%%): ", *s.Step, step.Weight)) ||
 			strings.HasSuffix(s.Message, ": ") {
 			bad("progressing message %q does not name what holds step %d", s.Message, *s.Step)
 		}
-		if w != step.Weight || w > last {
-			bad("phase %s at %d%%, step %d is %d%%, last step %d%%", s.Phase, w, *s.Step, step.Weight, last)
+		if !w.Equal(step.Weight) || last.Less(w) {
+			bad("phase %s at %s%%, step %d is %s%%, last step %s%%", s.Phase, w, *s.Step, step.Weight, last)
 		}
 	case s.Phase == xr.PhasePaused && shortOfStep0(in, s):
 		// Paused while it waited to enter step 0: at 0%, capacity-gated.
@@ -143,8 +143,8 @@ func violations(in Input, d Decision) []string {
 			bad("paused short of step 0 at 0%% without a capacity gate")
 		}
 	case s.Phase == xr.PhasePaused, s.Phase == xr.PhaseSucceeded:
-		if w != step.Weight || w > last {
-			bad("phase %s at %d%%, step %d is %d%%, last step %d%%", s.Phase, w, *s.Step, step.Weight, last)
+		if !w.Equal(step.Weight) || last.Less(w) {
+			bad("phase %s at %s%%, step %d is %s%%, last step %s%%", s.Phase, w, *s.Step, step.Weight, last)
 		}
 	default:
 		// Failed and Aborted: weight 0, checked above.
@@ -211,23 +211,23 @@ func violations(in Input, d Decision) []string {
 
 // namedWeights finds the weights the engine's own phrases name: "step 1
 // (50%)" and "paused at 50%".
-var namedWeights = regexp.MustCompile(`step \d+ \((\d+)%\)|paused at (\d+)%`)
+var namedWeights = regexp.MustCompile(`step \d+ \((\d+(?:\.\d+)?)%\)|paused at (\d+(?:\.\d+)?)%`)
 
 // wantActive is when the canary-only rules (A/B, session, mirror) apply:
 // while the rollout is under way and the canary gets less than everything.
 func wantActive(in Input, d Decision) bool {
 	s, w := d.Status, d.CanaryWeight
-	if w >= 100 {
+	if !w.Less(percent.Max) {
 		return false
 	}
 	switch s.Phase {
 	case xr.PhaseStable:
-		return w > 0
+		return !w.IsZero()
 	case xr.PhasePaused:
 		if isFrozen(in) && in.RouteMissing && canaryChanged(in) {
 			return false // A canary nobody tested, composed at 0%.
 		}
-		return w > 0 || (in.Traffic.Progressive() && s.Step != nil)
+		return !w.IsZero() || (in.Traffic.Progressive() && s.Step != nil)
 	case xr.PhaseProgressing:
 		// Waiting at 0% to enter the first step: the canary cannot carry
 		// anything yet, not even testers.
@@ -240,14 +240,14 @@ func wantActive(in Input, d Decision) bool {
 // awaitingEntryStatus reports whether a status waits at 0% to enter the
 // first step, for the canary's capacity.
 func awaitingEntryStatus(in Input, s xr.RolloutStatus) bool {
-	return s.Reason == ReasonAwaitingCapacity && s.CanaryWeight == 0 && s.Step != nil && *s.Step == 0 &&
-		len(in.Traffic.Steps) > 0 && in.Traffic.Steps[0].Weight > 0
+	return s.Reason == ReasonAwaitingCapacity && s.CanaryWeight.IsZero() && s.Step != nil && *s.Step == 0 &&
+		len(in.Traffic.Steps) > 0 && !in.Traffic.Steps[0].Weight.IsZero()
 }
 
 // shortOfStep0 reports whether a status is at step 0 at 0% while step 0
 // has a weight: a rollout that never entered its first step.
 func shortOfStep0(in Input, s xr.RolloutStatus) bool {
-	return s.CanaryWeight == 0 && s.Step != nil && *s.Step == 0 && len(in.Traffic.Steps) > 0 && in.Traffic.Steps[0].Weight > 0
+	return s.CanaryWeight.IsZero() && s.Step != nil && *s.Step == 0 && len(in.Traffic.Steps) > 0 && !in.Traffic.Steps[0].Weight.IsZero()
 }
 
 // isFrozen reports whether the run is a paused progressive rollout with a
@@ -269,12 +269,12 @@ func frozenViolations(in Input, d Decision) []string {
 	var v []string
 	p, s := in.Previous, d.Status
 	changed := canaryChanged(in)
-	want := min(max(p.CanaryWeight, 0), 100)
+	want := p.CanaryWeight.Clamp()
 	if p.Phase == xr.PhaseFailed || p.Phase == xr.PhaseAborted || (changed && in.RouteMissing) {
-		want = 0
+		want = percent.Zero
 	}
-	if d.CanaryWeight != want {
-		v = append(v, fmt.Sprintf("paused at %d%%, the previous run composed %d%% (%s)", d.CanaryWeight, p.CanaryWeight, p.Phase))
+	if !d.CanaryWeight.Equal(want) {
+		v = append(v, fmt.Sprintf("paused at %s%%, the previous run composed %s%% (%s)", d.CanaryWeight, p.CanaryWeight, p.Phase))
 	}
 	if ev := moveEvent(d); ev != "" {
 		v = append(v, fmt.Sprintf("event %q while paused", ev))
@@ -357,7 +357,7 @@ func rerunViolations(in Input, d Decision) []string {
 		v = append(v, fmt.Sprintf("events %+v on a run with no change", d2.Events))
 	}
 	if diff := cmp.Diff(d.Status, d2.Status); diff == "" && d2.CanaryWeight != d.CanaryWeight {
-		v = append(v, fmt.Sprintf("weight %d -> %d with the same status", d.CanaryWeight, d2.CanaryWeight))
+		v = append(v, fmt.Sprintf("weight %s -> %s with the same status", d.CanaryWeight, d2.CanaryWeight))
 	}
 	return v
 }

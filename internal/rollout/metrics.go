@@ -56,7 +56,7 @@ func Due(in Input, taken map[string]xr.Measurement) []xr.Metric {
 	// waiting to enter its first step, or whose step was just found again
 	// at another weight, would be measured on another weight's traffic.
 	w := in.Traffic.Steps[step].Weight
-	if prev.CanaryWeight != w {
+	if !prev.CanaryWeight.Equal(w) {
 		return nil
 	}
 	if ok, _ := routeOfStep(in, step, w); !ok && in.Traffic.RequireAcceptedRoute {

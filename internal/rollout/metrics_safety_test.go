@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -16,7 +17,7 @@ func atEntryWait() *xr.RolloutStatus {
 	return &xr.RolloutStatus{
 		Phase: xr.PhaseProgressing, Reason: ReasonAwaitingCapacity, Revision: "v2",
 		Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(time.Minute),
-		CanaryWeight: 0, PrimaryWeight: 100,
+		CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 		Message: "waiting at 0% to enter step 0: the canary cannot carry its weight yet",
 	}
 }
@@ -30,7 +31,7 @@ func TestNotMeasuredWhileAwaitingEntry(t *testing.T) {
 		Revision:      "v2",
 		Previous:      atEntryWait(),
 		RouteAtWeight: routeOK,
-		Capacity:      func(int32) (bool, string) { return false, "0 ready replicas" },
+		Capacity:      func(percent.Percent) (bool, string) { return false, "0 ready replicas" },
 		Now:           at(5 * time.Minute),
 	}
 	due := Due(in, nil)
@@ -44,7 +45,7 @@ func TestNotMeasuredWhileAwaitingEntry(t *testing.T) {
 	// And the measurement of that 0% window (no data: NaN, no traffic) is
 	// recorded on the run that enters the step, as if it were the step's:
 	// with noData: Fail the rollout fails the moment it enters step 0.
-	in.Capacity = func(int32) (bool, string) { return true, "" }
+	in.Capacity = func(percent.Percent) (bool, string) { return true, "" }
 	in.Traffic.Metrics = []xr.Metric{errorRate(func(m *xr.Metric) { m.NoData = xr.NoDataFail })}
 	in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 5*time.Minute, xr.VerdictNoData, "provider \"prometheus\": the value is NaN, not a number")}
 	d := Decide(in)
@@ -59,7 +60,7 @@ func TestNotMeasuredWhileAwaitingEntry(t *testing.T) {
 // start: nothing is measured on the old weight's traffic, and a measurement
 // of it handed over does not count.
 func TestRelocatedStepNotJudgedOnOldWeight(t *testing.T) {
-	steps := []xr.Step{{Weight: 20, Pause: time.Minute}, {Weight: 50, Pause: 5 * time.Minute}, {Weight: 100}}
+	steps := []xr.Step{{Weight: percent.Int(20), Pause: time.Minute}, {Weight: percent.Int(50), Pause: 5 * time.Minute}, {Weight: percent.Int(100)}}
 	in := Input{
 		Traffic:       xr.Traffic{Steps: steps, RequireAcceptedRoute: true, Metrics: []xr.Metric{errorRate()}},
 		Revision:      "v2",
@@ -82,8 +83,8 @@ func TestRelocatedStepNotJudgedOnOldWeight(t *testing.T) {
 // TestBakeRestartsAtNewLastStep: a rollout baking its last step (50%) gets
 // a step appended (100%): the new last step bakes for itself.
 func TestBakeRestartsAtNewLastStep(t *testing.T) {
-	two := []xr.Step{{Weight: 10, Pause: time.Minute}, {Weight: 50}}
-	three := append(append([]xr.Step(nil), two...), xr.Step{Weight: 100})
+	two := []xr.Step{{Weight: percent.Int(10), Pause: time.Minute}, {Weight: percent.Int(50)}}
+	three := append(append([]xr.Step(nil), two...), xr.Step{Weight: percent.Int(100)})
 	prev := progressing(1, time.Minute)
 	prev.Reason = ReasonBaking
 	prev.BakeStartedAt = mt(time.Minute)
@@ -208,7 +209,7 @@ func checkVerdicts(t *testing.T, what string, s xr.RolloutStatus) {
 // the step's pass out of the status, which would hold the step and fail it
 // on the deadline for a provider outage.
 func TestStepPassKeptThroughLongWait(t *testing.T) {
-	steps := []xr.Step{{Weight: 10, Approval: true}, {Weight: 100}}
+	steps := []xr.Step{{Weight: percent.Int(10), Approval: true}, {Weight: percent.Int(100)}}
 	// The pass, then nine measurements without data: the run's tenth
 	// would push the pass out of the ten kept.
 	list := []xr.Measurement{measured(0, time.Minute, xr.VerdictPassed, "0.001")}
@@ -239,7 +240,7 @@ func TestStepPassKeptThroughLongWait(t *testing.T) {
 // while the gateway does not carry the step's route: the window would
 // measure the previous weight's traffic.
 func TestNotMeasuredBeforeRouteCarriesStep(t *testing.T) {
-	steps := []xr.Step{{Weight: 10}, {Weight: 50}, {Weight: 100}}
+	steps := []xr.Step{{Weight: percent.Int(10)}, {Weight: percent.Int(50)}, {Weight: percent.Int(100)}}
 	prev := progressing(1, 0)
 	in := Input{
 		Traffic:       xr.Traffic{Steps: steps, RequireAcceptedRoute: true, Metrics: []xr.Metric{errorRate()}},

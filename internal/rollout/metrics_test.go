@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -53,7 +54,7 @@ func TestDecideMetrics(t *testing.T) {
 		phase   xr.Phase
 		reason  string
 		step    int32
-		weight  int32
+		weight  percent.Percent
 		message string
 		metrics []xr.MetricStatus
 		events  []string
@@ -70,7 +71,7 @@ func TestDecideMetrics(t *testing.T) {
 			reason: "A step whose metric has no measurement yet holds after its pause, and says when the first is due: an interval after the step started.",
 			in:     metricsIn(0, 0, func(in *Input) { in.Now = at(2 * time.Minute) }, errorRate(func(m *xr.Metric) { m.Interval = 3 * time.Minute })),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10),
 				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:03:00Z`,
 			},
 		},
@@ -78,7 +79,7 @@ func TestDecideMetrics(t *testing.T) {
 			reason: "A first measurement due an interval after the step started, a time already past (a preview, which never measures), is due now: the message never names a due time already past.",
 			in:     metricsIn(0, 0, func(in *Input) { in.Now = at(2 * time.Minute) }, errorRate()),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10),
 				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:02:00Z`,
 			},
 		},
@@ -89,7 +90,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": passed}
 			}, errorRate()),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: percent.Int(50),
 				message: "holding step 1 (50%): pause until 2026-12-02T10:07:00Z",
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{passed}}},
 				events:  []string{EventMetricPassed, ReasonAdvanced},
@@ -104,7 +105,7 @@ func TestDecideMetrics(t *testing.T) {
 				}}}
 			}, errorRate()),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10),
 				message: `holding step 0 (10%): metric error-rate: no passing measurement yet, the last passed: result 0 meets successWhen result <= 0.01`,
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{
 					measured(0, -time.Minute, xr.VerdictPassed, "0"), measured(0, 30*time.Second, xr.VerdictPassed, "0"),
@@ -118,7 +119,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, 2*time.Hour, xr.VerdictPassed, "0")}}}
 			}, errorRate()),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10),
 				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:02:00Z`,
 			},
 		},
@@ -129,7 +130,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, time.Hour, xr.VerdictPassed, "0")}}}
 			}, errorRate()),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10),
 				message: `holding step 0 (10%): metric error-rate: no measurement yet, the first is due at 2026-12-02T10:02:00Z`,
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, time.Hour, xr.VerdictPassed, "0")}}},
 			},
@@ -141,7 +142,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": failed}
 			}, errorRate()),
 			want: want{
-				phase: xr.PhaseFailed, reason: ReasonMetricFailed, weight: 0,
+				phase: xr.PhaseFailed, reason: ReasonMetricFailed, weight: percent.Int(0),
 				message: `metric error-rate failed 1 measurements in a row (failureLimit 1), the last at 2026-12-02T10:02:00Z: failed: result 0.3 does not meet successWhen result <= 0.01`,
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{failed}}},
 				events:  []string{EventMetricFailing, EventFailed},
@@ -154,7 +155,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": failed}
 			}, errorRate(func(m *xr.Metric) { m.FailureLimit = 2 })),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10),
 				message: `holding step 0 (10%): metric error-rate: no passing measurement yet, the last failed: result 0.3 does not meet successWhen result <= 0.01`,
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{failed}}},
 				events:  []string{EventMetricFailing},
@@ -168,7 +169,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 3*time.Minute, xr.VerdictFailed, "0.4")}
 			}, errorRate(func(m *xr.Metric) { m.FailureLimit = 2 })),
 			want: want{
-				phase: xr.PhaseFailed, reason: ReasonMetricFailed, weight: 0,
+				phase: xr.PhaseFailed, reason: ReasonMetricFailed, weight: percent.Int(0),
 				message: `metric error-rate failed 2 measurements in a row (failureLimit 2), the last at 2026-12-02T10:03:00Z: failed: result 0.4 does not meet successWhen result <= 0.01`,
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{failed, measured(0, 3*time.Minute, xr.VerdictFailed, "0.4")}}},
 				events:  []string{EventFailed},
@@ -184,7 +185,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Traffic.Steps[0].Pause = 10 * time.Minute
 			}, errorRate(func(m *xr.Metric) { m.FailureLimit = 2 })),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10),
 				message: "holding step 0 (10%): pause until 2026-12-02T10:10:00Z",
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{failed, measured(0, 3*time.Minute, xr.VerdictPassed, "0"), measured(0, 4*time.Minute, xr.VerdictFailed, "0.4")}}},
 				events:  []string{EventMetricFailing},
@@ -197,7 +198,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 2*time.Minute, xr.VerdictNoData, "prometheus: no series")}
 			}, errorRate()),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: 10,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, weight: percent.Int(10),
 				message: `holding step 0 (10%): metric error-rate: no passing measurement yet, the last had no data: prometheus: no series`,
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, 2*time.Minute, xr.VerdictNoData, "prometheus: no series")}}},
 				events:  []string{EventMetricNoData},
@@ -210,7 +211,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 2*time.Minute, xr.VerdictNoData, "no series")}
 			}, errorRate(func(m *xr.Metric) { m.NoData = xr.NoDataPass })),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: percent.Int(50),
 				message: "holding step 1 (50%): pause until 2026-12-02T10:07:00Z",
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, 2*time.Minute, xr.VerdictNoData, "no series")}}},
 				events:  []string{EventMetricNoData, ReasonAdvanced},
@@ -223,7 +224,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": measured(0, 2*time.Minute, xr.VerdictNoData, "no series")}
 			}, errorRate(func(m *xr.Metric) { m.NoData = xr.NoDataFail })),
 			want: want{
-				phase: xr.PhaseFailed, reason: ReasonMetricFailed, weight: 0,
+				phase: xr.PhaseFailed, reason: ReasonMetricFailed, weight: percent.Int(0),
 				message: `metric error-rate failed 1 measurements in a row (failureLimit 1), the last at 2026-12-02T10:02:00Z: had no data: no series`,
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(0, 2*time.Minute, xr.VerdictNoData, "no series")}}},
 				events:  []string{EventMetricNoData, EventFailed},
@@ -236,7 +237,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": failed}
 			}, errorRate(func(m *xr.Metric) { m.DryRun = true })),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: percent.Int(50),
 				message: "holding step 1 (50%): pause until 2026-12-02T10:07:00Z",
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{failed}}},
 				events:  []string{EventMetricFailing, ReasonAdvanced},
@@ -246,7 +247,7 @@ func TestDecideMetrics(t *testing.T) {
 			reason: "A metric counts only in its steps: step 0 advances without it.",
 			in:     metricsIn(0, 0, func(in *Input) { in.Now = at(2 * time.Minute) }, errorRate(func(m *xr.Metric) { m.Steps = []int32{1} })),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: 50,
+				phase: xr.PhaseProgressing, reason: ReasonAdvanced, step: 1, weight: percent.Int(50),
 				message: "holding step 1 (50%): pause until 2026-12-02T10:07:00Z",
 				events:  []string{ReasonAdvanced},
 			},
@@ -259,7 +260,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": measured(1, 10*time.Minute, xr.VerdictPassed, "0")}
 			}, errorRate()),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonStarted, weight: 10,
+				phase: xr.PhaseProgressing, reason: ReasonStarted, weight: percent.Int(10),
 				message: "holding step 0 (10%): pause until 2026-12-02T10:11:00Z",
 				events:  []string{ReasonStarted},
 			},
@@ -272,7 +273,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": measured(2, 2*time.Minute, xr.VerdictPassed, "0")}
 			}, errorRate()),
 			want: want{
-				phase: xr.PhaseProgressing, reason: ReasonBaking, step: 2, weight: 100,
+				phase: xr.PhaseProgressing, reason: ReasonBaking, step: 2, weight: percent.Int(100),
 				message: "holding step 2 (100%): baking until 2026-12-02T10:12:00Z; measuring meanwhile: error-rate",
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(2, 2*time.Minute, xr.VerdictPassed, "0")}}},
 				events:  []string{EventMetricPassed, ReasonBaking},
@@ -289,7 +290,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Measured = map[string]xr.Measurement{"error-rate": measured(2, 5*time.Minute, xr.VerdictFailed, "0.5")}
 			}, errorRate()),
 			want: want{
-				phase: xr.PhaseFailed, reason: ReasonMetricFailed, step: 2, weight: 0,
+				phase: xr.PhaseFailed, reason: ReasonMetricFailed, step: 2, weight: percent.Int(0),
 				message: `metric error-rate failed 1 measurements in a row (failureLimit 1), the last at 2026-12-02T10:05:00Z: failed: result 0.5 does not meet successWhen result <= 0.01`,
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(2, 2*time.Minute, xr.VerdictPassed, "0"), measured(2, 5*time.Minute, xr.VerdictFailed, "0.5")}}},
 				events:  []string{EventMetricFailing, EventFailed},
@@ -305,7 +306,7 @@ func TestDecideMetrics(t *testing.T) {
 				in.Previous.Metrics = []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(2, 2*time.Minute, xr.VerdictPassed, "0")}}}
 			}, errorRate()),
 			want: want{
-				phase: xr.PhaseSucceeded, reason: ReasonSucceeded, step: 2, weight: 100,
+				phase: xr.PhaseSucceeded, reason: ReasonSucceeded, step: 2, weight: percent.Int(100),
 				message: "revision v2 completed all 3 steps at 100%",
 				metrics: []xr.MetricStatus{{Name: "error-rate", Measurements: []xr.Measurement{measured(2, 2*time.Minute, xr.VerdictPassed, "0")}}},
 				events:  []string{ReasonSucceeded},

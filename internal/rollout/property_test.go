@@ -4,14 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -28,7 +30,7 @@ func describe(in Input) string {
 		route.WriteString("not observed")
 	} else {
 		for _, w := range []int32{0, 10, 50, 100} {
-			ok, why := in.RouteAtWeight(w)
+			ok, why := in.RouteAtWeight(percent.Int(w))
 			fmt.Fprintf(&route, "%d%%:%t(%s) ", w, ok, why)
 		}
 	}
@@ -38,7 +40,7 @@ func describe(in Input) string {
 	}
 	weight := "nil"
 	if in.Traffic.Weight != nil {
-		weight = strconv.Itoa(int(*in.Traffic.Weight))
+		weight = in.Traffic.Weight.String()
 	}
 	return fmt.Sprintf("now %s revision %q weight %s steps %+v paused %t abort %t requireRoute %t refused %t\nprevious %s\nroute %s\ngates %s",
 		in.Now.Format(time.RFC3339Nano), in.Revision, weight, in.Traffic.Steps, in.Traffic.Paused, in.Traffic.Abort,
@@ -59,22 +61,72 @@ func TestPropertiesOneRun(t *testing.T) {
 	phases := map[xr.Phase]int{}
 	defer func() { t.Logf("phases over %d runs: %v", runs, phases) }()
 	for i := range runs {
-		in := genInput(r)
-		d := Decide(in)
-		phases[d.Status.Phase]++
-		v := violations(in, d)
-		if diff := cmp.Diff(d, Decide(in)); diff != "" {
-			v = append(v, "not deterministic: -first, +second:\n"+diff)
-		}
-		v = append(v, rerunViolations(in, d)...)
-		if len(v) > 0 {
-			failures++
-			t.Errorf("input %d: %s\ndecision %+v\n%v", i, describe(in), d.Status, v)
-			if failures > 5 {
-				t.Fatal("too many failures")
+		whole := genInput(r)
+		// Each input twice: as generated, and with finer weights (every
+		// whole weight between 0 and 100 a hundredth lower).
+		for _, in := range []Input{whole, finer(whole)} {
+			d := Decide(in)
+			phases[d.Status.Phase]++
+			v := violations(in, d)
+			if diff := cmp.Diff(d, Decide(in)); diff != "" {
+				v = append(v, "not deterministic: -first, +second:\n"+diff)
+			}
+			v = append(v, rerunViolations(in, d)...)
+			if len(v) > 0 {
+				failures++
+				t.Errorf("input %d: %s\ndecision %+v\n%v", i, describe(in), d.Status, v)
+				if failures > 5 {
+					t.Fatal("too many failures")
+				}
 			}
 		}
 	}
+}
+
+// finer is an input with finer weights: every whole weight strictly
+// between 0 and 100 (the steps', the manual weight, the previous status's)
+// a hundredth lower, so 10 is 9.99; the order of the weights, and which are
+// equal, stay as they were. The gateway and the capacity gate answer for a
+// weight as they did for the whole one it stands for.
+func finer(in Input) Input {
+	f := func(p percent.Percent) percent.Percent {
+		if p.Whole() && percent.Zero.Less(p) && p.Less(percent.Max) {
+			return percent.Hundredths(p.Hundredths() - 1)
+		}
+		return p
+	}
+	g := func(p percent.Percent) percent.Percent {
+		if h := p.Hundredths(); h > 0 && h < percent.Max.Hundredths() && h%percent.Scale == percent.Scale-1 {
+			return percent.Hundredths(h + 1)
+		}
+		return p
+	}
+	out := in
+	out.Traffic.Steps = slices.Clone(in.Traffic.Steps)
+	for i := range out.Traffic.Steps {
+		out.Traffic.Steps[i].Weight = f(out.Traffic.Steps[i].Weight)
+	}
+	if in.Traffic.Weight != nil {
+		out.Traffic.Weight = ptr.To(f(*in.Traffic.Weight))
+	}
+	if in.Previous != nil {
+		p := *in.Previous
+		if p.CanaryWeight.Hundredths()+p.PrimaryWeight.Hundredths() == percent.Max.Hundredths() {
+			p.PrimaryWeight = f(p.CanaryWeight).Rest()
+		}
+		p.CanaryWeight = f(p.CanaryWeight)
+		out.Previous = &p
+	}
+	if at := in.RouteAtWeight; at != nil {
+		out.RouteAtWeight = func(w percent.Percent) (bool, string) { return at(g(w)) }
+	}
+	if at := in.RouteAtStep; at != nil {
+		out.RouteAtStep = func(i int32, w percent.Percent) (bool, string) { return at(i, g(w)) }
+	}
+	if c := in.Capacity; c != nil {
+		out.Capacity = func(w percent.Percent) (bool, string) { return c(g(w)) }
+	}
+	return out
 }
 
 // TestPropertiesRuns plays many seeded pseudo-random rollouts run after
@@ -111,7 +163,7 @@ func playRollout(t *testing.T, r *rand.Rand, n, runs int, phases map[xr.Phase]in
 	}
 	now := at(0)
 	var prev *xr.RolloutStatus
-	composed, observed, accepted := int32(0), false, true
+	composed, observed, accepted := percent.Zero, false, true
 
 	for run := range runs {
 		// The world moves between runs.
@@ -142,11 +194,11 @@ func playRollout(t *testing.T, r *rand.Rand, n, runs int, phases map[xr.Phase]in
 		}
 		in.Gates = gates
 		c, o, a := composed, observed, accepted
-		in.RouteAtWeight = func(w int32) (bool, string) {
+		in.RouteAtWeight = func(w percent.Percent) (bool, string) {
 			switch {
 			case !o:
 				return false, "the route has not been created yet"
-			case w != c:
+			case !w.Equal(c):
 				return false, "the route does not carry the step's weights yet"
 			case !a:
 				return false, holdGatewayNoGo
@@ -198,14 +250,14 @@ func sequenceViolations(in Input, prev xr.RolloutStatus, d Decision) []string {
 		return nil
 	}
 	moving := func(p xr.Phase) bool { return p == xr.PhaseProgressing || p == xr.PhasePaused }
-	if moving(prev.Phase) && (moving(s.Phase) || s.Phase == xr.PhaseSucceeded) && s.CanaryWeight < prev.CanaryWeight {
-		v = append(v, fmt.Sprintf("weight went down from %d%% (%s) to %d%% (%s)", prev.CanaryWeight, prev.Phase, s.CanaryWeight, s.Phase))
+	if moving(prev.Phase) && (moving(s.Phase) || s.Phase == xr.PhaseSucceeded) && s.CanaryWeight.Less(prev.CanaryWeight) {
+		v = append(v, fmt.Sprintf("weight went down from %s%% (%s) to %s%% (%s)", prev.CanaryWeight, prev.Phase, s.CanaryWeight, s.Phase))
 	}
 	if in.Traffic.Abort || in.CanaryRefused {
 		return v
 	}
 	if prev.Phase == xr.PhaseSucceeded && (s.Phase != xr.PhaseSucceeded || s.CanaryWeight != prev.CanaryWeight) {
-		v = append(v, fmt.Sprintf("Succeeded at %d%% became %s at %d%%", prev.CanaryWeight, s.Phase, s.CanaryWeight))
+		v = append(v, fmt.Sprintf("Succeeded at %s%% became %s at %s%%", prev.CanaryWeight, s.Phase, s.CanaryWeight))
 	}
 	if prev.Phase == xr.PhaseFailed && prev.Message != "" && prev.Reason != ReasonNotAllowedByPolicy &&
 		(s.Phase != xr.PhaseFailed || s.Message != prev.Message || d.Reason != failedReason(prev.Reason)) {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -30,8 +31,6 @@ const (
 	MinRequeue  = 5 * time.Second
 	MaxRequeue  = time.Minute
 	HoldRequeue = 30 * time.Second
-
-	percentTotal = 100
 )
 
 // ClockSkew is how far ahead of a run's clock a time the status records may
@@ -125,11 +124,11 @@ type Input struct {
 	// of the route the function composes at the given canary weight, and
 	// every parent accepted it at its current generation. Nil means the
 	// route has not been observed.
-	RouteAtWeight func(weight int32) (ok bool, hold string)
+	RouteAtWeight func(weight percent.Percent) (ok bool, hold string)
 	// RouteAtStep, when set, is asked instead of RouteAtWeight: a step's own
 	// matches and mirror shape its route, so the step tells which route to
 	// look for, not only its weight.
-	RouteAtStep func(step, weight int32) (ok bool, hold string)
+	RouteAtStep func(step int32, weight percent.Percent) (ok bool, hold string)
 	// Gates are the observed gate objects, one per traffic.gates entry.
 	Gates []GateObservation
 	// RouteMissing is set when the route does not exist (deleted, or of
@@ -140,7 +139,7 @@ type Input struct {
 	// Capacity, when set, says whether the canary can carry a weight (a
 	// release's workload has the ready replicas it needs), and if not,
 	// why: a move to a weight waits for it. Nil: any weight.
-	Capacity func(weight int32) (ok bool, why string)
+	Capacity func(weight percent.Percent) (ok bool, why string)
 	// Measured are the measurements of traffic.metrics that this run (or an
 	// earlier call of the same reconcile) took, by metric: at most one each,
 	// at the step of the previous status (see Due).
@@ -203,8 +202,9 @@ type Event struct {
 
 // Decision is the engine's verdict for this run.
 type Decision struct {
-	// CanaryWeight is the canary percent to compose, 0..100.
-	CanaryWeight int32
+	// CanaryWeight is the canary percent to compose, 0 to 100 with at most
+	// two decimals.
+	CanaryWeight percent.Percent
 	// Active is true while the rollout is under way and the canary gets
 	// less than everything: A/B matches, session affinity and mirroring
 	// apply only then.
@@ -251,18 +251,18 @@ func Decide(in Input) Decision {
 
 // manual is traffic.weight: the user moves traffic by hand.
 func manual(in Input) Decision {
-	w := ptr.Deref(in.Traffic.Weight, 0)
+	w := ptr.Deref(in.Traffic.Weight, percent.Zero)
 	d := Decision{Healthy: true, Requeue: MaxRequeue}
 	status := xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: in.Revision, CanaryDigest: in.CanaryDigest}
 
 	switch {
 	case in.CanaryRefused:
-		w = 0
+		w = percent.Zero
 		status.Phase, status.Reason = xr.PhaseFailed, ReasonNotAllowedByPolicy
 		status.Message = "canary refused: " + in.CanaryRefusedReason
 		d.Healthy, d.Reason = false, ReasonNotAllowedByPolicy
 	case in.Traffic.Abort:
-		w = 0
+		w = percent.Zero
 		status.Phase, status.Reason = xr.PhaseAborted, ReasonAborted
 		status.Message = "aborted: all traffic goes to the primary"
 		d.Healthy, d.Reason = false, ReasonAborted
@@ -273,13 +273,13 @@ func manual(in Input) Decision {
 		// freeze yet, so the first run is Paused at traffic.weight (and the
 		// next run agrees, so the status does not change).
 		status.Phase, status.Reason = xr.PhasePaused, ReasonPaused
-		status.Message = fmt.Sprintf("paused at %d%%", w)
+		status.Message = fmt.Sprintf("paused at %s%%", w)
 		prev := in.Previous
 		if prev == nil {
 			break
 		}
-		w = clampPercent(prev.CanaryWeight)
-		status.Message = fmt.Sprintf("paused at %d%%", w)
+		w = prev.CanaryWeight.Clamp()
+		status.Message = fmt.Sprintf("paused at %s%%", w)
 		// The frozen weight belongs to the canary the previous run composed:
 		// a changed canary must not inherit it. The previous composition is
 		// held (or, with no route to hold, the new canary gets 0%) until
@@ -288,16 +288,16 @@ func manual(in Input) Decision {
 		if prev.CanaryDigest != "" && in.CanaryDigest != "" && prev.CanaryDigest != in.CanaryDigest {
 			status.CanaryDigest = prev.CanaryDigest
 			if in.RouteMissing {
-				w = 0
+				w = percent.Zero
 				status.Message = "paused with the canary at 0%: the route was not observed, so nothing composed can be held; the changed canary gets traffic.weight when paused is cleared"
 			} else {
 				d.HoldPrevious = true
-				status.Message = fmt.Sprintf("paused at %d%%; the changed canary gets traffic.weight when paused is cleared", w)
+				status.Message = fmt.Sprintf("paused at %s%%; the changed canary gets traffic.weight when paused is cleared", w)
 			}
 		}
 	}
-	status.CanaryWeight, status.PrimaryWeight = w, percentTotal-w
-	d.CanaryWeight, d.Active, d.Status = w, w > 0 && w < percentTotal, status
+	status.CanaryWeight, status.PrimaryWeight = w, w.Rest()
+	d.CanaryWeight, d.Active, d.Status = w, !w.IsZero() && w.Less(percent.Max), status
 	return d
 }
 
@@ -431,7 +431,7 @@ func progressive(in Input) Decision {
 	// A Succeeded rollout stays Succeeded while the last step has its
 	// weight, whatever steps were added before it.
 	last := int32(len(steps) - 1) //nolint:gosec // At most maxSteps.
-	if prev.Phase == xr.PhaseSucceeded && prev.CanaryWeight == steps[last].Weight {
+	if prev.Phase == xr.PhaseSucceeded && prev.CanaryWeight.Equal(steps[last].Weight) {
 		cur.Step = ptr.To(last)
 		return succeeded(in, cur, steps[last].Weight, Event{})
 	}
@@ -445,7 +445,7 @@ func progressive(in Input) Decision {
 		cur.Analysis = nil
 		return advance(in, cur, Event{
 			Reason:  ReasonStepsChanged,
-			Message: fmt.Sprintf("steps of revision %s changed: the rollout continues at step %d (%d%%)", in.Revision, i, steps[i].Weight),
+			Message: fmt.Sprintf("steps of revision %s changed: the rollout continues at step %d (%s%%)", in.Revision, i, steps[i].Weight),
 		}, true)
 	}
 	// promote moves the revision to its last step, once, from a step whose
@@ -458,7 +458,7 @@ func progressive(in Input) Decision {
 		cur.AwaitingApproval = false
 		return advance(in, cur, Event{
 			Reason:  ReasonPromoted,
-			Message: fmt.Sprintf("revision %s promoted from step %d to its last step %d (%d%%)", in.Revision, from, last, steps[last].Weight),
+			Message: fmt.Sprintf("revision %s promoted from step %d to its last step %d (%s%%)", in.Revision, from, last, steps[last].Weight),
 		}, true)
 	}
 
@@ -469,7 +469,7 @@ func progressive(in Input) Decision {
 		// observation time.
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
 		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonResumed
-		return advance(in, cur, Event{Reason: ReasonResumed, Message: fmt.Sprintf("rollout resumed at step %d (%d%%)", *cur.Step, step.Weight)}, true)
+		return advance(in, cur, Event{Reason: ReasonResumed, Message: fmt.Sprintf("rollout resumed at step %d (%s%%)", *cur.Step, step.Weight)}, true)
 	default:
 		cur.Phase = xr.PhaseProgressing
 		return advance(in, cur, Event{}, startAhead)
@@ -486,7 +486,7 @@ func enter(in Input, cur xr.RolloutStatus) Decision {
 	cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonAdvanced
 	return advance(in, cur, Event{
 		Reason:  ReasonAdvanced,
-		Message: fmt.Sprintf("the canary of revision %s can carry step 0: the rollout entered it (%d%%)", in.Revision, in.Traffic.Steps[0].Weight),
+		Message: fmt.Sprintf("the canary of revision %s can carry step 0: the rollout entered it (%s%%)", in.Revision, in.Traffic.Steps[0].Weight),
 	}, true)
 }
 
@@ -500,14 +500,14 @@ func pausedFirst(in Input, cur xr.RolloutStatus, why restart) Decision {
 	if in.Capacity != nil {
 		if ok, _ := in.Capacity(w); !ok {
 			// The canary cannot carry the step yet: paused short of it.
-			w = 0
+			w = percent.Zero
 		}
 	}
 	cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
-	cur.Message = fmt.Sprintf("paused at step 0 (%d%%)", w)
+	cur.Message = fmt.Sprintf("paused at step 0 (%s%%)", w)
 	return Decision{
 		CanaryWeight: w,
-		Active:       w < percentTotal,
+		Active:       w.Less(percent.Max),
 		Status:       withWeights(cur, w),
 		Requeue:      MaxRequeue,
 		Events:       []Event{restartEvent(in, why)},
@@ -550,15 +550,15 @@ func restartEvent(in Input, why restart) Event {
 	ev := Event{Reason: restartReason[why]}
 	switch why {
 	case restartCanaryChanged:
-		ev.Message = fmt.Sprintf("the canary of revision %s changed: the rollout restarted at step 0 (%d%%)", in.Revision, w)
+		ev.Message = fmt.Sprintf("the canary of revision %s changed: the rollout restarted at step 0 (%s%%)", in.Revision, w)
 	case restartAbortCleared:
-		ev.Message = fmt.Sprintf("abort cleared: the rollout of revision %s restarted at step 0 (%d%%)", in.Revision, w)
+		ev.Message = fmt.Sprintf("abort cleared: the rollout of revision %s restarted at step 0 (%s%%)", in.Revision, w)
 	case restartRefusalLifted:
-		ev.Message = fmt.Sprintf("the canary is allowed again: the rollout of revision %s restarted at step 0 (%d%%)", in.Revision, w)
+		ev.Message = fmt.Sprintf("the canary is allowed again: the rollout of revision %s restarted at step 0 (%s%%)", in.Revision, w)
 	case restartRetried:
-		ev.Message = fmt.Sprintf("retry %s: the rollout of revision %s restarted at step 0 (%d%%)", in.Traffic.Retry, in.Revision, w)
+		ev.Message = fmt.Sprintf("retry %s: the rollout of revision %s restarted at step 0 (%s%%)", in.Traffic.Retry, in.Revision, w)
 	default:
-		ev.Message = fmt.Sprintf("rollout of revision %s started at step 0 (%d%%)", in.Revision, w)
+		ev.Message = fmt.Sprintf("rollout of revision %s started at step 0 (%s%%)", in.Revision, w)
 	}
 	return ev
 }
@@ -591,7 +591,7 @@ func pendingNote(in Input, why restart) string {
 func frozen(in Input, why restart) Decision {
 	prev := *in.Previous
 	cur := asReadBack(prev, in.Now)
-	w := clampPercent(prev.CanaryWeight)
+	w := prev.CanaryWeight.Clamp()
 	changed := prev.Revision != in.Revision ||
 		(prev.CanaryDigest != "" && in.CanaryDigest != "" && prev.CanaryDigest != in.CanaryDigest)
 	d := Decision{
@@ -612,7 +612,7 @@ func frozen(in Input, why restart) Decision {
 		// Nothing composed can be held: the new canary, which nobody has
 		// tested, is composed at 0% and without canary-only rules until
 		// paused is cleared.
-		d.CanaryWeight, d.HoldPrevious = 0, false
+		d.CanaryWeight, d.HoldPrevious = percent.Zero, false
 		if prev.Phase == xr.PhaseAborted || prev.Phase == xr.PhaseFailed {
 			cur.Reason = stoppedReason(prev)
 			cur.Message = fmt.Sprintf("%s at 0%% while paused%s", prev.Phase, note)
@@ -621,33 +621,33 @@ func frozen(in Input, why restart) Decision {
 			cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
 			cur.Message = "paused with the canary at 0%: the route was not observed, so nothing composed can be held" + note
 		}
-		d.Status = withWeights(cur, 0)
+		d.Status = withWeights(cur, percent.Zero)
 		return d
 	}
 	switch prev.Phase {
 	case xr.PhaseAborted, xr.PhaseFailed:
 		// Nothing goes to the canary, and nothing will until paused is
 		// cleared: the phase stays, so does its reason.
-		w = 0
+		w = percent.Zero
 		cur.Reason = stoppedReason(prev)
 		cur.Message = fmt.Sprintf("%s at 0%% while paused%s", prev.Phase, note)
 		d.Healthy, d.Reason = false, cur.Reason
-		d.CanaryWeight = 0
+		d.CanaryWeight = percent.Zero
 	case xr.PhaseSucceeded:
 		cur.Reason = ReasonSucceeded
-		cur.Message = fmt.Sprintf("revision %s completed all its steps at %d%%; paused%s", prev.Revision, w, note)
+		cur.Message = fmt.Sprintf("revision %s completed all its steps at %s%%; paused%s", prev.Revision, w, note)
 	default:
 		cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
 		// A paused rollout waits for paused to be cleared, not for an
 		// approval: resuming restarts the step, and its wait.
 		cur.AwaitingApproval = false
-		cur.Message = fmt.Sprintf("paused at %d%%%s", w, note)
+		cur.Message = fmt.Sprintf("paused at %s%%%s", w, note)
 		if cur.Step != nil && why != restartFirst {
-			cur.Message = fmt.Sprintf("paused at step %d (%d%%)%s", *cur.Step, w, note)
+			cur.Message = fmt.Sprintf("paused at step %d (%s%%)%s", *cur.Step, w, note)
 		}
 		// Pausing never changes who sees the canary: a step in progress
 		// keeps its A/B rules and mirror, even at 0%, and its analysis.
-		d.Active = w < percentTotal && (w > 0 || cur.Step != nil)
+		d.Active = w.Less(percent.Max) && (!w.IsZero() || cur.Step != nil)
 		if cur.Step != nil && int(*cur.Step) < len(in.Traffic.Steps) && !changed {
 			d.Analysis = in.Traffic.Steps[*cur.Step].Analysis
 		}
@@ -688,8 +688,8 @@ func stoppedReason(prev xr.RolloutStatus) string {
 // canary after all: a hold whose previous canary the Input now refuses. The
 // status says what the route carries, and why.
 func WithCanaryAtZero(d Decision, why string) Decision {
-	d.CanaryWeight, d.Active = 0, false
-	d.Status = withWeights(d.Status, 0)
+	d.CanaryWeight, d.Active = percent.Zero, false
+	d.Status = withWeights(d.Status, percent.Zero)
 	d.Status.Message = "paused with the canary at 0%: " + why
 	d.Status = d.Status.Bounded()
 	return d
@@ -710,7 +710,7 @@ func failedMessage(in Input, prev *xr.RolloutStatus) string {
 
 // stepWeightPattern finds the weights that the engine's messages name, as
 // in "step 1 (50%)"; the values a message quotes from elsewhere do not count.
-var stepWeightPattern = regexp.MustCompile(`step \d+ \((\d+)%\)`)
+var stepWeightPattern = regexp.MustCompile(`step \d+ \((\d+(?:\.\d+)?)%\)`)
 
 // quote cuts a value that the status quotes from elsewhere (a gate object,
 // the gateway) to a bounded length.
@@ -729,12 +729,12 @@ func failedReason(reason string) string {
 // step at index i no longer exists or no longer has the weight the route
 // carries. The rollout continues from the first step with that weight, or
 // from step 0.
-func relocate(steps []xr.Step, i, weight int32) (int32, bool) {
-	if int(i) < len(steps) && steps[i].Weight == weight {
+func relocate(steps []xr.Step, i int32, weight percent.Percent) (int32, bool) {
+	if int(i) < len(steps) && steps[i].Weight.Equal(weight) {
 		return i, false
 	}
 	for j, s := range steps {
-		if s.Weight == weight {
+		if s.Weight.Equal(weight) {
 			return int32(j), true
 		}
 	}
@@ -763,13 +763,9 @@ func stepStartedAt(prev *metav1.Time, now time.Time) *metav1.Time {
 // replica reached it.
 func beyondSkew(t, now time.Time) bool { return t.After(now.Add(ClockSkew)) }
 
-func withWeights(s xr.RolloutStatus, canary int32) xr.RolloutStatus {
-	s.CanaryWeight, s.PrimaryWeight = canary, percentTotal-canary
+func withWeights(s xr.RolloutStatus, canary percent.Percent) xr.RolloutStatus {
+	s.CanaryWeight, s.PrimaryWeight = canary, canary.Rest()
 	return s
-}
-
-func clampPercent(w int32) int32 {
-	return min(max(w, 0), percentTotal)
 }
 
 func clamp(d time.Duration) time.Duration {

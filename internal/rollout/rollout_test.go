@@ -8,7 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -66,7 +68,7 @@ func holdingAt(i int32, start time.Duration, hold string, requeue time.Duration,
 	}
 	return Decision{
 		CanaryWeight: s.Weight,
-		Active:       s.Weight < 100,
+		Active:       s.Weight.Less(percent.Max),
 		Status: xr.RolloutStatus{
 			Phase:         xr.PhaseProgressing,
 			Reason:        reason,
@@ -75,8 +77,8 @@ func holdingAt(i int32, start time.Duration, hold string, requeue time.Duration,
 			StepStartedAt: mt(start),
 			NextStepAt:    mt(start + s.Pause),
 			CanaryWeight:  s.Weight,
-			PrimaryWeight: 100 - s.Weight,
-			Message:       fmt.Sprintf("holding step %d (%d%%): %s", i, s.Weight, hold),
+			PrimaryWeight: s.Weight.Rest(),
+			Message:       fmt.Sprintf("holding step %d (%s%%): %s", i, s.Weight, hold),
 		},
 		Requeue: requeue,
 		Events:  evs(event),
@@ -133,7 +135,7 @@ func ended(phase xr.Phase, step int32, start time.Duration, msg, reason string) 
 	return Decision{
 		Status: xr.RolloutStatus{
 			Phase: phase, Reason: reason, Revision: "v2", Step: i32(step), StepStartedAt: mt(start),
-			CanaryWeight: 0, PrimaryWeight: 100, Message: msg,
+			CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100), Message: msg,
 		},
 		Requeue: MaxRequeue,
 		Healthy: false,
@@ -151,40 +153,40 @@ func TestDecideManual(t *testing.T) {
 			reason: "Without traffic.weight the canary gets 0%, the phase is Stable and the rollout is not active.",
 			in:     manualIn(nil),
 			want: Decision{
-				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100},
+				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: "v2", CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100)},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
 		"Weight": {
 			reason: "traffic.weight is the canary percent, the primary gets the rest, and a canary above 0% is active.",
-			in:     manualIn(func(in *Input) { in.Traffic.Weight = i32(20) }),
+			in:     manualIn(func(in *Input) { in.Traffic.Weight = ptr.To(percent.Int(20)) }),
 			want: Decision{
-				CanaryWeight: 20, Active: true,
-				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: "v2", CanaryWeight: 20, PrimaryWeight: 80},
+				CanaryWeight: percent.Int(20), Active: true,
+				Status:  xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: "v2", CanaryWeight: percent.Int(20), PrimaryWeight: percent.Int(80)},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
 		"WeightIgnoresPreviousStatus": {
 			reason: "Manual mode recomputes from the spec: a previous progressive status neither moves nor freezes the weight. At 100% the canary-only rules are off.",
 			in: manualIn(func(in *Input) {
-				in.Traffic.Weight = i32(100)
+				in.Traffic.Weight = ptr.To(percent.Int(100))
 				in.Previous = progressing(1, 0)
 			}),
 			want: Decision{
-				CanaryWeight: 100,
-				Status:       xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: "v2", CanaryWeight: 100, PrimaryWeight: 0},
+				CanaryWeight: percent.Int(100),
+				Status:       xr.RolloutStatus{Phase: xr.PhaseStable, Reason: ReasonManual, Revision: "v2", CanaryWeight: percent.Int(100), PrimaryWeight: percent.Int(0)},
 				Requeue:      MaxRequeue, Healthy: true,
 			},
 		},
 		"Abort": {
 			reason: "abort sends everything to the primary, phase Aborted, unhealthy with reason Aborted, and not active.",
 			in: manualIn(func(in *Input) {
-				in.Traffic.Weight = i32(20)
+				in.Traffic.Weight = ptr.To(percent.Int(20))
 				in.Traffic.Abort = true
 			}),
 			want: Decision{
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseAborted, Reason: ReasonAborted, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
+					Phase: xr.PhaseAborted, Reason: ReasonAborted, Revision: "v2", CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 					Message: "aborted: all traffic goes to the primary",
 				},
 				Requeue: MaxRequeue, Reason: ReasonAborted,
@@ -193,26 +195,26 @@ func TestDecideManual(t *testing.T) {
 		"PausedFreezesPreviousWeight": {
 			reason: "paused keeps the weight the previous run composed, even though traffic.weight changed meanwhile.",
 			in: manualIn(func(in *Input) {
-				in.Traffic.Weight = i32(50)
+				in.Traffic.Weight = ptr.To(percent.Int(50))
 				in.Traffic.Paused = true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 20, PrimaryWeight: 80}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: percent.Int(20), PrimaryWeight: percent.Int(80)}
 			}),
 			want: Decision{
-				CanaryWeight: 20, Active: true,
-				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: 20, PrimaryWeight: 80, Message: "paused at 20%"},
+				CanaryWeight: percent.Int(20), Active: true,
+				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: percent.Int(20), PrimaryWeight: percent.Int(80), Message: "paused at 20%"},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
 		"PausedChangedCanaryHoldsPrevious": {
 			reason: "Paused means nothing moves in manual mode too: a changed canary never inherits the frozen weight; the previous composition is held and the status keeps the digest the change is measured against.",
 			in: manualIn(func(in *Input) {
-				in.Traffic.Weight, in.Traffic.Paused, in.CanaryDigest = i32(20), true, "d2"
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, CanaryWeight: 50, PrimaryWeight: 50, CanaryDigest: "d1"}
+				in.Traffic.Weight, in.Traffic.Paused, in.CanaryDigest = ptr.To(percent.Int(20)), true, "d2"
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), CanaryDigest: "d1"}
 			}),
 			want: Decision{
-				CanaryWeight: 50, Active: true, HoldPrevious: true,
+				CanaryWeight: percent.Int(50), Active: true, HoldPrevious: true,
 				Status: xr.RolloutStatus{
-					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryDigest: "d1", CanaryWeight: 50, PrimaryWeight: 50,
+					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryDigest: "d1", CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50),
 					Message: "paused at 50%; the changed canary gets traffic.weight when paused is cleared",
 				},
 				Requeue: MaxRequeue, Healthy: true,
@@ -221,12 +223,12 @@ func TestDecideManual(t *testing.T) {
 		"PausedChangedCanaryWithoutRoute": {
 			reason: "With no route to hold, the changed canary is composed at 0%, not at the frozen weight.",
 			in: manualIn(func(in *Input) {
-				in.Traffic.Weight, in.Traffic.Paused, in.CanaryDigest, in.RouteMissing = i32(20), true, "d2", true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, CanaryWeight: 50, PrimaryWeight: 50, CanaryDigest: "d1"}
+				in.Traffic.Weight, in.Traffic.Paused, in.CanaryDigest, in.RouteMissing = ptr.To(percent.Int(20)), true, "d2", true
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), CanaryDigest: "d1"}
 			}),
 			want: Decision{
 				Status: xr.RolloutStatus{
-					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryDigest: "d1", CanaryWeight: 0, PrimaryWeight: 100,
+					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryDigest: "d1", CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 					Message: "paused with the canary at 0%: the route was not observed, so nothing composed can be held; the changed canary gets traffic.weight when paused is cleared",
 				},
 				Requeue: MaxRequeue, Healthy: true,
@@ -235,50 +237,50 @@ func TestDecideManual(t *testing.T) {
 		"PausedAtZeroIsNotActive": {
 			reason: "Pausing never changes who sees the canary: a manual route paused at 0% keeps A/B rules and mirroring off (the reference: active means weight > 0 or a step in progress).",
 			in: manualIn(func(in *Input) {
-				in.Traffic.Weight = i32(50)
+				in.Traffic.Weight = ptr.To(percent.Int(50))
 				in.Traffic.Paused = true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100)}
 			}),
 			want: Decision{
-				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100, Message: "paused at 0%"},
+				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100), Message: "paused at 0%"},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
 		"PausedWithoutPreviousStatus": {
 			reason: "With no previous run there is no weight to freeze yet: the first run is Paused at traffic.weight, so the next run (which freezes it) changes nothing.",
 			in: manualIn(func(in *Input) {
-				in.Traffic.Weight = i32(30)
+				in.Traffic.Weight = ptr.To(percent.Int(30))
 				in.Traffic.Paused = true
 			}),
 			want: Decision{
-				CanaryWeight: 30, Active: true,
-				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: 30, PrimaryWeight: 70, Message: "paused at 30%"},
+				CanaryWeight: percent.Int(30), Active: true,
+				Status:  xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: percent.Int(30), PrimaryWeight: percent.Int(70), Message: "paused at 30%"},
 				Requeue: MaxRequeue, Healthy: true,
 			},
 		},
 		"PausedClampsNonsensePreviousWeight": {
 			reason: "A status weight outside 0..100 (written by hand) must not compose a negative primary weight: it is clamped to a percent.",
 			in: manualIn(func(in *Input) {
-				in.Traffic.Weight = i32(30)
+				in.Traffic.Weight = ptr.To(percent.Int(30))
 				in.Traffic.Paused = true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, CanaryWeight: 250, PrimaryWeight: -150}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, CanaryWeight: percent.Int(250), PrimaryWeight: percent.Int(-150)}
 			}),
 			want: Decision{
-				CanaryWeight: 100,
-				Status:       xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: 100, PrimaryWeight: 0, Message: "paused at 100%"},
+				CanaryWeight: percent.Int(100),
+				Status:       xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", CanaryWeight: percent.Int(100), PrimaryWeight: percent.Int(0), Message: "paused at 100%"},
 				Requeue:      MaxRequeue, Healthy: true,
 			},
 		},
 		"CanaryRefused": {
 			reason: "A canary that the policy refuses gets 0%, phase Failed, unhealthy with reason NotAllowedByPolicy.",
 			in: manualIn(func(in *Input) {
-				in.Traffic.Weight = i32(20)
+				in.Traffic.Weight = ptr.To(percent.Int(20))
 				in.CanaryRefused = true
 				in.CanaryRefusedReason = "namespace monitoring is not in allowedBackendNamespaces"
 			}),
 			want: Decision{
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
+					Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 					Message: "canary refused: namespace monitoring is not in allowedBackendNamespaces",
 				},
 				Requeue: MaxRequeue, Reason: ReasonNotAllowedByPolicy,
@@ -287,16 +289,16 @@ func TestDecideManual(t *testing.T) {
 		"CanaryRefusedBeatsAbortAndPause": {
 			reason: "A refusal is reported as such even when the user also aborted or paused: the policy is the reason the canary gets nothing.",
 			in: manualIn(func(in *Input) {
-				in.Traffic.Weight = i32(20)
+				in.Traffic.Weight = ptr.To(percent.Int(20))
 				in.Traffic.Abort = true
 				in.Traffic.Paused = true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, CanaryWeight: 20, PrimaryWeight: 80}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, CanaryWeight: percent.Int(20), PrimaryWeight: percent.Int(80)}
 				in.CanaryRefused = true
 				in.CanaryRefusedReason = "kind Foo is not allowed"
 			}),
 			want: Decision{
 				Status: xr.RolloutStatus{
-					Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", CanaryWeight: 0, PrimaryWeight: 100,
+					Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 					Message: "canary refused: kind Foo is not allowed",
 				},
 				Requeue: MaxRequeue, Reason: ReasonNotAllowedByPolicy,
@@ -341,7 +343,7 @@ func TestDecideProgressive(t *testing.T) {
 		"PreviousWithoutStepRestarts": {
 			reason: "A previous status without a step (manual mode, or written by hand) restarts at step 0.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: 30, PrimaryWeight: 70}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseStable, Revision: "v2", CanaryWeight: percent.Int(30), PrimaryWeight: percent.Int(70)}
 				in.RouteAtWeight = routeAt(30)
 			}),
 			want: holdingAt(0, 0, "the route carries 30%, not 10%", HoldRequeue, evStarted),
@@ -349,14 +351,14 @@ func TestDecideProgressive(t *testing.T) {
 		"NewRevisionAfterFailed": {
 			reason: "Failed is sticky only for its revision: a new revision starts over.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: "gate 0 failed"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: percent.Int(100), Message: "gate 0 failed"}
 			}),
 			want: holdingAt(0, 0, holdNotObserved, HoldRequeue, evStarted),
 		},
 		"NewRevisionAfterSucceeded": {
 			reason: "Succeeded is sticky only for its revision: a new revision starts over at step 0.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v1", Step: i32(2), StepStartedAt: mt(-time.Hour), CanaryWeight: 100, Message: "done"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v1", Step: i32(2), StepStartedAt: mt(-time.Hour), CanaryWeight: percent.Int(100), Message: "done"}
 				in.RouteAtWeight = routeAt(100)
 			}),
 			want: holdingAt(0, 0, "the route carries 100%, not 10%", HoldRequeue, evStarted),
@@ -364,7 +366,7 @@ func TestDecideProgressive(t *testing.T) {
 		"NewRevisionAfterAborted": {
 			reason: "A new revision after an abort (abort cleared) starts over at step 0.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: msgAborted}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: percent.Int(100), Message: msgAborted}
 				in.RouteAtWeight = routeAt(0)
 			}),
 			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evStarted),
@@ -373,21 +375,21 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "A new revision while abort is still set stays aborted, at step 0 of the new revision, without an event.",
 			in: progIn(func(in *Input) {
 				in.Traffic.Abort = true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: msgAborted}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: percent.Int(100), Message: msgAborted}
 			}),
 			want: ended(xr.PhaseAborted, 0, 0, msgAborted, ReasonAborted),
 		},
 		"StartDoesNotAlsoAdvance": {
 			reason: "At most one step per run: the run that starts a revision holds step 0 even when nothing else holds it (no pause, no route requirement), and says the step is due with the shortest requeue.",
 			in: progIn(func(in *Input) {
-				in.Traffic.Steps = []xr.Step{{Weight: 10}, {Weight: 100}}
+				in.Traffic.Steps = []xr.Step{{Weight: percent.Int(10)}, {Weight: percent.Int(100)}}
 				in.Traffic.RequireAcceptedRoute = false
 			}),
 			want: Decision{
-				CanaryWeight: 10, Active: true,
+				CanaryWeight: percent.Int(10), Active: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseProgressing, Reason: ReasonStarted, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0),
-					CanaryWeight: 10, PrimaryWeight: 90,
+					CanaryWeight: percent.Int(10), PrimaryWeight: percent.Int(90),
 					Message: "holding step 0 (10%): due, the next run moves on (one step per run)",
 				},
 				Requeue: MinRequeue, Events: evs(evStarted), Healthy: true,
@@ -396,7 +398,7 @@ func TestDecideProgressive(t *testing.T) {
 		"NewRevisionGetsFreshFailAfter": {
 			reason: "A gate left False by the previous revision (transition long ago) must not fail the new revision on its first run: the new revision gets its full failAfter, so it holds.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v1", Step: i32(0), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: "gate 0 failed"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v1", Step: i32(0), StepStartedAt: mt(-time.Hour), PrimaryWeight: percent.Int(100), Message: "gate 0 failed"}
 				in.RouteAtWeight = routeAt(10)
 				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(-time.Hour)))}
 			}),
@@ -634,7 +636,7 @@ func TestDecideProgressive(t *testing.T) {
 		"FailedIsSticky": {
 			reason: "Failed stays Failed (weight 0, the same message, reason GateFailed) for the revision even once every gate is True again.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: 100, Message: "gate 0 failed: x"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: percent.Int(100), Message: "gate 0 failed: x"}
 				in.Now = at(time.Hour)
 				in.RouteAtWeight = routeOK
 				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionTrue, "", tp(at(0)))}
@@ -645,7 +647,7 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "Aborting a failed rollout keeps it Failed, so that clearing abort (which restarts an aborted rollout) cannot retry the failed revision.",
 			in: progIn(func(in *Input) {
 				in.Traffic.Abort = true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: 100, Message: "gate 0 failed: x"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: percent.Int(100), Message: "gate 0 failed: x"}
 			}),
 			want: ended(xr.PhaseFailed, 1, 0, "gate 0 failed: x", ReasonGateFailed),
 		},
@@ -653,7 +655,7 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "Pausing a failed rollout does not bring its weight back: it stays Failed at 0%.",
 			in: progIn(func(in *Input) {
 				in.Traffic.Paused = true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: 100, Message: "gate 0 failed: x"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: percent.Int(100), Message: "gate 0 failed: x"}
 			}),
 			want: ended(xr.PhaseFailed, 1, 0, "gate 0 failed: x", ReasonGateFailed),
 		},
@@ -680,14 +682,14 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "A run moves at most one step: when the new step has no pause and nothing holds it, the run still stops there, says it is due, and requeues at the minimum.",
 			in: progIn(func(in *Input) {
 				in.Traffic.RequireAcceptedRoute = false
-				in.Traffic.Steps = []xr.Step{{Weight: 10}, {Weight: 20}, {Weight: 100}}
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), CanaryWeight: 10, PrimaryWeight: 90}
+				in.Traffic.Steps = []xr.Step{{Weight: percent.Int(10)}, {Weight: percent.Int(20)}, {Weight: percent.Int(100)}}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), CanaryWeight: percent.Int(10), PrimaryWeight: percent.Int(90)}
 			}),
 			want: Decision{
-				CanaryWeight: 20, Active: true,
+				CanaryWeight: percent.Int(20), Active: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseProgressing, Reason: ReasonAdvanced, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), NextStepAt: mt(0),
-					CanaryWeight: 20, PrimaryWeight: 80,
+					CanaryWeight: percent.Int(20), PrimaryWeight: percent.Int(80),
 					Message: "holding step 1 (20%): due, the next run moves on (one step per run)",
 				},
 				Requeue: MinRequeue, Events: evs("rollout of revision v2 advanced to step 1 (20%)"), Healthy: true,
@@ -708,10 +710,10 @@ func TestDecideProgressive(t *testing.T) {
 				in.RouteAtWeight = routeAt(100)
 			}),
 			want: Decision{
-				CanaryWeight: 100,
+				CanaryWeight: percent.Int(100),
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
-					CanaryWeight: 100, PrimaryWeight: 0, Message: msgSucceeded,
+					CanaryWeight: percent.Int(100), PrimaryWeight: percent.Int(0), Message: msgSucceeded,
 				},
 				Requeue: MaxRequeue, Events: evs(evSucceeded), Healthy: true,
 			},
@@ -728,15 +730,15 @@ func TestDecideProgressive(t *testing.T) {
 		"SucceededIsSticky": {
 			reason: "Succeeded stays Succeeded at the last weight for the revision: no event, no canary-only rules, and a gate failing later does not undo it.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 100, Message: msgSucceeded}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: percent.Int(100), Message: msgSucceeded}
 				in.Now = at(time.Hour)
 				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(0)))}
 			}),
 			want: Decision{
-				CanaryWeight: 100,
+				CanaryWeight: percent.Int(100),
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
-					CanaryWeight: 100, PrimaryWeight: 0, Message: msgSucceeded,
+					CanaryWeight: percent.Int(100), PrimaryWeight: percent.Int(0), Message: msgSucceeded,
 				},
 				Requeue: MaxRequeue, Healthy: true,
 			},
@@ -751,10 +753,10 @@ func TestDecideProgressive(t *testing.T) {
 				in.RouteAtWeight = routeOK
 			}),
 			want: Decision{
-				CanaryWeight: 50, Active: true,
+				CanaryWeight: percent.Int(50), Active: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(0),
-					CanaryWeight: 50, PrimaryWeight: 50, Message: "paused at step 1 (50%)",
+					CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), Message: "paused at step 1 (50%)",
 				},
 				Requeue: MaxRequeue, Healthy: true,
 			},
@@ -766,10 +768,10 @@ func TestDecideProgressive(t *testing.T) {
 				in.Previous = with(progressing(1, -time.Hour), func(s *xr.RolloutStatus) { s.Revision = "v1" })
 			}),
 			want: Decision{
-				CanaryWeight: 50, Active: true, HoldPrevious: true,
+				CanaryWeight: percent.Int(50), Active: true, HoldPrevious: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour),
-					CanaryWeight: 50, PrimaryWeight: 50, Message: "paused at step 1 (50%); revision v2 starts at step 0 when paused is cleared",
+					CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), Message: "paused at step 1 (50%); revision v2 starts at step 0 when paused is cleared",
 				},
 				Requeue: MaxRequeue, Healthy: true,
 			},
@@ -782,10 +784,10 @@ func TestDecideProgressive(t *testing.T) {
 				in.Previous = with(progressing(1, -time.Hour), func(s *xr.RolloutStatus) { s.Revision = "v1" })
 			}),
 			want: Decision{
-				CanaryWeight: 0,
+				CanaryWeight: percent.Int(0),
 				Status: xr.RolloutStatus{
 					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v1", Step: i32(1), StepStartedAt: mt(-time.Hour),
-					CanaryWeight: 0, PrimaryWeight: 100,
+					CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 					Message: "paused with the canary at 0%: the route was not observed, so nothing composed can be held; revision v2 starts at step 0 when paused is cleared",
 				},
 				Requeue: MaxRequeue, Healthy: true,
@@ -825,7 +827,7 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "A Failed rollout sends nothing to the canary: a message carried from an earlier run that names another weight (written by an older release, or by hand) is replaced by one that says what the route carries.",
 			in: progIn(func(in *Input) {
 				in.Previous = with(progressing(0, 0), func(s *xr.RolloutStatus) {
-					s.Phase, s.Reason, s.CanaryWeight, s.PrimaryWeight = xr.PhaseFailed, ReasonProgressDeadlineExceeded, 0, 100
+					s.Phase, s.Reason, s.CanaryWeight, s.PrimaryWeight = xr.PhaseFailed, ReasonProgressDeadlineExceeded, percent.Zero, percent.Max
 					s.Message = "step 0 (10%) was held for longer than the progress deadline"
 				})
 				in.Now = at(10 * time.Minute)
@@ -836,10 +838,10 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "With nothing composed before there is nothing to freeze: the first run is Paused at step 0, with the start event.",
 			in:     progIn(func(in *Input) { in.Traffic.Paused = true }),
 			want: Decision{
-				CanaryWeight: 10, Active: true,
+				CanaryWeight: percent.Int(10), Active: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(0), StepStartedAt: mt(0),
-					CanaryWeight: 10, PrimaryWeight: 90, Message: "paused at step 0 (10%)",
+					CanaryWeight: percent.Int(10), PrimaryWeight: percent.Int(90), Message: "paused at step 0 (10%)",
 				},
 				Requeue: MaxRequeue, Events: evs(evStarted), Healthy: true,
 			},
@@ -852,10 +854,10 @@ func TestDecideProgressive(t *testing.T) {
 				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(0)))}
 			}),
 			want: Decision{
-				CanaryWeight: 50, Active: true,
+				CanaryWeight: percent.Int(50), Active: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(0),
-					CanaryWeight: 50, PrimaryWeight: 50, Message: "paused at step 1 (50%)",
+					CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), Message: "paused at step 1 (50%)",
 				},
 				Requeue: MaxRequeue, Healthy: true,
 			},
@@ -863,7 +865,7 @@ func TestDecideProgressive(t *testing.T) {
 		"ResumeRestartsPause": {
 			reason: "Resuming restarts the step's pause at now (paused time never counts), with an event; the step then holds for its whole pause.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: 50, PrimaryWeight: 50, Message: "paused at step 1 (50%)"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), Message: "paused at step 1 (50%)"}
 				in.RouteAtWeight = routeAt(50)
 			}),
 			want: holdingAt(1, 0, "pause until 2026-12-02T10:05:00Z", MaxRequeue, "rollout resumed at step 1 (50%)"),
@@ -871,7 +873,7 @@ func TestDecideProgressive(t *testing.T) {
 		"ResumeGetsFreshFailAfter": {
 			reason: "A gate that turned False while paused is timed from the resume, not from its transition: paused time never counts, so it holds.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: 50, PrimaryWeight: 50}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50)}
 				in.RouteAtWeight = routeAt(50)
 				in.Gates = []GateObservation{gateObs(deploy, metav1.ConditionFalse, reasonUnavailble, tp(at(-30*time.Minute)))}
 			}),
@@ -880,15 +882,15 @@ func TestDecideProgressive(t *testing.T) {
 		"ResumeDoesNotAlsoAdvance": {
 			reason: "The resuming run holds its step even when the step has no pause and nothing holds it: the event says it resumed, the next run moves on.",
 			in: progIn(func(in *Input) {
-				in.Traffic.Steps = []xr.Step{{Weight: 10}, {Weight: 50}, {Weight: 100}}
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: 50, PrimaryWeight: 50}
+				in.Traffic.Steps = []xr.Step{{Weight: percent.Int(10)}, {Weight: percent.Int(50)}, {Weight: percent.Int(100)}}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50)}
 				in.RouteAtWeight = routeAt(50)
 			}),
 			want: Decision{
-				CanaryWeight: 50, Active: true,
+				CanaryWeight: percent.Int(50), Active: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseProgressing, Reason: ReasonResumed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), NextStepAt: mt(0),
-					CanaryWeight: 50, PrimaryWeight: 50,
+					CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50),
 					Message: "holding step 1 (50%): due, the next run moves on (one step per run)",
 				},
 				Requeue: MinRequeue, Events: evs("rollout resumed at step 1 (50%)"), Healthy: true,
@@ -917,14 +919,14 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "abort after success still sends everything back to the primary.",
 			in: progIn(func(in *Input) {
 				in.Traffic.Abort = true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 100, Message: msgSucceeded}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: percent.Int(100), Message: msgSucceeded}
 			}),
 			want: ended(xr.PhaseAborted, 2, 0, msgAborted, ReasonAborted),
 		},
 		"ClearingAbortRestarts": {
 			reason: "Clearing abort restarts the revision at step 0 now, with an event saying why.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: msgAborted}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: percent.Int(100), Message: msgAborted}
 				in.RouteAtWeight = routeAt(0)
 			}),
 			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evRestartedAfterAbort),
@@ -943,7 +945,7 @@ func TestDecideProgressive(t *testing.T) {
 		"CanaryRefusedStaysRefused": {
 			reason: "A refusal that persists gives the same status again (no restart churn, no event).",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: 100, Message: "canary refused: old reason"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Revision: "v2", Step: i32(1), StepStartedAt: mt(0), PrimaryWeight: percent.Int(100), Message: "canary refused: old reason"}
 				in.Now = at(time.Hour)
 				in.CanaryRefused = true
 				in.CanaryRefusedReason = "namespace monitoring is not allowed"
@@ -953,7 +955,7 @@ func TestDecideProgressive(t *testing.T) {
 		"RefusalLiftedRestarts": {
 			reason: "Once the policy allows the canary again, the rollout restarts at step 0 (it ran at 0% meanwhile); a refusal is not a gate failure and must not stay Failed with reason GateFailed.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: "canary refused: namespace monitoring is not allowed"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: percent.Int(100), Message: "canary refused: namespace monitoring is not allowed"}
 				in.RouteAtWeight = routeAt(0)
 			}),
 			want: holdingAt(0, 0, "the route carries 0%, not 10%", HoldRequeue, evRefusalLifted),
@@ -964,13 +966,13 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "Clearing abort while paused keeps the canary at 0% (still Aborted, the restart noted) until paused is cleared.",
 			in: progIn(func(in *Input) {
 				in.Traffic.Paused = true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Reason: ReasonAborted, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: msgAborted}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseAborted, Reason: ReasonAborted, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: percent.Int(100), Message: msgAborted}
 				in.RouteAtWeight = routeOK
 			}),
 			want: Decision{
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseAborted, Reason: ReasonAborted, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour),
-					CanaryWeight: 0, PrimaryWeight: 100,
+					CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 					Message: "Aborted at 0% while paused; abort was cleared: the rollout restarts at step 0 when paused is cleared",
 				},
 				Requeue: MaxRequeue, Reason: ReasonAborted,
@@ -980,13 +982,13 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "A refusal lifted while paused keeps the canary at 0% until paused is cleared; the reason stays NotAllowedByPolicy, so the restart happens then.",
 			in: progIn(func(in *Input) {
 				in.Traffic.Paused = true
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: 100, Message: "canary refused: x"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), PrimaryWeight: percent.Int(100), Message: "canary refused: x"}
 				in.RouteAtWeight = routeOK
 			}),
 			want: Decision{
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseFailed, Reason: ReasonNotAllowedByPolicy, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour),
-					CanaryWeight: 0, PrimaryWeight: 100,
+					CanaryWeight: percent.Int(0), PrimaryWeight: percent.Int(100),
 					Message: "Failed at 0% while paused; the canary is allowed again: the rollout restarts at step 0 when paused is cleared",
 				},
 				Requeue: MaxRequeue, Reason: ReasonNotAllowedByPolicy,
@@ -1003,10 +1005,10 @@ func TestDecideProgressive(t *testing.T) {
 				in.Now = at(time.Hour)
 			}),
 			want: Decision{
-				CanaryWeight: 50, Active: true, HoldPrevious: true,
+				CanaryWeight: percent.Int(50), Active: true, HoldPrevious: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(0),
-					CanaryWeight: 50, PrimaryWeight: 50, CanaryDigest: "old",
+					CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), CanaryDigest: "old",
 					Message: "paused at step 1 (50%); the changed canary starts at step 0 when paused is cleared",
 				},
 				Requeue: MaxRequeue, Healthy: true,
@@ -1017,13 +1019,13 @@ func TestDecideProgressive(t *testing.T) {
 			in: progIn(func(in *Input) {
 				in.Traffic.Paused = true
 				in.Revision = "v3"
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 100, Message: msgSucceeded}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: percent.Int(100), Message: msgSucceeded}
 			}),
 			want: Decision{
-				CanaryWeight: 100, HoldPrevious: true,
+				CanaryWeight: percent.Int(100), HoldPrevious: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0),
-					CanaryWeight: 100, PrimaryWeight: 0,
+					CanaryWeight: percent.Int(100), PrimaryWeight: percent.Int(0),
 					Message: "revision v2 completed all its steps at 100%; paused; revision v3 starts at step 0 when paused is cleared",
 				},
 				Requeue: MaxRequeue, Healthy: true,
@@ -1033,7 +1035,7 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "Once paused is cleared, the canary changed while paused restarts the rollout at step 0 with an event saying why.",
 			in: progIn(func(in *Input) {
 				in.CanaryDigest = "new"
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: 50, PrimaryWeight: 50, CanaryDigest: "old"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhasePaused, Reason: ReasonPaused, Revision: "v2", Step: i32(1), StepStartedAt: mt(-time.Hour), CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), CanaryDigest: "old"}
 				in.RouteAtWeight = routeAt(50)
 			}),
 			want: with2(holdingAt(0, 0, "the route carries 50%, not 10%", HoldRequeue, evCanaryChanged), func(d *Decision) { d.Status.CanaryDigest = "new" }),
@@ -1054,7 +1056,7 @@ func TestDecideProgressive(t *testing.T) {
 			reason: "A canary changed after Succeeded (at 100%) restarts at step 0 too.",
 			in: progIn(func(in *Input) {
 				in.CanaryDigest = "new"
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(-time.Hour), CanaryWeight: 100, CanaryDigest: "old", Message: msgSucceeded}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(-time.Hour), CanaryWeight: percent.Int(100), CanaryDigest: "old", Message: msgSucceeded}
 				in.RouteAtWeight = routeAt(100)
 			}),
 			want: with2(holdingAt(0, 0, "the route carries 100%, not 10%", HoldRequeue, evCanaryChanged), func(d *Decision) { d.Status.CanaryDigest = "new" }),
@@ -1133,7 +1135,7 @@ func TestDecideProgressive(t *testing.T) {
 		"ProgressDeadlineFailureSticks": {
 			reason: "A rollout failed by its deadline stays Failed for the revision, with its reason, like a gate failure.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonProgressDeadlineExceeded, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), PrimaryWeight: 100, Message: "step 0 held"}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseFailed, Reason: ReasonProgressDeadlineExceeded, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), PrimaryWeight: percent.Int(100), Message: "step 0 held"}
 				in.Now = at(time.Hour)
 				in.RouteAtWeight = routeOK
 			}),
@@ -1144,7 +1146,7 @@ func TestDecideProgressive(t *testing.T) {
 		"StepsShrinkRelocates": {
 			reason: "Steps removed under a running rollout: no step has the weight the route carries (80%), so the rollout continues from step 0 (never jumping to the last step's 100%), with an event saying why.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(4), StepStartedAt: mt(0), CanaryWeight: 80, PrimaryWeight: 20}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(4), StepStartedAt: mt(0), CanaryWeight: percent.Int(80), PrimaryWeight: percent.Int(20)}
 				in.Now = at(time.Minute)
 				in.RouteAtWeight = routeAt(80)
 			}),
@@ -1153,16 +1155,16 @@ func TestDecideProgressive(t *testing.T) {
 		"StepsEditedFindsTheWeight": {
 			reason: "Steps edited under a running rollout: the step that has the route's weight (50%, now step 0) is where the rollout continues, its pause starting now.",
 			in: progIn(func(in *Input) {
-				in.Traffic.Steps = []xr.Step{{Weight: 50, Pause: 5 * time.Minute}, {Weight: 100}}
+				in.Traffic.Steps = []xr.Step{{Weight: percent.Int(50), Pause: 5 * time.Minute}, {Weight: percent.Int(100)}}
 				in.Previous = progressing(1, 0)
 				in.Now = at(time.Minute)
 				in.RouteAtWeight = routeAt(50)
 			}),
 			want: Decision{
-				CanaryWeight: 50, Active: true,
+				CanaryWeight: percent.Int(50), Active: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseProgressing, Reason: ReasonStepsChanged, Revision: "v2", Step: i32(0), StepStartedAt: mt(time.Minute), NextStepAt: mt(6 * time.Minute),
-					CanaryWeight: 50, PrimaryWeight: 50, Message: "holding step 0 (50%): pause until 2026-12-02T10:06:00Z",
+					CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), Message: "holding step 0 (50%): pause until 2026-12-02T10:06:00Z",
 				},
 				Requeue: MaxRequeue, Events: evs("steps of revision v2 changed: the rollout continues at step 0 (50%)"), Healthy: true,
 			},
@@ -1170,16 +1172,16 @@ func TestDecideProgressive(t *testing.T) {
 		"SucceededStepsEdited": {
 			reason: "A Succeeded rollout whose last step no longer has its weight is Progressing again, from the step that has it (50%, step 1), and its message names the weight the route carries.",
 			in: progIn(func(in *Input) {
-				in.Traffic.Steps = []xr.Step{{Weight: 10, Pause: time.Minute}, {Weight: 50, Pause: 5 * time.Minute}, {Weight: 80, Pause: time.Minute}, {Weight: 100}}
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 50, PrimaryWeight: 50, Message: "revision v2 completed all 3 steps at 50%"}
+				in.Traffic.Steps = []xr.Step{{Weight: percent.Int(10), Pause: time.Minute}, {Weight: percent.Int(50), Pause: 5 * time.Minute}, {Weight: percent.Int(80), Pause: time.Minute}, {Weight: percent.Int(100)}}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), Message: "revision v2 completed all 3 steps at 50%"}
 				in.Now = at(time.Hour)
 				in.RouteAtWeight = routeAt(50)
 			}),
 			want: Decision{
-				CanaryWeight: 50, Active: true,
+				CanaryWeight: percent.Int(50), Active: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseProgressing, Reason: ReasonStepsChanged, Revision: "v2", Step: i32(1), StepStartedAt: mt(time.Hour), NextStepAt: mt(time.Hour + 5*time.Minute),
-					CanaryWeight: 50, PrimaryWeight: 50, Message: "holding step 1 (50%): pause until 2026-12-02T11:05:00Z",
+					CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), Message: "holding step 1 (50%): pause until 2026-12-02T11:05:00Z",
 				},
 				Requeue: MaxRequeue, Events: evs("steps of revision v2 changed: the rollout continues at step 1 (50%)"), Healthy: true,
 			},
@@ -1187,15 +1189,15 @@ func TestDecideProgressive(t *testing.T) {
 		"SucceededStepsAddedKeepsSucceeded": {
 			reason: "Steps added before the last one leave a Succeeded rollout at the last step's weight Succeeded, and its message counts the steps there are now.",
 			in: progIn(func(in *Input) {
-				in.Traffic.Steps = append([]xr.Step{{Weight: 5}}, steps3()...)
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: 100, Message: msgSucceeded}
+				in.Traffic.Steps = append([]xr.Step{{Weight: percent.Int(5)}}, steps3()...)
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(2), StepStartedAt: mt(0), CanaryWeight: percent.Int(100), Message: msgSucceeded}
 				in.Now = at(time.Hour)
 			}),
 			want: Decision{
-				CanaryWeight: 100,
+				CanaryWeight: percent.Int(100),
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseSucceeded, Reason: ReasonSucceeded, Revision: "v2", Step: i32(3), StepStartedAt: mt(0),
-					CanaryWeight: 100, PrimaryWeight: 0, Message: "revision v2 completed all 4 steps at 100%",
+					CanaryWeight: percent.Int(100), PrimaryWeight: percent.Int(0), Message: "revision v2 completed all 4 steps at 100%",
 				},
 				Requeue: MaxRequeue, Events: evs(""), Healthy: true,
 			},
@@ -1203,15 +1205,15 @@ func TestDecideProgressive(t *testing.T) {
 		"StepsShrinkFindsTheWeight": {
 			reason: "A step beyond a shortened list whose weight (100%) is a step's still: the rollout continues there, says the steps changed, and the next run, the route carrying 100%, succeeds.",
 			in: progIn(func(in *Input) {
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(7), StepStartedAt: mt(0), CanaryWeight: 100}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(7), StepStartedAt: mt(0), CanaryWeight: percent.Int(100)}
 				in.Now = at(time.Minute)
 				in.RouteAtWeight = routeAt(100)
 			}),
 			want: Decision{
-				CanaryWeight: 100,
+				CanaryWeight: percent.Int(100),
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseProgressing, Reason: ReasonStepsChanged, Revision: "v2", Step: i32(2), StepStartedAt: mt(time.Minute), NextStepAt: mt(time.Minute),
-					CanaryWeight: 100, PrimaryWeight: 0, Message: "holding step 2 (100%): " + holdDue,
+					CanaryWeight: percent.Int(100), PrimaryWeight: percent.Int(0), Message: "holding step 2 (100%): " + holdDue,
 				},
 				Requeue: MinRequeue, Events: evs("steps of revision v2 changed: the rollout continues at step 2 (100%)"), Healthy: true,
 			},
@@ -1226,16 +1228,16 @@ func TestDecideProgressive(t *testing.T) {
 		"ClockSkewNeverAdvances": {
 			reason: "A clock behind stepStartedAt (another replica's clock was ahead, by less than ClockSkew) keeps the step's start as written, and that run does not advance, even with everything else satisfied and a step without pause: the step waits until its start, and the next run, which agrees with the start, moves on.",
 			in: progIn(func(in *Input) {
-				in.Traffic.Steps = []xr.Step{{Weight: 10}, {Weight: 100}}
-				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0), CanaryWeight: 10, PrimaryWeight: 90}
+				in.Traffic.Steps = []xr.Step{{Weight: percent.Int(10)}, {Weight: percent.Int(100)}}
+				in.Previous = &xr.RolloutStatus{Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0), CanaryWeight: percent.Int(10), PrimaryWeight: percent.Int(90)}
 				in.Now = at(-2 * time.Minute)
 				in.RouteAtWeight = routeOK
 			}),
 			want: Decision{
-				CanaryWeight: 10, Active: true,
+				CanaryWeight: percent.Int(10), Active: true,
 				Status: xr.RolloutStatus{
 					Phase: xr.PhaseProgressing, Revision: "v2", Step: i32(0), StepStartedAt: mt(0), NextStepAt: mt(0),
-					CanaryWeight: 10, PrimaryWeight: 90, Message: "holding step 0 (10%): pause until 2026-12-02T10:00:00Z",
+					CanaryWeight: percent.Int(10), PrimaryWeight: percent.Int(90), Message: "holding step 0 (10%): pause until 2026-12-02T10:00:00Z",
 				},
 				Requeue: MaxRequeue, Healthy: true,
 			},

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -21,7 +22,7 @@ type row struct {
 	At      time.Duration
 	Phase   xr.Phase
 	Step    int32
-	Weight  int32
+	Weight  percent.Percent
 	Message string
 	Requeue time.Duration
 	Event   string
@@ -38,7 +39,7 @@ type simulation struct {
 
 	now      time.Time
 	prev     *xr.RolloutStatus
-	composed int32
+	composed percent.Percent
 	created  bool
 	// refusal, when set, is why the gateway does not accept the route.
 	refusal string
@@ -53,11 +54,11 @@ func newSimulation(t *testing.T, in Input) *simulation {
 
 // gateway is the fake gateway's RouteAtWeight, as fn.go words it: the route
 // must exist, carry the weight, and be accepted.
-func (s *simulation) gateway(w int32) (bool, string) {
+func (s *simulation) gateway(w percent.Percent) (bool, string) {
 	switch {
 	case !s.created:
 		return false, holdNotCreated
-	case w != s.composed:
+	case !w.Equal(s.composed):
 		return false, holdNotCarried
 	case s.refusal != "":
 		return false, s.refusal
@@ -120,7 +121,7 @@ func TestSimulation(t *testing.T) {
 	deploy := gateDeployment("podinfo-canary")
 	gateTrue := gateObs(deploy, metav1.ConditionTrue, "MinimumReplicasAvailable", tp(at(-time.Hour)))
 	succeeded := func(at time.Duration, event string) row {
-		return row{At: at, Phase: xr.PhaseSucceeded, Step: 2, Weight: 100, Message: msgSucceeded, Requeue: MaxRequeue, Event: event}
+		return row{At: at, Phase: xr.PhaseSucceeded, Step: 2, Weight: percent.Int(100), Message: msgSucceeded, Requeue: MaxRequeue, Event: event}
 	}
 
 	cases := map[string]struct {
@@ -184,15 +185,15 @@ func TestSimulation(t *testing.T) {
 				// False for exactly failAfter: still holding.
 				holdingRow(7*time.Minute, 1, "gate 0: Deployment podinfo-canary has Available False (MinimumReplicasUnavailable)", HoldRequeue, ""),
 				row{
-					At: 450 * time.Second, Phase: xr.PhaseFailed, Step: 1, Weight: 0, Requeue: MaxRequeue,
+					At: 450 * time.Second, Phase: xr.PhaseFailed, Step: 1, Weight: percent.Int(0), Requeue: MaxRequeue,
 					Message: "gate 0 failed: Deployment podinfo-canary has had Available False since 2026-12-02T10:02:00Z (MinimumReplicasUnavailable), longer than 5m0s",
 				},
 				row{
-					At: 510 * time.Second, Phase: xr.PhaseFailed, Step: 1, Weight: 0, Requeue: MaxRequeue,
+					At: 510 * time.Second, Phase: xr.PhaseFailed, Step: 1, Weight: percent.Int(0), Requeue: MaxRequeue,
 					Message: "gate 0 failed: Deployment podinfo-canary has had Available False since 2026-12-02T10:02:00Z (MinimumReplicasUnavailable), longer than 5m0s",
 				},
 				row{
-					At: 570 * time.Second, Phase: xr.PhaseProgressing, Step: 0, Weight: 10, Requeue: HoldRequeue,
+					At: 570 * time.Second, Phase: xr.PhaseProgressing, Step: 0, Weight: percent.Int(10), Requeue: HoldRequeue,
 					Message: "holding step 0 (10%): " + holdNotCarried, Event: "rollout of revision v3 started at step 0 (10%)",
 				},
 			),
@@ -207,9 +208,9 @@ func TestSimulation(t *testing.T) {
 				s.runs(8)
 			},
 			want: append(happyStart(),
-				row{At: 150 * time.Second, Phase: xr.PhasePaused, Step: 1, Weight: 50, Message: "paused at step 1 (50%)", Requeue: MaxRequeue},
-				row{At: 210 * time.Second, Phase: xr.PhasePaused, Step: 1, Weight: 50, Message: "paused at step 1 (50%)", Requeue: MaxRequeue},
-				row{At: 270 * time.Second, Phase: xr.PhasePaused, Step: 1, Weight: 50, Message: "paused at step 1 (50%)", Requeue: MaxRequeue},
+				row{At: 150 * time.Second, Phase: xr.PhasePaused, Step: 1, Weight: percent.Int(50), Message: "paused at step 1 (50%)", Requeue: MaxRequeue},
+				row{At: 210 * time.Second, Phase: xr.PhasePaused, Step: 1, Weight: percent.Int(50), Message: "paused at step 1 (50%)", Requeue: MaxRequeue},
+				row{At: 270 * time.Second, Phase: xr.PhasePaused, Step: 1, Weight: percent.Int(50), Message: "paused at step 1 (50%)", Requeue: MaxRequeue},
 				holdingRow(330*time.Second, 1, pauseUntil("10:10:30"), time.Minute, "rollout resumed at step 1 (50%)"),
 				holdingRow(390*time.Second, 1, pauseUntil("10:10:30"), time.Minute, ""),
 				holdingRow(450*time.Second, 1, pauseUntil("10:10:30"), time.Minute, ""),
@@ -230,8 +231,8 @@ func TestSimulation(t *testing.T) {
 				s.runs(4)
 			},
 			want: append(happyStart(),
-				row{At: 150 * time.Second, Phase: xr.PhaseAborted, Step: 1, Weight: 0, Message: msgAborted, Requeue: MaxRequeue},
-				row{At: 210 * time.Second, Phase: xr.PhaseAborted, Step: 1, Weight: 0, Message: msgAborted, Requeue: MaxRequeue},
+				row{At: 150 * time.Second, Phase: xr.PhaseAborted, Step: 1, Weight: percent.Int(0), Message: msgAborted, Requeue: MaxRequeue},
+				row{At: 210 * time.Second, Phase: xr.PhaseAborted, Step: 1, Weight: percent.Int(0), Message: msgAborted, Requeue: MaxRequeue},
 				holdingRow(270*time.Second, 0, holdNotCarried, HoldRequeue, evRestartedAfterAbort),
 				holdingRow(300*time.Second, 0, pauseUntil("10:05:30"), 30*time.Second, ""),
 				holdingRow(330*time.Second, 1, holdNotCarried, HoldRequeue, evAdvanced1),

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -70,7 +71,7 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 			cur = c
 			cur.Reason = ReasonBaking
 			if started {
-				ev = Event{Reason: ReasonBaking, Message: fmt.Sprintf("rollout of revision %s passed its last step (%d%%): its metrics are measured for %s before it succeeds", in.Revision, weight, in.Traffic.Bake)}
+				ev = Event{Reason: ReasonBaking, Message: fmt.Sprintf("rollout of revision %s passed its last step (%s%%): its metrics are measured for %s before it succeeds", in.Revision, weight, in.Traffic.Bake)}
 			}
 			d := holding(in, cur, h, ev)
 			// The next move is the bake's end.
@@ -79,7 +80,7 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 		}
 		return withPassed(succeeded(in, cur, weight, Event{
 			Reason:  ReasonSucceeded,
-			Message: fmt.Sprintf("rollout of revision %s succeeded at %d%%", in.Revision, weight),
+			Message: fmt.Sprintf("rollout of revision %s succeeded at %s%%", in.Revision, weight),
 		}), in, passed)
 	}
 
@@ -94,9 +95,9 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 		return withPassed(holding(in, cur, ch, ev), in, passed)
 	}
 
-	next := Event{Reason: ReasonAdvanced, Message: fmt.Sprintf("rollout of revision %s advanced to step %d (%d%%)", in.Revision, i+1, steps[i+1].Weight)}
+	next := Event{Reason: ReasonAdvanced, Message: fmt.Sprintf("rollout of revision %s advanced to step %d (%s%%)", in.Revision, i+1, steps[i+1].Weight)}
 	if steps[i].Approval {
-		next = Event{Reason: ReasonApproved, Message: fmt.Sprintf("step %d of revision %s approved: the rollout advanced to step %d (%d%%)", i, in.Revision, i+1, steps[i+1].Weight)}
+		next = Event{Reason: ReasonApproved, Message: fmt.Sprintf("step %d of revision %s approved: the rollout advanced to step %d (%s%%)", i, in.Revision, i+1, steps[i+1].Weight)}
 	}
 	cur.Step = ptr.To(i + 1)
 	cur.StepStartedAt = &metav1.Time{Time: in.Now}
@@ -200,7 +201,7 @@ func holding(in Input, cur xr.RolloutStatus, h hold, ev Event) Decision {
 	step := in.Traffic.Steps[*cur.Step]
 	cur.Phase = xr.PhaseProgressing
 	cur.NextStepAt = &metav1.Time{Time: cur.StepStartedAt.Add(step.Pause)}
-	cur.Message = fmt.Sprintf("holding step %d (%d%%): %s", *cur.Step, step.Weight, h.why)
+	cur.Message = fmt.Sprintf("holding step %d (%s%%): %s", *cur.Step, step.Weight, h.why)
 	cur.AwaitingApproval = h.approval
 	if h.approval {
 		cur.Reason = ReasonAwaitingApproval
@@ -209,7 +210,7 @@ func holding(in Input, cur xr.RolloutStatus, h hold, ev Event) Decision {
 		CanaryWeight: step.Weight,
 		// A dark launch (a step at 0%) mirrors to the canary; at 100% the
 		// canary-only rules would only duplicate load.
-		Active:   step.Weight < percentTotal,
+		Active:   step.Weight.Less(percent.Max),
 		Status:   withWeights(cur, step.Weight),
 		Requeue:  h.requeue,
 		Analysis: step.Analysis,
@@ -219,7 +220,7 @@ func holding(in Input, cur xr.RolloutStatus, h hold, ev Event) Decision {
 
 // routeOfStep asks whether the gateway accepted the route of step i at a
 // weight.
-func routeOfStep(in Input, i, weight int32) (bool, string) {
+func routeOfStep(in Input, i int32, weight percent.Percent) (bool, string) {
 	switch {
 	case in.RouteAtStep != nil:
 		return in.RouteAtStep(i, weight)
@@ -434,8 +435,8 @@ func terminal(cur xr.RolloutStatus, phase xr.Phase, reason, msg string) Decision
 	cur.Phase, cur.Reason, cur.Message, cur.NextStepAt = phase, reason, msg, nil
 	cur.AwaitingApproval = false
 	return Decision{
-		CanaryWeight: 0,
-		Status:       withWeights(cur, 0),
+		CanaryWeight: percent.Zero,
+		Status:       withWeights(cur, percent.Zero),
 		Requeue:      MaxRequeue,
 		Healthy:      false,
 		Reason:       reason,
@@ -445,10 +446,10 @@ func terminal(cur xr.RolloutStatus, phase xr.Phase, reason, msg string) Decision
 // succeeded is a rollout that completed its steps: it holds the last step's
 // weight until the user acts, and the canary-only rules (A/B, session,
 // mirror) are gone, since the rollout is over.
-func succeeded(in Input, cur xr.RolloutStatus, weight int32, ev Event) Decision {
+func succeeded(in Input, cur xr.RolloutStatus, weight percent.Percent, ev Event) Decision {
 	cur.Phase, cur.Reason, cur.NextStepAt = xr.PhaseSucceeded, ReasonSucceeded, nil
 	cur.AwaitingApproval = false
-	cur.Message = fmt.Sprintf("revision %s completed all %d steps at %d%%", in.Revision, len(in.Traffic.Steps), weight)
+	cur.Message = fmt.Sprintf("revision %s completed all %d steps at %s%%", in.Revision, len(in.Traffic.Steps), weight)
 	return withEvent(Decision{
 		CanaryWeight: weight,
 		Status:       withWeights(cur, weight),

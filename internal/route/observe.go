@@ -136,9 +136,12 @@ func (o Observation) FirstHold() (ParentVerdict, bool) {
 
 // Carries reports whether the observed route carries the backends and
 // weights of a route the function composed: rule by rule, the same
-// references with the same weights. Backends are compared by what they are
-// (group, kind, namespace, name, port), never by a naming convention, so any
-// backend kind works.
+// references with the same shares of the rule's traffic. Backends are
+// compared by what they are (group, kind, namespace, name, port), never by a
+// naming convention, so any backend kind works. Weights are compared as
+// ratios, never as numbers: a route out of 100 (90/10, composed before the
+// spec had a weight with decimals, or by an older release) carries what the
+// same route out of 10,000 (9000/1000) does.
 func (o Observation) Carries(route runtime.Object, routeNamespace string) bool {
 	if !o.Exists {
 		return false
@@ -156,7 +159,36 @@ func (o Observation) Carries(route runtime.Object, routeNamespace string) bool {
 		}
 		want = append(want, rule)
 	}
-	return slices.EqualFunc(o.weights, want, slices.Equal)
+	return slices.EqualFunc(o.weights, want, sameShares)
+}
+
+// sameShares reports whether two rules have the same backends, in the same
+// order, each with the same share of the rule's traffic: a/ta == b/tb,
+// compared as a*tb == b*ta, exactly. A rule whose weights are all 0 sends
+// nothing, and carries only a rule that sends nothing.
+func sameShares(a, b []refWeight) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var ta, tb int64
+	for i := range a {
+		x, y := a[i], b[i]
+		x.weight, y.weight = 0, 0
+		if x != y {
+			return false
+		}
+		ta += int64(a[i].weight)
+		tb += int64(b[i].weight)
+	}
+	if ta == 0 || tb == 0 {
+		return slices.Equal(a, b)
+	}
+	for i := range a {
+		if int64(a[i].weight)*tb != int64(b[i].weight)*ta {
+			return false
+		}
+	}
+	return true
 }
 
 func decodeObserved(obj map[string]any) (observed, error) {

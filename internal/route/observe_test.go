@@ -9,6 +9,8 @@ import (
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 func observedRoute(t *testing.T, y string) map[string]any {
@@ -154,8 +156,8 @@ status:
 }
 
 func TestObservationCarries(t *testing.T) {
-	built := func(weight int32) runtime.Object {
-		r, errs := Build(params(func(p *Params) { p.CanaryWeight = weight }))
+	built := func(weight percent.Percent, total int32) runtime.Object {
+		r, errs := Build(params(func(p *Params) { p.CanaryWeight, p.Total = weight, total }))
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
@@ -164,7 +166,11 @@ func TestObservationCarries(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		route  string
-		want   bool
+		// weight is the canary's in the route composed: 20% unless set.
+		weight percent.Percent
+		// total is the composed route's: out of 100 unless set.
+		total int32
+		want  bool
 	}{
 		"SameWeights": {
 			reason: "The observed route carries the backends and weights of the route composed at 20%.",
@@ -204,6 +210,58 @@ spec:
         - {name: podinfo-primary, port: 9898, weight: 80}
         - {name: podinfo-canary, namespace: monitoring, port: 3456, weight: 20}`,
 		},
+		"OutOfTenThousand": {
+			reason: "Weights are read as ratios: 8000/2000 (composed out of 10,000, after a weight with decimals was written) carries 20%.",
+			route: `
+spec:
+  rules:
+    - backendRefs:
+        - {name: podinfo-primary, port: 9898, weight: 8000}
+        - {name: canary-proxy, namespace: monitoring, port: 3456, weight: 2000}`,
+			want: true,
+		},
+		"OutOfHundredForFine": {
+			reason: "A route out of 100 (an older one) carries 20% composed out of 10,000 (the spec now has a weight with decimals).",
+			route: `
+spec:
+  rules:
+    - backendRefs:
+        - {name: podinfo-primary, port: 9898, weight: 80}
+        - {name: canary-proxy, namespace: monitoring, port: 3456, weight: 20}`,
+			weight: percent.Int(20),
+			total:  percent.FineTotal,
+			want:   true,
+		},
+		"Fine": {
+			reason: "0.1% is 9990/10.",
+			route: `
+spec:
+  rules:
+    - backendRefs:
+        - {name: podinfo-primary, port: 9898, weight: 9990}
+        - {name: canary-proxy, namespace: monitoring, port: 3456, weight: 10}`,
+			weight: percent.Hundredths(10),
+			want:   true,
+		},
+		"FineNotWhole": {
+			reason: "A route at 1% (99/1) does not carry 0.1%.",
+			route: `
+spec:
+  rules:
+    - backendRefs:
+        - {name: podinfo-primary, port: 9898, weight: 99}
+        - {name: canary-proxy, namespace: monitoring, port: 3456, weight: 1}`,
+			weight: percent.Hundredths(10),
+		},
+		"NothingToAnything": {
+			reason: "A rule whose weights are all 0 sends nothing: it carries no weighted route.",
+			route: `
+spec:
+  rules:
+    - backendRefs:
+        - {name: podinfo-primary, port: 9898, weight: 0}
+        - {name: canary-proxy, namespace: monitoring, port: 3456, weight: 0}`,
+		},
 		"DefaultWeight": {
 			reason: "A backendRef without weight has Gateway API's default weight 1.",
 			route: `
@@ -220,13 +278,17 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := o.Carries(built(20), "test"); got != tc.want {
+			w := tc.weight
+			if w.IsZero() {
+				w = percent.Int(20)
+			}
+			if got := o.Carries(built(w, tc.total), "test"); got != tc.want {
 				t.Errorf("%s\nCarries(...): got %v, want %v", tc.reason, got, tc.want)
 			}
 		})
 	}
 
-	if o, _ := Observe(nil, "test", gatewayRef); o.Carries(built(0), "test") {
+	if o, _ := Observe(nil, "test", gatewayRef); o.Carries(built(percent.Zero, 0), "test") {
 		t.Error("a route that does not exist carries nothing")
 	}
 }

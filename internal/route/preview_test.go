@@ -9,6 +9,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -36,7 +37,7 @@ func TestBuildCanaryOnly(t *testing.T) {
 		},
 		"WeightIgnored": {
 			reason: "Whatever weight the rollout is at, the preview sends the canary everything.",
-			params: params(preview, func(p *Params) { p.CanaryWeight, p.Active = 0, false }),
+			params: params(preview, func(p *Params) { p.CanaryWeight, p.Active = percent.Int(0), false }),
 			want:   []string{"-: canary-proxy=100"},
 		},
 		"NoShaping": {

@@ -21,6 +21,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -56,8 +57,14 @@ type Params struct {
 	Primary backend.Backend
 	Canary  backend.Backend
 
-	// CanaryWeight is the canary percent for this run, 0..100.
-	CanaryWeight int32
+	// CanaryWeight is the canary percent for this run, 0 to 100 with at most
+	// two decimals.
+	CanaryWeight percent.Percent
+	// Total is what the weighted backends' weights add up to:
+	// percent.WholeTotal (100) while every weight of the spec is whole,
+	// percent.FineTotal (10,000) otherwise. 0, or a CanaryWeight with
+	// decimals, is as percent.Total of the CanaryWeight says.
+	Total int32
 	// Active is true while the rollout is under way (weight above 0 or a
 	// step in progress): A/B matches and mirroring apply only then.
 	Active bool
@@ -153,7 +160,7 @@ func (p Params) mirrorPath() *field.Path {
 // while the canary gets traffic, on HTTPRoutes, with cookies of the
 // function's.
 func (p Params) sessionCompanion() bool {
-	return p.Kind == xr.KindHTTPRoute && p.shaping() && p.Affinity != nil && !p.Affinity.Persistence && p.CanaryWeight > 0
+	return p.Kind == xr.KindHTTPRoute && p.shaping() && p.Affinity != nil && !p.Affinity.Persistence && !p.CanaryWeight.IsZero()
 }
 
 // primaryCompanion reports whether each rule gets a companion rule that
@@ -165,7 +172,7 @@ func (p Params) primaryCompanion() bool {
 // persistence reports whether the weighted rules carry the Gateway API's
 // sessionPersistence: while the canary gets traffic, as the cookies would.
 func (p Params) persistence() bool {
-	return p.shaping() && p.Affinity != nil && p.Affinity.Persistence && p.CanaryWeight > 0
+	return p.shaping() && p.Affinity != nil && p.Affinity.Persistence && !p.CanaryWeight.IsZero()
 }
 
 // origin says where a composed rule comes from: the spec's rule, and which
@@ -248,9 +255,11 @@ type weightedBackend struct {
 }
 
 // weighted returns the backends of a weighted rule: primary at 100-w and
-// canary at w. A canary at weight 0 stays in the rule, so that moving traffic
-// is a change of weights only. When both sides are one backend, it is listed
-// once at 100; in the preview route, the canary alone is, at 100.
+// canary at w, out of 100 while every weight is whole, out of 10,000
+// otherwise (0.1% is primary 9990, canary 10). A canary at weight 0 stays in
+// the rule, so that moving traffic is a change of weights only. When both
+// sides are one backend, it is listed once at 100; in the preview route, the
+// canary alone is, at 100.
 func weighted(p Params) []weightedBackend {
 	if p.CanaryOnly {
 		return []weightedBackend{{role: xr.RoleCanary, ref: backendRef(p.Canary, percentTotal)}}
@@ -258,10 +267,21 @@ func weighted(p Params) []weightedBackend {
 	if p.single() {
 		return []weightedBackend{{role: xr.RolePrimary, ref: backendRef(p.Primary, percentTotal)}}
 	}
+	total := p.total()
+	canary := p.CanaryWeight.Of(total)
 	return []weightedBackend{
-		{role: xr.RolePrimary, ref: backendRef(p.Primary, percentTotal-p.CanaryWeight)},
-		{role: xr.RoleCanary, ref: backendRef(p.Canary, p.CanaryWeight)},
+		{role: xr.RolePrimary, ref: backendRef(p.Primary, total-canary)},
+		{role: xr.RoleCanary, ref: backendRef(p.Canary, canary)},
 	}
+}
+
+// total is what the weighted backends' weights add up to: Total, unless
+// the canary's weight cannot be written out of it.
+func (p Params) total() int32 {
+	if p.Total == percent.FineTotal || !p.CanaryWeight.Whole() {
+		return percent.FineTotal
+	}
+	return percent.WholeTotal
 }
 
 func backendRef(b backend.Backend, weight int32) gwv1.BackendRef {
@@ -490,7 +510,7 @@ func (p Params) explainBackendFilter(o origin, c *field.Error, f []string) *fiel
 // cookieAdded reports whether the canary's filters carry the session cookie
 // in this route.
 func (p Params) cookieAdded() bool {
-	return p.Kind == xr.KindHTTPRoute && p.Affinity != nil && p.shaping() && p.CanaryWeight > 0
+	return p.Kind == xr.KindHTTPRoute && p.Affinity != nil && p.shaping() && !p.CanaryWeight.IsZero()
 }
 
 // carriesMirror reports whether a composed rule carries the mirror filter

@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/input/v1beta1"
 	"github.com/crossplane-contrib/function-canary-route/internal/backend"
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -48,7 +49,7 @@ func params(mutate ...func(*Params)) Params {
 		Hostnames:    []gwv1.Hostname{"www.example.com"},
 		Primary:      primary,
 		Canary:       canary,
-		CanaryWeight: 20,
+		CanaryWeight: percent.Int(20),
 		Active:       true,
 	}
 	for _, m := range mutate {
@@ -182,7 +183,7 @@ func TestBuildWeights(t *testing.T) {
 		},
 		"CanaryAtZeroStays": {
 			reason: "A canary at weight 0 stays in the rule, so that moving traffic only changes weights.",
-			params: params(func(p *Params) { p.CanaryWeight, p.Active = 0, false }),
+			params: params(func(p *Params) { p.CanaryWeight, p.Active = percent.Int(0), false }),
 			want:   []string{"-: podinfo-primary=100 canary-proxy=0"},
 		},
 		"EveryRuleWeighted": {
@@ -204,7 +205,7 @@ func TestBuildWeights(t *testing.T) {
 		},
 		"FullCanary": {
 			reason: "At 100 the primary stays at weight 0.",
-			params: params(func(p *Params) { p.CanaryWeight = 100 }),
+			params: params(func(p *Params) { p.CanaryWeight = percent.Int(100) }),
 			want:   []string{"-: podinfo-primary=0 canary-proxy=100"},
 		},
 	}
@@ -280,7 +281,7 @@ func TestBuildShaping(t *testing.T) {
 		"ABOnlyWhileActive": {
 			reason: "A stable route (no rollout under way) has no companion rules.",
 			params: params(func(p *Params) {
-				p.CanaryWeight, p.Active = 0, false
+				p.CanaryWeight, p.Active = percent.Int(0), false
 				p.ABHTTPMatches = []gwv1.HTTPRouteMatch{abMatch}
 			}),
 			want: want{weights: []string{"-: podinfo-primary=100 canary-proxy=0"}, matches: map[string]int{"-": 1}, mirror: map[string]bool{"-": false}},
@@ -312,7 +313,7 @@ func TestBuildShaping(t *testing.T) {
 		"NoSessionAtZero": {
 			reason: "A rollout under way at 0% sets no cookie and has no session rule.",
 			params: params(func(p *Params) {
-				p.CanaryWeight = 0
+				p.CanaryWeight = percent.Int(0)
 				p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", MaxAge: time.Hour}
 			}),
 			want: want{weights: []string{"-: podinfo-primary=100 canary-proxy=0"}, matches: map[string]int{"-": 1}, mirror: map[string]bool{"-": false}},
@@ -424,7 +425,7 @@ func TestBuildErrors(t *testing.T) {
 		"UserSetCookieCollides": {
 			reason: "A user Set-Cookie on the canary collides with the affinity cookie: the error names the user's header, even at weight 0.",
 			params: params(func(p *Params) {
-				p.CanaryWeight, p.Active = 0, false
+				p.CanaryWeight, p.Active = percent.Int(0), false
 				p.Affinity = affinity
 				p.Canary.HTTPFilters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "set-cookie", Value: "a=b"}}}}}
 			}),
@@ -441,7 +442,7 @@ func TestBuildErrors(t *testing.T) {
 		"PrimaryRemovesItsSetCookie": {
 			reason: "With primaryCookieName the primary sets a cookie too: its remove of Set-Cookie is refused, even at weight 0.",
 			params: params(func(p *Params) {
-				p.CanaryWeight, p.Active = 0, false
+				p.CanaryWeight, p.Active = percent.Int(0), false
 				p.Affinity = &Affinity{CookieName: "canary", Value: "0123456789abcdef", PrimaryCookieName: "stable", PrimaryValue: "fedcba9876543210", MaxAge: time.Hour}
 				p.Primary.HTTPFilters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Remove: []string{"Set-Cookie"}}}}
 			}),
@@ -458,7 +459,7 @@ func TestBuildErrors(t *testing.T) {
 		"RuleRemovesSetCookie": {
 			reason: "A rule-level remove of Set-Cookie would drop the session cookie, even at weight 0.",
 			params: params(func(p *Params) {
-				p.CanaryWeight, p.Active = 0, false
+				p.CanaryWeight, p.Active = percent.Int(0), false
 				p.Affinity = affinity
 				p.Rules = []xr.Rule{{HTTPFilters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Remove: []string{"set-cookie"}}}}}}
 			}),
@@ -855,7 +856,7 @@ func TestAffinityBothSides(t *testing.T) {
 	}
 
 	// At 0% nobody is sent to the canary, so neither side pins anybody.
-	p.CanaryWeight = 0
+	p.CanaryWeight = percent.Int(0)
 	stable := admitted(t, p).(*gwv1.HTTPRoute)
 	if diff := cmp.Diff([]string{"-: podinfo-primary=100 canary-proxy=0"}, weights(stable)); diff != "" {
 		t.Errorf("at 0%% there are no session rules: -want, +got:\n%s", diff)
@@ -895,11 +896,11 @@ func TestSessionPersistence(t *testing.T) {
 		},
 		"AtZero": {
 			reason: "At 0% there is no session to keep.",
-			params: params(func(p *Params) { p.Affinity, p.CanaryWeight = a, 0 }),
+			params: params(func(p *Params) { p.Affinity, p.CanaryWeight = a, percent.Zero }),
 		},
 		"Succeeded": {
 			reason: "Once the rollout is over, affinity ends with it.",
-			params: params(func(p *Params) { p.Affinity, p.CanaryWeight, p.Active = a, 100, false }),
+			params: params(func(p *Params) { p.Affinity, p.CanaryWeight, p.Active = a, percent.Max, false }),
 		},
 	}
 	for name, tc := range cases {

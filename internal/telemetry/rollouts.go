@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -34,8 +35,9 @@ type Rollout struct {
 	Step int32
 	// Steps is the number of traffic.steps.
 	Steps int
-	// PrimaryWeight and CanaryWeight are the route's, in percent.
-	PrimaryWeight, CanaryWeight int32
+	// PrimaryWeight and CanaryWeight are the route's, in percent with at
+	// most two decimals (the series shows 0.1 as 0.1).
+	PrimaryWeight, CanaryWeight percent.Percent
 	// Measurements are the latest measurement of each metric.
 	Measurements []RolloutMeasurement
 }
@@ -194,8 +196,8 @@ func (c *rollouts) Collect(ch chan<- prometheus.Metric) {
 		send(c.phase, 1, r.Namespace, r.Name, string(r.Phase))
 		send(c.step, float64(r.Step), r.Namespace, r.Name)
 		send(c.steps, float64(r.Steps), r.Namespace, r.Name)
-		send(c.weight, float64(r.PrimaryWeight), r.Namespace, r.Name, "primary")
-		send(c.weight, float64(r.CanaryWeight), r.Namespace, r.Name, "canary")
+		send(c.weight, r.PrimaryWeight.Float(), r.Namespace, r.Name, "primary")
+		send(c.weight, r.CanaryWeight.Float(), r.Namespace, r.Name, "canary")
 		for _, m := range r.Measurements {
 			send(c.measurement, m.Value, r.Namespace, r.Name, m.Metric, m.Verdict)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -33,7 +34,7 @@ func TestRolloutOf(t *testing.T) {
 			reason: "The series show the phase, the step, the weights and the latest number of each metric; a NoData measurement and a metric never measured have none.",
 			uid:    "u1",
 			status: &xr.RolloutStatus{
-				Phase: xr.PhaseProgressing, Step: &step, PrimaryWeight: 80, CanaryWeight: 20,
+				Phase: xr.PhaseProgressing, Step: &step, PrimaryWeight: percent.Int(80), CanaryWeight: percent.Int(20),
 				Metrics: []xr.MetricStatus{
 					{Name: "errors", Measurements: []xr.Measurement{
 						{Time: metav1.Unix(1, 0), Value: "0.5", Verdict: xr.VerdictFailed},
@@ -45,7 +46,7 @@ func TestRolloutOf(t *testing.T) {
 			},
 			want: &Rollout{
 				UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseProgressing, Step: 1, Steps: 3,
-				PrimaryWeight: 80, CanaryWeight: 20,
+				PrimaryWeight: percent.Int(80), CanaryWeight: percent.Int(20),
 				Measurements: []RolloutMeasurement{{Metric: "errors", Verdict: xr.VerdictPassed, Value: 0.01}},
 			},
 		},
@@ -53,7 +54,7 @@ func TestRolloutOf(t *testing.T) {
 			reason: "A status anyone may write: a metric named twice keeps its first entry (two series alike fail the scrape), and label values are made valid UTF-8 and bounded.",
 			uid:    "u1",
 			status: &xr.RolloutStatus{
-				Phase: xr.Phase("Progress\xffing"), PrimaryWeight: 100,
+				Phase: xr.Phase("Progress\xffing"), PrimaryWeight: percent.Int(100),
 				Metrics: []xr.MetricStatus{
 					{Name: "errors", Measurements: []xr.Measurement{{Value: "1", Verdict: xr.VerdictPassed}}},
 					{Name: "errors", Measurements: []xr.Measurement{{Value: "2", Verdict: xr.VerdictFailed}}},
@@ -61,7 +62,7 @@ func TestRolloutOf(t *testing.T) {
 				},
 			},
 			want: &Rollout{
-				UID: "u1", Namespace: "team", Name: "web", Phase: xr.Phase("Progress\uFFFDing"), Step: -1, Steps: 3, PrimaryWeight: 100,
+				UID: "u1", Namespace: "team", Name: "web", Phase: xr.Phase("Progress\uFFFDing"), Step: -1, Steps: 3, PrimaryWeight: percent.Int(100),
 				Measurements: []RolloutMeasurement{
 					{Metric: "errors", Verdict: xr.VerdictPassed, Value: 1},
 					{Metric: strings.Repeat("m", maxLabelValue), Verdict: "\uFFFD", Value: 3},
@@ -71,8 +72,8 @@ func TestRolloutOf(t *testing.T) {
 		"NoStep": {
 			reason: "A rollout without a step (a manual weight) shows step -1.",
 			uid:    "u1",
-			status: &xr.RolloutStatus{Phase: xr.PhaseStable, PrimaryWeight: 100},
-			want:   &Rollout{UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseStable, Step: -1, Steps: 3, PrimaryWeight: 100},
+			status: &xr.RolloutStatus{Phase: xr.PhaseStable, PrimaryWeight: percent.Int(100)},
+			want:   &Rollout{UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseStable, Step: -1, Steps: 3, PrimaryWeight: percent.Int(100)},
 		},
 	}
 	for name, tc := range cases {
@@ -88,12 +89,12 @@ func TestRolloutOf(t *testing.T) {
 func TestRolloutSeries(t *testing.T) {
 	start := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
 	web := Rollout{
-		UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseProgressing, Step: 0, Steps: 2, PrimaryWeight: 90, CanaryWeight: 10,
+		UID: "u1", Namespace: "team", Name: "web", Phase: xr.PhaseProgressing, Step: 0, Steps: 2, PrimaryWeight: percent.Int(90), CanaryWeight: percent.Int(10),
 		Measurements: []RolloutMeasurement{{Metric: "errors", Verdict: xr.VerdictPassed, Value: 0.01}},
 	}
 	webLater := web
-	webLater.Phase, webLater.Step, webLater.PrimaryWeight, webLater.CanaryWeight, webLater.Measurements = xr.PhaseSucceeded, 1, 0, 100, nil
-	api := Rollout{UID: "u2", Name: "api", Phase: xr.PhaseAborted, Step: -1, PrimaryWeight: 100}
+	webLater.Phase, webLater.Step, webLater.PrimaryWeight, webLater.CanaryWeight, webLater.Measurements = xr.PhaseSucceeded, 1, percent.Zero, percent.Max, nil
+	api := Rollout{UID: "u2", Name: "api", Phase: xr.PhaseAborted, Step: -1, PrimaryWeight: percent.Int(100)}
 
 	type set struct {
 		after time.Duration
@@ -129,6 +130,18 @@ function_canary_route_rollout_weight_percent{name="web",namespace="team",side="c
 function_canary_route_rollout_weight_percent{name="web",namespace="team",side="primary"} 0
 `,
 			metrics: []string{"function_canary_route_rollout_phase", "function_canary_route_rollout_step", "function_canary_route_rollout_weight_percent", "function_canary_route_rollout_measurement"},
+		},
+		"FineWeights": {
+			reason: "A weight with decimals is the percent as written: 0.1 and 99.9.",
+			max:    10,
+			sets:   []set{{0, Rollout{UID: "u3", Name: "fine", Phase: xr.PhaseProgressing, Steps: 4, PrimaryWeight: percent.Hundredths(9990), CanaryWeight: percent.Hundredths(10)}}},
+			want: `
+# HELP function_canary_route_rollout_weight_percent The weight each CanaryRoute's route gives each side, in percent, by side (primary, canary).
+# TYPE function_canary_route_rollout_weight_percent gauge
+function_canary_route_rollout_weight_percent{name="fine",namespace="",side="canary"} 0.1
+function_canary_route_rollout_weight_percent{name="fine",namespace="",side="primary"} 99.9
+`,
+			metrics: []string{"function_canary_route_rollout_weight_percent"},
 		},
 		"Measurements": {
 			reason: "The latest number of each metric, with its verdict.",

@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 // The CanaryRoute's API: the spec and status types that the XRDs of
@@ -31,7 +33,7 @@ import (
 //
 // +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=".status.rollout.phase",description="Phase of the rollout: Stable, Progressing, Paused, Succeeded, Aborted or Failed."
 // +kubebuilder:printcolumn:name="STEP",type=integer,JSONPath=".status.rollout.step",description="Current step of a progressive rollout."
-// +kubebuilder:printcolumn:name="CANARY",type=integer,JSONPath=".status.rollout.canaryWeight",description="Percent of the traffic the canary gets."
+// +kubebuilder:printcolumn:name="CANARY",type=number,JSONPath=".status.rollout.canaryWeight",description="Percent of the traffic the canary gets, as written (0.1)."
 // +kubebuilder:printcolumn:name="REVISION",type=string,JSONPath=".status.rollout.revision",description="The canary's revision the rollout is about."
 // +kubebuilder:printcolumn:name="STABLE",type=string,JSONPath=".status.release.stable.revision",description="The revision a release's primary serves."
 // +kubebuilder:printcolumn:name="ROUTE",type=string,JSONPath=".status.route.name",description="The composed route.",priority=1
@@ -393,10 +395,9 @@ type rawBackendTLS struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.metrics) || !has(self.steps) || self.metrics.all(m, !has(m.steps) || m.steps.all(i, i < size(self.steps)))",message="a metric's steps are indexes of traffic.steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.preview) || has(self.steps)",message="a preview shows the canary while a rollout is active: it needs steps"
 type rawTraffic struct {
-	// Weight is the canary's percent in manual mode, 0 to 100. Default: 0.
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
-	Weight *int32 `json:"weight,omitempty"`
+	// Weight is the canary's percent in manual mode, 0 to 100 with at most
+	// two decimals (0.1). Default: 0.
+	Weight *percent.Percent `json:"weight,omitempty"`
 
 	// Steps are the progressive mode. Each step holds until its pause has
 	// elapsed and every gate holds. At most 32.
@@ -589,11 +590,11 @@ type rawMetric struct {
 
 // rawStep is one progressive step as written.
 type rawStep struct {
-	// Weight is the canary's percent during the step, 0 to 100.
+	// Weight is the canary's percent during the step, 0 to 100 with at
+	// most two decimals (0.1). When every weight of the spec is whole the
+	// route's weights are out of 100; otherwise out of 10,000.
 	// +required
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
-	Weight *int32 `json:"weight,omitempty"`
+	Weight *percent.Percent `json:"weight,omitempty"`
 
 	// Pause is how long the step lasts at least, such as 1m or 1h30m.
 	// Default: no pause.
@@ -933,14 +934,12 @@ type RolloutStatus struct {
 	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
 	// NextStepAt is when the current step's pause ends.
 	NextStepAt *metav1.Time `json:"nextStepAt,omitempty"`
-	// CanaryWeight is the canary's percent in the route, 0 to 100.
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
-	CanaryWeight int32 `json:"canaryWeight"`
-	// PrimaryWeight is the primary's percent in the route, 0 to 100.
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
-	PrimaryWeight int32 `json:"primaryWeight"`
+	// CanaryWeight is the canary's percent in the route, 0 to 100, as
+	// written (0.1).
+	CanaryWeight percent.Percent `json:"canaryWeight"`
+	// PrimaryWeight is the primary's percent in the route, 0 to 100, as
+	// written (99.9).
+	PrimaryWeight percent.Percent `json:"primaryWeight"`
 	// CanaryDigest is a digest of the canary side (its source and filters):
 	// a change of it restarts a progressive rollout.
 	// +kubebuilder:validation:MaxLength=64

@@ -183,8 +183,8 @@ func checkInvariants(t *testing.T, cr *CanaryRoute) {
 		fail("a primary revision")
 	}
 	tr := s.Traffic
-	if tr.Weight != nil && (*tr.Weight < 0 || *tr.Weight > 100) {
-		fail("weight %d", *tr.Weight)
+	if tr.Weight != nil && !tr.Weight.Valid() {
+		fail("weight %s", *tr.Weight)
 	}
 	if tr.Weight != nil && len(tr.Steps) > 0 {
 		fail("both weight and steps")
@@ -193,7 +193,7 @@ func checkInvariants(t *testing.T, cr *CanaryRoute) {
 		fail("steps without a revision")
 	}
 	for i, st := range tr.Steps {
-		if st.Weight < 0 || st.Weight > 100 || st.Pause < 0 || (i > 0 && st.Weight < tr.Steps[i-1].Weight) {
+		if !st.Weight.Valid() || st.Pause < 0 || (i > 0 && st.Weight.Less(tr.Steps[i-1].Weight)) {
 			fail("step %d: %+v", i, st)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 // Bounds of the metrics, as the XRDs write them.
@@ -131,7 +133,7 @@ func metricSteps(p *field.Path, m Metric, steps []Step) field.ErrorList {
 			errs = append(errs, field.Duplicate(p.Index(j), s))
 		case s < 0 || int(s) >= len(steps):
 			errs = append(errs, field.Invalid(p.Index(j), s, fmt.Sprintf("must be the index of one of traffic.steps (0 to %d)", len(steps)-1)))
-		case m.CompareToPrimary && steps[s].Weight >= percentMax:
+		case m.CompareToPrimary && steps[s].Weight.Equal(percent.Max):
 			errs = append(errs, field.Invalid(p.Index(j), s,
 				fmt.Sprintf("step %d sends the primary no traffic: compareTo: primary has no baseline there; judge it with a metric of its own without compareTo", s)))
 		}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 var defaultParents = []gwv1.ParentReference{{Name: "shared", Namespace: ptr.To[gwv1.Namespace]("gateways")}}
@@ -62,7 +64,7 @@ func parseCases(t testing.TB) map[string]parseCase {
 					Canary: Side{BackendRef: &gwv1.BackendObjectReference{
 						Name: "canary-proxy", Namespace: ptr.To[gwv1.Namespace]("monitoring"), Port: ptr.To[gwv1.PortNumber](3456),
 					}},
-					Traffic:         Traffic{Weight: ptr.To[int32](20), Steps: []Step{}, Gates: []Gate{}, RequireAcceptedRoute: true},
+					Traffic:         Traffic{Weight: ptr.To(percent.Int(20)), Steps: []Step{}, Gates: []Gate{}, RequireAcceptedRoute: true},
 					ReferenceGrants: GrantsCompose,
 				},
 			}},
@@ -127,7 +129,7 @@ route: {kind: HTTPRoute, name: podinfo-route, namespace: test, parents: [{name: 
 					},
 					Canary: Side{ExternalName: "canary.example.com", Revision: "v2"},
 					Traffic: Traffic{
-						Steps:       []Step{{Weight: 10, Pause: time.Minute}, {Weight: 50, Pause: 90 * time.Minute}, {Weight: 100}},
+						Steps:       []Step{{Weight: percent.Int(10), Pause: time.Minute}, {Weight: percent.Int(50), Pause: 90 * time.Minute}, {Weight: percent.Int(100)}},
 						Paused:      true,
 						Abort:       true,
 						HTTPMatches: []gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Name: "X-Canary", Value: "always"}}}},
@@ -144,7 +146,7 @@ route: {kind: HTTPRoute, name: podinfo-route, namespace: test, parents: [{name: 
 					Rollout: &RolloutStatus{
 						Phase: PhaseProgressing, Revision: "v2", Step: ptr.To[int32](1),
 						StepStartedAt: &stepStarted, NextStepAt: &nextStep,
-						CanaryWeight: 50, PrimaryWeight: 50, Message: "holding",
+						CanaryWeight: percent.Int(50), PrimaryWeight: percent.Int(50), Message: "holding",
 					},
 					Route: &RouteStatus{Kind: KindHTTPRoute, Name: "podinfo-route", Namespace: "test", Parents: []ParentStatus{{
 						Name: "gateway", Namespace: "istio-ingress", Accepted: true, ResolvedRefs: false, Reason: "RefNotPermitted",
@@ -189,7 +191,7 @@ route: {kind: HTTPRoute, name: podinfo-route, namespace: test, parents: [{name: 
 						}},
 					},
 					Traffic: Traffic{
-						Weight: ptr.To[int32](20), Steps: []Step{}, Gates: []Gate{}, RequireAcceptedRoute: true,
+						Weight: ptr.To(percent.Int(20)), Steps: []Step{}, Gates: []Gate{}, RequireAcceptedRoute: true,
 						GRPCMatches: []gwv1.GRPCRouteMatch{{Headers: []gwv1.GRPCHeaderMatch{{Name: "x-canary", Value: "always"}}}},
 					},
 					ReferenceGrants: GrantsCompose,

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 // metricsReleaseCase is a TestParseMetricsRelease case, shaped as a
@@ -578,7 +580,7 @@ func TestParseMetricsRelease(t *testing.T) {
 
 func TestMetricCountsIn(t *testing.T) {
 	// Steps 0 to 3 at weights 0, 10, 50 and 100.
-	steps := []Step{{Weight: 0}, {Weight: 10}, {Weight: 50}, {Weight: 100}}
+	steps := []Step{{Weight: percent.Int(0)}, {Weight: percent.Int(10)}, {Weight: percent.Int(50)}, {Weight: percent.Int(100)}}
 	cases := map[string]struct {
 		reason string
 		metric Metric

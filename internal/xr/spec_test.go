@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 // specArgs are the inputs of a TestParseSpec case.
@@ -705,27 +707,63 @@ func specCases() map[string]specCase {
 		"WeightZero": {
 			reason: "Weight 0 is a valid manual weight, kept as set.",
 			args:   args{patches: []patch{set("spec.traffic.weight", "0")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Weight }},
-			want:   want{value: ptr.To[int32](0)},
+			want:   want{value: ptr.To(percent.Zero)},
 		},
 		"WeightHundred": {
 			reason: "Weight 100 sends every request to the canary.",
 			args:   args{patches: []patch{set("spec.traffic.weight", "100")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Weight }},
-			want:   want{value: ptr.To[int32](100)},
+			want:   want{value: ptr.To(percent.Max)},
+		},
+		"WeightFine": {
+			reason: "A weight has at most two decimals: 0.1 is kept exactly, as 10 hundredths.",
+			args:   args{patches: []patch{set("spec.traffic.weight", "0.1")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Weight }},
+			want:   want{value: ptr.To(percent.Hundredths(10))},
+		},
+		"WeightTwoDecimals": {
+			reason: "33.33 has two decimals.",
+			args:   args{patches: []patch{set("spec.traffic.weight", "33.33")}, pick: func(cr *CanaryRoute) any { return cr.Spec.Traffic.Weight }},
+			want:   want{value: ptr.To(percent.Hundredths(3333))},
+		},
+		"WeightThreeDecimals": {
+			reason: "0.005 has three decimals: refused, the value as written.",
+			args:   args{patches: []patch{set("spec.traffic.weight", "0.005")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.weight", "Invalid value: 0.005: must be a percent from 0 to 100 with at most two decimals")}},
+		},
+		"StepWeightsFine": {
+			reason: "Steps take weights with decimals, in order.",
+			args: args{patches: steps(`[{weight: 0.1}, {weight: 1}, {weight: 25.5}, {weight: 100}]`), pick: func(cr *CanaryRoute) any {
+				return []percent.Percent{cr.Spec.Traffic.Steps[0].Weight, cr.Spec.Traffic.Steps[2].Weight}
+			}},
+			want: want{value: []percent.Percent{percent.Hundredths(10), percent.Hundredths(2550)}},
+		},
+		"StepWeightsThreeDecimals": {
+			reason: "Every weight with more than two decimals is named, beside the spec's other errors: the decoder keeps going.",
+			args:   args{patches: steps(`[{weight: 0.005}, {weight: 33.333}, {weight: 50, pause: soon}]`)},
+			want: want{errs: []fieldErr{
+				invalid("spec.traffic.steps[0].weight", "Invalid value: 0.005: must be a percent from 0 to 100 with at most two decimals"),
+				invalid("spec.traffic.steps[1].weight", "Invalid value: 33.333: must be a percent from 0 to 100 with at most two decimals"),
+				invalid("spec.traffic.steps[2].pause", ""),
+			}},
+		},
+		"StepWeightsFineLower": {
+			reason: "Fine weights never go down either.",
+			args:   args{patches: steps(`[{weight: 0.5}, {weight: 0.25}]`)},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[1].weight", "must not be lower than the previous step's weight 0.5")}},
 		},
 		"WeightTooHigh": {
 			reason: "Weight is a percent: 101 is refused.",
 			args:   args{patches: []patch{set("spec.traffic.weight", "101")}},
-			want:   want{errs: []fieldErr{invalid("spec.traffic.weight", "between 0 and 100")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.weight", "from 0 to 100 with at most two decimals")}},
 		},
 		"WeightNegative": {
 			reason: "Weight is a percent: -1 is refused.",
 			args:   args{patches: []patch{set("spec.traffic.weight", "-1")}},
-			want:   want{errs: []fieldErr{invalid("spec.traffic.weight", "between 0 and 100")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.weight", "from 0 to 100 with at most two decimals")}},
 		},
 		"WeightString": {
 			reason: "A weight of the wrong type names spec.traffic.weight.",
 			args:   args{patches: []patch{set("spec.traffic.weight", `"20"`)}},
-			want:   want{errs: []fieldErr{invalid("spec.traffic.weight", "must be an integer, not string")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.weight", "must be a percent from 0 to 100 with at most two decimals, not string")}},
 		},
 		"WeightTypo": {
 			reason: "An unknown field inside a known spec field is an error naming it: a typo never turns into a default.",
@@ -750,7 +788,7 @@ func specCases() map[string]specCase {
 		"Steps": {
 			reason: "Steps keep their weights and parsed pauses; a step without a pause has none.",
 			args:   args{patches: steps(`[{weight: 0, pause: 30s}, {weight: 10, pause: 1h30m}, {weight: 10}, {weight: 100, pause: 0s}]`), pick: pickSteps},
-			want:   want{value: []Step{{Weight: 0, Pause: 30 * time.Second}, {Weight: 10, Pause: 90 * time.Minute}, {Weight: 10}, {Weight: 100}}},
+			want:   want{value: []Step{{Weight: percent.Int(0), Pause: 30 * time.Second}, {Weight: percent.Int(10), Pause: 90 * time.Minute}, {Weight: percent.Int(10)}, {Weight: percent.Int(100)}}},
 		},
 		"StepsMax": {
 			reason: "32 steps are allowed.",
@@ -770,12 +808,12 @@ func specCases() map[string]specCase {
 		"StepWeightTooHigh": {
 			reason: "A step's weight is a percent.",
 			args:   args{patches: steps(`[{weight: 101}]`)},
-			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[0].weight", "between 0 and 100")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[0].weight", "from 0 to 100 with at most two decimals")}},
 		},
 		"StepWeightNegative": {
 			reason: "A step's weight is a percent: -5 is refused.",
 			args:   args{patches: steps(`[{weight: -5}]`)},
-			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[0].weight", "between 0 and 100")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[0].weight", "from 0 to 100 with at most two decimals")}},
 		},
 		"StepWeightsDecrease": {
 			reason: "A rollout only moves forward: a lower weight than the step before names the step.",
@@ -785,7 +823,7 @@ func specCases() map[string]specCase {
 		"StepWeightType": {
 			reason: "A step weight of the wrong type names the step by index.",
 			args:   args{patches: steps(`[{weight: 10}, {weight: ten}]`)},
-			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[1].weight", "must be an integer, not string")}},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[1].weight", "must be a percent from 0 to 100 with at most two decimals, not string")}},
 		},
 		"StepUnknownField": {
 			reason: "A typo in a step names the step by index.",
@@ -1287,7 +1325,7 @@ func specCases() map[string]specCase {
 conditions: [{type: Ready, status: "True", reason: Available}]
 connectionDetails: {lastPublishedTime: "2026-01-01T00:00:00Z"}
 rollout: {phase: Stable, canaryWeight: 20, primaryWeight: 80, futureField: {a: 1}}`)}, pick: pickStatus},
-			want: want{value: Status{Rollout: &RolloutStatus{Phase: PhaseStable, CanaryWeight: 20, PrimaryWeight: 80}}},
+			want: want{value: Status{Rollout: &RolloutStatus{Phase: PhaseStable, CanaryWeight: percent.Int(20), PrimaryWeight: percent.Int(80)}}},
 		},
 		"StatusNull": {
 			reason: "A null status is no status.",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 // A Condition is one of the XR's conditions, as the function sets it.
@@ -44,6 +45,7 @@ func parseStatus(obj map[string]any) (Status, field.ErrorList) {
 	var errs field.ErrorList
 	if v, ok := raw["rollout"]; ok && v != nil {
 		errs = append(errs, decodeLenient(path.Child("rollout"), normalizeTimes(v), &s.Rollout)...)
+		errs = append(errs, statusWeights(path.Child("rollout"), s.Rollout)...)
 	}
 	if v, ok := raw["route"]; ok && v != nil {
 		errs = append(errs, decodeLenient(path.Child("route"), normalizeRouteTimes(v), &s.Route)...)
@@ -283,4 +285,24 @@ func clampTimeValue(t metav1.Time) metav1.Time {
 		return *c
 	}
 	return t
+}
+
+// statusWeights refuses a weight of status.rollout that is no count of
+// hundredths (0.005): one out of range (101, written by hand) is clamped by
+// the engine, as it always was, but one with more decimals is no weight the
+// function wrote or could compose.
+func statusWeights(path *field.Path, r *RolloutStatus) field.ErrorList {
+	if r == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, w := range []struct {
+		name string
+		p    percent.Percent
+	}{{"canaryWeight", r.CanaryWeight}, {"primaryWeight", r.PrimaryWeight}} {
+		if !w.p.Exact() {
+			errs = append(errs, field.Invalid(path.Child(w.name), json.Number(w.p.String()), percent.Invalid))
+		}
+	}
+	return errs
 }

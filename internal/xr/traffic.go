@@ -1,6 +1,7 @@
 package xr
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/admission"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 // cookieNamePattern is an RFC 6265 cookie-name (an RFC 7230 token), kept to
@@ -40,7 +42,7 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 	}
 
 	if raw.Weight != nil {
-		errs = append(errs, percent(path.Child("weight"), *raw.Weight)...)
+		errs = append(errs, weightIn(path.Child("weight"), *raw.Weight)...)
 		if len(raw.Steps) > 0 {
 			errs = append(errs, field.Forbidden(path.Child("steps"), "set either weight (manual) or steps (progressive), not both"))
 		}
@@ -153,7 +155,7 @@ func parseMirror(path *field.Path, kind RouteKind, raw *rawMirror) (*Mirror, fie
 	m := &Mirror{Percent: percentMax}
 	if raw.Percent != nil {
 		m.Percent = *raw.Percent
-		errs = append(errs, percent(path.Child("percent"), m.Percent)...)
+		errs = append(errs, percentIn(path.Child("percent"), m.Percent)...)
 	}
 	var matchErrs field.ErrorList
 	m.Matches, matchErrs = parseMatches(path.Child("matches"), kind, raw.Matches, whatMirror)
@@ -179,9 +181,19 @@ const (
 	whatMirror = "mirror matches"
 )
 
-func percent(path *field.Path, v int32) field.ErrorList {
+func percentIn(path *field.Path, v int32) field.ErrorList {
 	if v < 0 || v > percentMax {
 		return field.ErrorList{field.Invalid(path, v, "must be a percent between 0 and 100")}
+	}
+	return nil
+}
+
+// weightIn checks a weight: the decoder reads only percents from 0 to 100
+// with at most two decimals, so this holds a value built otherwise to the
+// same rule.
+func weightIn(path *field.Path, v percent.Percent) field.ErrorList {
+	if !v.Valid() {
+		return field.ErrorList{field.Invalid(path, json.Number(v.String()), percent.Invalid)}
 	}
 	return nil
 }
@@ -199,12 +211,12 @@ func parseSteps(path *field.Path, kind RouteKind, raw []rawStep) ([]Step, field.
 			errs = append(errs, field.Required(p.Child("weight"), "a step sets the canary percent"))
 		} else {
 			s.Weight = *r.Weight
-			errs = append(errs, percent(p.Child("weight"), s.Weight)...)
+			errs = append(errs, weightIn(p.Child("weight"), s.Weight)...)
 			// A rollout only moves forward: a weight that goes down would
 			// shift users back and forth between versions.
-			if i > 0 && s.Weight < steps[i-1].Weight {
-				errs = append(errs, field.Invalid(p.Child("weight"), s.Weight,
-					fmt.Sprintf("must not be lower than the previous step's weight %d", steps[i-1].Weight)))
+			if i > 0 && s.Weight.Less(steps[i-1].Weight) {
+				errs = append(errs, field.Invalid(p.Child("weight"), json.Number(s.Weight.String()),
+					fmt.Sprintf("must not be lower than the previous step's weight %s", steps[i-1].Weight)))
 			}
 		}
 		if r.Pause != nil {

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 // RouteKind is the kind of the composed route.
@@ -218,7 +220,7 @@ type ServiceSource struct {
 // shaping that applies while the rollout is active.
 type Traffic struct {
 	// Weight is the manual canary percent; nil in progressive mode.
-	Weight      *int32
+	Weight      *percent.Percent
 	Steps       []Step
 	Paused      bool
 	Abort       bool
@@ -302,11 +304,11 @@ func (m Metric) CountsIn(steps []Step, i int32) bool {
 	if i < 0 || int(i) >= len(steps) {
 		return false
 	}
-	if m.CompareToPrimary && steps[i].Weight >= percentMax {
+	if m.CompareToPrimary && steps[i].Weight.Equal(percent.Max) {
 		return false
 	}
 	if m.Steps == nil {
-		return steps[i].Weight > 0
+		return !steps[i].Weight.IsZero()
 	}
 	return slices.Contains(m.Steps, i)
 }
@@ -343,12 +345,31 @@ func (t Traffic) Template(name string) (AnalysisTemplate, bool) {
 	return AnalysisTemplate{}, false
 }
 
+// RouteTotal is what the route's weights add up to when it carries the
+// canary at weight: 100 (percent.WholeTotal) while every weight of the spec
+// (traffic.weight, each step's) and the weight itself are whole, so a spec
+// of whole weights composes the route it always did; 10,000
+// (percent.FineTotal) otherwise, where 0.1% is 10. The weight counts too: a
+// paused rollout holds the weight the previous run composed, which an edit
+// of the spec may have left with decimals.
+func (t Traffic) RouteTotal(weight percent.Percent) int32 {
+	if !weight.Whole() || (t.Weight != nil && !t.Weight.Whole()) {
+		return percent.FineTotal
+	}
+	for _, s := range t.Steps {
+		if !s.Weight.Whole() {
+			return percent.FineTotal
+		}
+	}
+	return percent.WholeTotal
+}
+
 // Progressive reports whether the rollout runs through steps.
 func (t Traffic) Progressive() bool { return len(t.Steps) > 0 }
 
 // Step is one progressive step.
 type Step struct {
-	Weight int32
+	Weight percent.Percent
 	Pause  time.Duration
 	// Analysis names the analysis templates that must pass before the step
 	// advances.
