@@ -239,23 +239,32 @@ func (s *laggingSim) state(readGen int64, stale bool) clusterState {
 	return c
 }
 
-// canaryWeightOf is the weight of the canary backend (podinfo-canary) in
-// the first rule of a route; 0 when it has none.
+// canaryWeightOf is the share of the canary backend (podinfo-canary) in
+// the first rule of a route, in hundredths of a percent (10,000 for every
+// request); 0 when it has none.
 func canaryWeightOf(route map[string]any) int64 {
 	spec, _ := route["spec"].(map[string]any)
 	rules, _ := spec["rules"].([]any)
 	if len(rules) == 0 {
 		return 0
 	}
+	// The canary's share of the rule in hundredths of a percent: a route
+	// out of 100 and one out of 10,000 (finer weights) read alike, so an
+	// edit between whole and fine weights is no move.
 	refs, _ := rules[0].(map[string]any)["backendRefs"].([]any)
+	var canary, total float64
 	for _, r := range refs {
 		ref, _ := r.(map[string]any)
+		w, _ := ref["weight"].(float64)
+		total += w
 		if ref["name"] == "podinfo-canary" {
-			w, _ := ref["weight"].(float64)
-			return int64(w)
+			canary = w
 		}
 	}
-	return 0
+	if total == 0 {
+		return 0
+	}
+	return int64(canary * 10000 / total)
 }
 
 // restartReasons are the reasons of decisions that take a revision's
@@ -329,7 +338,7 @@ func TestFreshStateLaggingCaches(t *testing.T) {
 					strings.Join(wrong, "\n"), describeHistory(s.history))
 			}
 			// Liveness: the caches caught up, and v3 completed its steps.
-			if last := s.history[len(s.history)-1]; last.revision != "v3" || last.phase != "Succeeded" || last.weight != 100 {
+			if last := s.history[len(s.history)-1]; last.revision != "v3" || last.phase != "Succeeded" || last.weight != 10000 {
 				t.Errorf("The rollout of v3 must end Succeeded at 100%% once the caches catch up; it ended at %s\nhistory:\n%s", last, describeHistory(s.history))
 			}
 		})
@@ -375,7 +384,7 @@ func TestFreshStatePrunedSequence(t *testing.T) {
 			if len(wrong) > 0 {
 				t.Errorf("With the sequence pruned, the rollout must still never move back:\n%s\nhistory:\n%s", strings.Join(wrong, "\n"), describeHistory(s.history))
 			}
-			if last := s.history[len(s.history)-1]; last.revision != "v3" || last.phase != "Succeeded" || last.weight != 100 {
+			if last := s.history[len(s.history)-1]; last.revision != "v3" || last.phase != "Succeeded" || last.weight != 10000 {
 				t.Errorf("With the sequence pruned, v3 must still end Succeeded at 100%%; it ended at %s", last)
 			}
 			if n := s.reasons["XRDOutdated"]; n != 1 {
@@ -617,7 +626,7 @@ func (s *laggingSim) wrongMoves(wrong *[]string) {
 	for key, weight := range map[string]int64{"service-canary": canaryWeightOf(routeBefore), "service-primary": primaryWeightOf(routeBefore)} {
 		from, to := selects(before, key), selects(after, key)
 		if from != nil && to != nil && from != to && weight > 0 {
-			*wrong = append(*wrong, fmt.Sprintf("%s: %s moved %v -> %v while the route gave it %d%%", s.now.Format(time.TimeOnly), key, from, to, weight))
+			*wrong = append(*wrong, fmt.Sprintf("%s: %s moved %v -> %v while the route gave it %d (of its total)", s.now.Format(time.TimeOnly), key, from, to, weight))
 		}
 	}
 }
@@ -685,8 +694,8 @@ func laggingPromotion(t *testing.T) (*laggingSim, cacheView) {
 		s.now = s.now.Add(5 * time.Second)
 		before, after := s.objVersions[n-1], s.objVersions[n]
 		if selectsIn(before, "service-primary") == "v1" && selectsIn(after, "service-primary") == "v2" {
-			if w := canaryWeightOf(before.objects[before.keys["route-httproute"]]); w != 100 {
-				t.Fatalf("setup: the primary Service moved while the route gave the canary %d%%", w)
+			if w := canaryWeightOf(before.objects[before.keys["route-httproute"]]); w != 10000 {
+				t.Fatalf("setup: the primary Service moved while the route gave the canary %d hundredths of a percent", w)
 			}
 			return s, before
 		}
@@ -1258,7 +1267,7 @@ func TestFreshStateLaggingAnalysisRetry(t *testing.T) {
 			if failedAt < 0 {
 				t.Fatalf("setup: the first Job never failed the rollout:\n%s", describeHistory(s.history))
 			}
-			if last := s.history[len(s.history)-1]; last.phase != "Succeeded" || last.weight != 100 {
+			if last := s.history[len(s.history)-1]; last.phase != "Succeeded" || last.weight != 10000 {
 				wrong = append(wrong, "v2 did not complete: "+last.String())
 			}
 			if len(wrong) > 0 {

@@ -213,8 +213,8 @@ func AppendJSONPath(path *field.Path, jsonPath string) *field.Path {
 
 // jsonPathOf returns the path, with list indexes, of the first scalar
 // value at the field names (without indexes, "steps.weight", as the decoder
-// names a field) whose JSON text is text ("0.005"; "string" or "bool" for
-// any of those).
+// names a field) whose JSON text is text ("0.005"; "string", "bool",
+// "object" or "array" for any of those).
 func jsonPathOf(data []byte, names, text string) (string, bool) {
 	found, ok := "", false
 	walkJSON(data, func(full, n string, tok json.Token, _ int64) bool {
@@ -229,6 +229,15 @@ func jsonPathOf(data []byte, names, text string) (string, bool) {
 			written = "string"
 		case bool:
 			written = "bool"
+		case json.Delim:
+			// The value opens here: an object or a list where a scalar
+			// was expected.
+			switch v {
+			case '{':
+				written = "object"
+			case '[':
+				written = "array"
+			}
 		}
 		if written == text {
 			found, ok = full, true

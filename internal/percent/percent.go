@@ -1,9 +1,12 @@
 // Package percent is the canary's weight: a percent from 0 to 100 with at
 // most two decimals, kept exactly as an integer count of hundredths of a
-// percent, read from the JSON number a user wrote and written back as
-// written ("0.1", "10", "33.33"). Every decision on a weight is integer
-// arithmetic: no float ever decides which step a rollout is at, what a
-// route carries or how many replicas a revision needs.
+// percent, read from a JSON number's text and written back as written
+// ("0.1", "10", "33.33"). The API server stores a custom resource's
+// numbers as float64, so the text read is that float's shortest form (what
+// a user wrote as 0.1000000000000000055511151231257827 arrives as 0.1);
+// from it on, every decision on a weight is integer arithmetic: no float
+// ever decides which step a rollout is at, what a route carries or how many
+// replicas a revision needs.
 package percent
 
 import (
@@ -102,8 +105,7 @@ func (p Percent) Clamp() Percent { return Percent{h: min(max(p.h, 0), Max.h)} }
 // Parse reads a JSON number's text exactly: "10", "10.0", "0.1", "0.10" and
 // "1e1" are percents; "0.005" (three decimals), "33.333", "-1", "100.01",
 // "NaN", "" and anything that is not a JSON number are not, and the error
-// says so. No float is involved: 0.1 is 10 hundredths, never
-// 0.1000000000000000055511151231257827.
+// says so. No float is involved in the reading: "0.1" is 10 hundredths.
 func Parse(s string) (Percent, error) {
 	v, ok := parse(s)
 	if !ok {
@@ -235,6 +237,31 @@ func (p Percent) String() string {
 // Exact reports whether the value is a count of hundredths, in range or
 // not (101 is; 0.005 and 1e99 are not): what a status may be clamped from.
 func (p Percent) Exact() bool { return p.written == "" }
+
+// Nearest is the percent a recorded weight stands for: the nearest count
+// of hundredths, from 0 to 100%. It reads status.rollout, the function's
+// own record, which only a hand or a forged status fills with more decimals
+// (0.001), a value out of range (101, 1e8) or an older float (what the API
+// server stores is a float64 already): such a record is read as the weight
+// it is nearest to, as an out-of-range one always was clamped, and never
+// stops a rollout. A spec's weight is never read so: it is Valid or a
+// Fatal.
+func (p Percent) Nearest() Percent {
+	if p.written == "" {
+		return p.Clamp()
+	}
+	f, err := strconv.ParseFloat(p.written, 64)
+	switch {
+	case err != nil && !math.IsInf(f, 0): // Not a number at all.
+		return Zero
+	case math.IsNaN(f) || f <= 0:
+		return Zero
+	case f >= float64(Max.h)/Scale:
+		return Max
+	default:
+		return Percent{h: int32(math.Round(f * Scale))}
+	}
+}
 
 // Whole reports whether the percent has no decimals.
 func (p Percent) Whole() bool { return p.h%Scale == 0 }

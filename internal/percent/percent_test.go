@@ -117,6 +117,12 @@ func TestArithmetic(t *testing.T) {
 		"ValidAbove":       {reason: "100.01 is not.", got: Hundredths(10001).Valid(), want: false},
 		"FloatForMetrics":  {reason: "0.1 shows as 0.1.", got: Hundredths(10).Float(), want: 0.1},
 		"FloatWholeMetric": {reason: "50 shows as 50.", got: Int(50).Float(), want: 50.0},
+		"NearestExact":     {reason: "A recorded 0.1 is 0.1.", got: Hundredths(10).Nearest(), want: Hundredths(10)},
+		"NearestDecimals":  {reason: "A recorded 0.006 is nearest 0.01.", got: Percent{written: "0.006"}.Nearest(), want: Hundredths(1)},
+		"NearestHuge":      {reason: "A recorded 1e8 is clamped to 100.", got: Percent{written: "1e8"}.Nearest(), want: Max},
+		"NearestOverflow":  {reason: "A recorded 1e400 (beyond a float) is 100.", got: Percent{written: "1e400"}.Nearest(), want: Max},
+		"NearestNegative":  {reason: "A recorded -0.001 is 0.", got: Percent{written: "-0.001"}.Nearest(), want: Zero},
+		"NearestAbove":     {reason: "A recorded 101 (hundredths out of range) is clamped to 100.", got: Hundredths(10100).Nearest(), want: Max},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

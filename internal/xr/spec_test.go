@@ -825,6 +825,11 @@ func specCases() map[string]specCase {
 			args:   args{patches: steps(`[{weight: 10}, {weight: ten}]`)},
 			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[1].weight", "must be a percent from 0 to 100 with at most two decimals, not string")}},
 		},
+		"StepWeightObject": {
+			reason: "A step weight that is an object or a list names the step by index too.",
+			args:   args{patches: steps(`[{weight: 10}, {weight: {a: 1}}, {weight: [1]}]`)},
+			want:   want{errs: []fieldErr{invalid("spec.traffic.steps[1].weight", "must be a percent from 0 to 100 with at most two decimals, not object")}},
+		},
 		"StepUnknownField": {
 			reason: "A typo in a step names the step by index.",
 			args:   args{patches: steps(`[{weight: 10}, {weight: 20, paus: 1m}]`)},
@@ -1326,6 +1331,21 @@ conditions: [{type: Ready, status: "True", reason: Available}]
 connectionDetails: {lastPublishedTime: "2026-01-01T00:00:00Z"}
 rollout: {phase: Stable, canaryWeight: 20, primaryWeight: 80, futureField: {a: 1}}`)}, pick: pickStatus},
 			want: want{value: Status{Rollout: &RolloutStatus{Phase: PhaseStable, CanaryWeight: percent.Int(20), PrimaryWeight: percent.Int(80)}}},
+		},
+		"StatusWeightsNearest": {
+			reason: "Status weights are a record, not input: more decimals, a value out of range or a huge one are read as the weight they are nearest to, never as a Fatal.",
+			args:   args{patches: []patch{set("status.rollout", `{phase: Progressing, canaryWeight: 0.004, primaryWeight: 99.996}`)}, pick: pickStatus},
+			want:   want{value: Status{Rollout: &RolloutStatus{Phase: PhaseProgressing, CanaryWeight: percent.Zero, PrimaryWeight: percent.Max}}},
+		},
+		"StatusWeightsOutOfRange": {
+			reason: "A hand-written or forged status weight out of range (1e8, -0.01) is clamped, as it always was.",
+			args:   args{patches: []patch{set("status.rollout", `{phase: Progressing, canaryWeight: 1e8, primaryWeight: -0.01}`)}, pick: pickStatus},
+			want:   want{value: Status{Rollout: &RolloutStatus{Phase: PhaseProgressing, CanaryWeight: percent.Max, PrimaryWeight: percent.Zero}}},
+		},
+		"StatusWeightsFine": {
+			reason: "A status weight with two decimals is read exactly.",
+			args:   args{patches: []patch{set("status.rollout", `{phase: Progressing, canaryWeight: 0.1, primaryWeight: 99.9}`)}, pick: pickStatus},
+			want:   want{value: Status{Rollout: &RolloutStatus{Phase: PhaseProgressing, CanaryWeight: percent.Hundredths(10), PrimaryWeight: percent.Hundredths(9990)}}},
 		},
 		"StatusNull": {
 			reason: "A null status is no status.",

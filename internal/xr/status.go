@@ -13,7 +13,6 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/decode"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
-	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
 // A Condition is one of the XR's conditions, as the function sets it.
@@ -45,7 +44,7 @@ func parseStatus(obj map[string]any) (Status, field.ErrorList) {
 	var errs field.ErrorList
 	if v, ok := raw["rollout"]; ok && v != nil {
 		errs = append(errs, decodeLenient(path.Child("rollout"), normalizeTimes(v), &s.Rollout)...)
-		errs = append(errs, statusWeights(path.Child("rollout"), s.Rollout)...)
+		statusWeights(s.Rollout)
 	}
 	if v, ok := raw["route"]; ok && v != nil {
 		errs = append(errs, decodeLenient(path.Child("route"), normalizeRouteTimes(v), &s.Route)...)
@@ -287,22 +286,13 @@ func clampTimeValue(t metav1.Time) metav1.Time {
 	return t
 }
 
-// statusWeights refuses a weight of status.rollout that is no count of
-// hundredths (0.005): one out of range (101, written by hand) is clamped by
-// the engine, as it always was, but one with more decimals is no weight the
-// function wrote or could compose.
-func statusWeights(path *field.Path, r *RolloutStatus) field.ErrorList {
+// statusWeights reads the weights of status.rollout as the weights they
+// are nearest to (see percent.Nearest): a record written by hand, forged,
+// or with more decimals than a weight has is no reason to stop a rollout,
+// and one out of range was always clamped.
+func statusWeights(r *RolloutStatus) {
 	if r == nil {
-		return nil
+		return
 	}
-	var errs field.ErrorList
-	for _, w := range []struct {
-		name string
-		p    percent.Percent
-	}{{"canaryWeight", r.CanaryWeight}, {"primaryWeight", r.PrimaryWeight}} {
-		if !w.p.Exact() {
-			errs = append(errs, field.Invalid(path.Child(w.name), json.Number(w.p.String()), percent.Invalid))
-		}
-	}
-	return errs
+	r.CanaryWeight, r.PrimaryWeight = r.CanaryWeight.Nearest(), r.PrimaryWeight.Nearest()
 }
