@@ -19,7 +19,8 @@ const fineBatch = 1000
 // the real gateway, who answers: the route's weights are out of 10,000
 // (primary 9950, canary 50), the status shows 0.5 as written, and of 1,000
 // requests exactly 5 reach the canary (the gateway's weighted round robin
-// is exact over a whole number of its periods: one canary request in 200).
+// is exact over a whole number of its periods: one canary request in 200,
+// in a batch that no configuration reload of the gateway interrupts).
 // Once approved, the rollout Succeeds at 100% and the canary answers every
 // request.
 func TestFineWeights(t *testing.T) {
@@ -36,12 +37,13 @@ func TestFineWeights(t *testing.T) {
 	await(t, settle, "step 0 at 0.5% awaiting approval, the weights as written", canaryPercent(ns, "web", "Progressing", 0.5, 99.5))
 	await(t, settle, "the route out of 10,000: the canary at 50", routeAt(gvkHTTPRoute, ns, "web", "web-canary", 50))
 	await(t, settle, "the route out of 10,000: the primary at 9950", routeAt(gvkHTTPRoute, ns, "web", "web-primary", 9950))
+	// Polled as every count of the live tests is: the gateway's round robin
+	// starts its period again whenever it applies a configuration, which
+	// the other tests' routes make it do at any moment, so a batch that
+	// spans such a reload is off by a request or two; a batch served
+	// without one is exact.
 	want := map[string]int{primary: 995, canary: 5}
 	await(t, settle, fmt.Sprintf("step 0: %d requests answered %s", fineBatch, describeCounts(want)), www.answeredIn(fineBatch, want))
-	// Once the gateway serves the route, every batch is exact.
-	if got := www.answers(t.Context(), fineBatch); !cmp.Equal(want, got) {
-		t.Errorf("step 0: %d requests for %s answered %s, want %s", fineBatch, www, describeCounts(got), describeCounts(want))
-	}
 
 	patchTraffic(t, ns, "web", `{"approval":{"revision":"v2","step":0}}`)
 	await(t, settle, "the rollout Succeeded at 100%", phase(ns, "web", "Succeeded", 100))
