@@ -1,6 +1,7 @@
 package percent
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -211,6 +212,33 @@ func TestJSON(t *testing.T) {
 // through: runtime.DefaultUnstructuredConverter honours the JSON methods (as
 // it does resource.Quantity's), both ways, from the int64 and float64 an
 // unstructured object holds.
+// TestToUnstructuredAsJSON: ToUnstructured gives what the converter wrote
+// through the JSON form before (decoded as structured-merge-diff does:
+// numbers as int64 when whole, else float64).
+func TestToUnstructuredAsJSON(t *testing.T) {
+	for _, p := range []Percent{Zero, Int(10), Max, Hundredths(10), Hundredths(9990), Hundredths(3333), Hundredths(10100), Hundredths(-5), {written: "0.005"}, {written: "1e8"}} {
+		b, err := p.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		var n json.Number
+		if err := d.Decode(&n); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		var want any
+		if i, err := n.Int64(); err == nil {
+			want = i
+		} else if want, err = n.Float64(); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if diff := cmp.Diff(want, p.ToUnstructured()); diff != "" {
+			t.Errorf("ToUnstructured() of %s: -as JSON decodes it, +got:\n%s", b, diff)
+		}
+	}
+}
+
 func TestUnstructured(t *testing.T) {
 	from := map[string]struct {
 		reason string
