@@ -299,7 +299,12 @@ func checkFresh(prev, cur clusterState) []string {
 // step 1, clears the abort, then starts v3, with a reconcile every 10
 // seconds on caches that lag; it returns what the checks found wrong.
 func freshScenario(t *testing.T, seed uint64, remember bool, opts ...func(*laggingSim)) (*laggingSim, []string) {
-	s := newLaggingSim(t, steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, ""), seed, 4, remember)
+	return freshScenarioOf(t, `[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, seed, remember, opts...)
+}
+
+// freshScenarioOf is freshScenario over other steps.
+func freshScenarioOf(t *testing.T, steps string, seed uint64, remember bool, opts ...func(*laggingSim)) (*laggingSim, []string) {
+	s := newLaggingSim(t, steppedXR(steps, ""), seed, 4, remember)
 	for _, o := range opts {
 		o(s)
 	}
@@ -340,6 +345,27 @@ func TestFreshStateLaggingCaches(t *testing.T) {
 			// Liveness: the caches caught up, and v3 completed its steps.
 			if last := s.history[len(s.history)-1]; last.revision != "v3" || last.phase != "Succeeded" || last.weight != 10000 {
 				t.Errorf("The rollout of v3 must end Succeeded at 100%% once the caches catch up; it ended at %s\nhistory:\n%s", last, describeHistory(s.history))
+			}
+		})
+	}
+}
+
+// TestFreshStateLaggingCachesFineWeights: the same schedules with a first
+// step of 0.5% (the route out of 10,000): the shares never move back
+// either, and v3 ends at 100%.
+func TestFreshStateLaggingCachesFineWeights(t *testing.T) {
+	for seed := range seeds() {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			s, wrong := freshScenarioOf(t, `[{weight: 0.5, pause: 1m}, {weight: 50.25, pause: 1m}, {weight: 100}]`, seed, true)
+			if len(wrong) > 0 {
+				t.Errorf("Under caches that lag, a rollout of finer weights must never move back either:\n%s\nhistory:\n%s",
+					strings.Join(wrong, "\n"), describeHistory(s.history))
+			}
+			if last := s.history[len(s.history)-1]; last.revision != "v3" || last.phase != "Succeeded" || last.weight != 10000 {
+				t.Errorf("The rollout of v3 must end Succeeded at 100%% once the caches catch up; it ended at %s\nhistory:\n%s", last, describeHistory(s.history))
+			}
+			if !slices.ContainsFunc(s.history, func(c clusterState) bool { return c.weight == 50 }) {
+				t.Errorf("The route never carried 0.5%% (50 of 10,000):\n%s", describeHistory(s.history))
 			}
 		})
 	}
