@@ -359,6 +359,15 @@ spec:
 				errOut: `Error: no CanaryRoute, CanaryRouteClaim, XCanaryRoute named "nope" in namespace "demo" (API group platform.example.org)` + "\n",
 			},
 		},
+		"KindVersionGroup": {
+			reason:  "KIND.VERSION.GROUP/NAME, as kubectl takes it, names the kind of the plugin's group.",
+			cluster: "progressing.yaml",
+			args:    []string{"abort", "canaryroute.v1alpha1.platform.example.org/web", "-n", "demo"},
+			want: want{
+				sent: []sent{applied("CanaryRoute", "canaryroutes", "demo", "web", traffic(map[string]any{"abort": true}))},
+				out:  "canaryroute.platform.example.org/web aborted: spec.traffic.abort: true\n",
+			},
+		},
 		"OtherGroup": {
 			reason:  "KIND.GROUP/NAME of another group than the plugin's is not one of its kinds, not the same kind of its group.",
 			cluster: "progressing.yaml",

@@ -112,6 +112,9 @@ func gitOpsOwners(obj *unstructured.Unstructured) []gitOpsOwner {
 		if o == nil {
 			continue
 		}
+		// Names from labels and annotations are anyone's text, printed to
+		// a terminal: made printable as the tree's are.
+		o.name, o.namespace = printableText(o.name), printableText(o.namespace)
 		if o.name != "" {
 			o.source = o.kind + " " + o.name
 			if o.namespace != "" {

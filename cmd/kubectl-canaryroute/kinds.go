@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -57,6 +58,9 @@ func kindOf(kind string) (kindInfo, bool) {
 // splitName reads NAME or KIND/NAME (KIND as kubectl takes it: the kind, its
 // plural, case-insensitive, optionally with .group). It returns the kinds to
 // look in, in lookup order.
+// versionPattern is a Kubernetes API version (v1, v1alpha1, v2beta3).
+var versionPattern = regexp.MustCompile(`^v\d+((alpha|beta)\d+)?$`)
+
 func splitName(arg, group string) ([]kindInfo, string, bool) {
 	prefix, name, ok := strings.Cut(arg, "/")
 	if !ok {
@@ -64,6 +68,10 @@ func splitName(arg, group string) ([]kindInfo, string, bool) {
 	}
 	prefix = strings.ToLower(prefix)
 	prefix, g, grouped := strings.Cut(prefix, ".")
+	// KIND.VERSION.GROUP, as kubectl takes it too.
+	if v, rest, ok := strings.Cut(g, "."); ok && versionPattern.MatchString(v) {
+		g = rest
+	}
 	// KIND.GROUP names the group too: another group than the plugin's
 	// (--api-group) is not one of its kinds.
 	if grouped && !strings.EqualFold(g, group) {

@@ -71,10 +71,11 @@ func RolloutOf(uid, namespace, name string, steps int, s *xr.RolloutStatus) *Rol
 	seen := map[string]bool{}
 	for _, m := range s.Metrics {
 		name := labelValue(m.Name)
-		if len(m.Measurements) == 0 || seen[name] {
+		first := !seen[name]
+		seen[name] = true
+		if len(m.Measurements) == 0 || !first {
 			continue
 		}
-		seen[name] = true
 		last := m.Measurements[len(m.Measurements)-1]
 		v, err := strconv.ParseFloat(last.Value, 64)
 		if err != nil {

@@ -132,6 +132,8 @@ type pluginStep struct {
 	// answers is how a batch of requests through the gateway is answered
 	// once the rollout moved.
 	answers map[string]int
+	// wait bounds how long the rollout takes to get there; 0 is settle.
+	wait time.Duration
 }
 
 // steer runs each step in order against the CanaryRoute name in ns, whose
@@ -169,7 +171,11 @@ func steer(t *testing.T, p plugin, ns, name string, probe probe, steps []pluginS
 			t.Errorf("%s\n%s: the fields %s owns: -want, +got:\n%s", s.reason, command, pluginManager, diff)
 		}
 
-		await(t, settle, s.reason+"\nafter "+command, s.rollout)
+		wait := s.wait
+		if wait == 0 {
+			wait = settle
+		}
+		await(t, wait, s.reason+"\nafter "+command, s.rollout)
 		await(t, settle, fmt.Sprintf("%s\nafter %s: the route at %d%% for the canary", s.reason, command, s.weight),
 			routeAt(gvkHTTPRoute, ns, name, name+"-canary", s.weight))
 		tree := p.tree(t, ns, name)
@@ -353,6 +359,13 @@ traffic:
 			rollout: releaseAt(ns, "Succeeded", "RolledBack", -1, 0, "v1"),
 			tree:    map[string]string{"Phase": "Succeeded", "Reason": "RolledBack", "Revision": "v1"},
 			answers: revisions(map[string]int{"v1": 100}),
+			// A rollback is a chain of moves, each on a reconcile of its
+			// own (the canary Service to v1 once drained, the route to it,
+			// the settle, the primary Service, the route back): in a full
+			// parallel run Crossplane's watch circuit breaker spaces the
+			// reconciles of a CanaryRoute written this often (Responsive
+			// False, WatchCircuitOpen), and 90 s was seen to run out.
+			wait: 3 * time.Minute,
 		},
 	})
 

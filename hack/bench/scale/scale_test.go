@@ -33,6 +33,19 @@ func TestErrors(t *testing.T) {
 			reason: "The ClusterIP repair loop's warnings on Services are the API server's.",
 			res:    Result{Problems: []string{"Warning event ClusterIPNotAllocated on Service: Cluster IP [IPv4]:10.0.0.1 is not allocated; repairing (2x)"}},
 		},
+		"NotTheControlPlanes": {
+			reason: "A timeout is the control plane's only in what Crossplane reports of its requests: the harness's failed read, a rollout's message and a pipeline step that ran out of time fail the run.",
+			res: Result{Problems: []string{
+				"cannot list the routes: dial tcp 127.0.0.1:6443: i/o timeout (1x)",
+				"rollout Failed: metric error-rate: query failed: context deadline exceeded (1x)",
+				`Synced False: ReconcileError: cannot compose resources: cannot run Composition pipeline step "canary-route": rpc error: code = DeadlineExceeded desc = context deadline exceeded (1x)`,
+			}},
+			want: []string{
+				"cannot list the routes: dial tcp 127.0.0.1:6443: i/o timeout (1x)",
+				"rollout Failed: metric error-rate: query failed: context deadline exceeded (1x)",
+				`Synced False: ReconcileError: cannot compose resources: cannot run Composition pipeline step "canary-route": rpc error: code = DeadlineExceeded desc = context deadline exceeded (1x)`,
+			},
+		},
 		"FunctionProblems": {
 			reason: "A Fatal, a failed rollout or a route left at the wrong weight fails the run.",
 			res: Result{Problems: []string{
