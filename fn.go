@@ -217,14 +217,20 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 	}
 
 	rsp := pipeline.NewResponse(req, out.Requeue)
-	if !pipeline.SchemasPending(req, r.plan.Versions.Source) {
+	pending := false
+	for _, p := range r.plan.Routes() {
+		pending = pending || pipeline.SchemasPending(req, p.Versions.Source)
+	}
+	if !pending {
 		rsp.Requirements = &fnv1.Requirements{Resources: pipeline.Resources(r.cr, r.self, out.Targets)}
 	}
-	pipeline.RequireSchemas(rsp, req, r.selfGVK, r.plan.Need, r.plan.Versions.Source)
+	for _, p := range r.plan.Routes() {
+		pipeline.RequireSchemas(rsp, req, r.selfGVK, p.Need, p.Versions.Source)
+	}
 	if err := setDesired(rsp, out.Objects); err != nil {
 		return nil, telemetry.Outcome{}, errors.Wrap(err, errSetDesired)
 	}
-	if err := pipeline.SetStatus(rsp, req, xr.Status{Rollout: &out.Rollout, Route: &out.Route, Release: out.Release}); err != nil {
+	if err := pipeline.SetStatus(rsp, req, xr.Status{Rollout: &out.Rollout, Route: out.Route, Routes: out.Routes, Release: out.Release}); err != nil {
 		return nil, telemetry.Outcome{}, errors.Wrap(err, errSetStatus)
 	}
 	if out.Record != nil {
@@ -301,16 +307,23 @@ func (f *Function) read(req *fnv1.RunFunctionRequest, oxr *resource.Composite) (
 	if err != nil {
 		return nil, err
 	}
-	resolved, err := compose.Resolve(cr, pol, compiler)
-	if err != nil {
-		return nil, err
+	// One plan per route (spec.routes), each chosen its versions as a
+	// single route's would be; together they are the run's plan.
+	views := cr.Views()
+	plans := make([]*compose.Plan, len(views))
+	for i, view := range views {
+		resolved, err := compose.Resolve(view, pol, compiler)
+		if err != nil {
+			return nil, err
+		}
+		versions, errs := served.ForRun(resolved.Need, resolved.Overrides(), versionSources(req, r.selfGVK, resolved, r.observed, f.clock.Now()))
+		if len(errs) > 0 {
+			return nil, errors.Wrap(fielderr.Summarize(view.RepathErrors(errs)), served.ErrNotServed)
+		}
+		if plans[i], err = resolved.Plan(versions); err != nil {
+			return nil, err
+		}
 	}
-	versions, errs := served.ForRun(resolved.Need, resolved.Overrides(), versionSources(req, r.selfGVK, resolved, r.observed, f.clock.Now()))
-	if len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), served.ErrNotServed)
-	}
-	if r.plan, err = resolved.Plan(versions); err != nil {
-		return nil, err
-	}
+	r.plan = compose.Together(plans)
 	return r, nil
 }

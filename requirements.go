@@ -19,7 +19,7 @@ import (
 // them out.
 func versionSources(req *fnv1.RunFunctionRequest, self schema.GroupVersionKind, r *compose.Resolved, observed map[names.Key]map[string]any, now time.Time) served.Sources {
 	s := pipeline.Schemas(req, self, r.Need)
-	s.Recorded, s.Now = compose.Recorded(r.CR.Status.Route), now
+	s.Recorded, s.Now = compose.Recorded(r.RecordedStatus()), now
 	if !s.HandsSchemas {
 		return s
 	}

@@ -130,6 +130,11 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 	gk := b.GroupKind()
 
 	var errs field.ErrorList
+	if cr.Spec.RoutePort != 0 && portRules[gk] != portNone && (b.Ref.Port != nil || portRules[gk] == portRequired) {
+		// An entry of spec.routes with a port of its own reaches the side
+		// there: the side's port is the other routes'.
+		b.Ref.Port = ptr.To(cr.Spec.RoutePort)
+	}
 	switch portRules[gk] {
 	case portRequired:
 		if b.Ref.Port == nil {

@@ -34,12 +34,15 @@ func (p *Plan) Targets() []names.Target {
 		APIVersion: gwv1.GroupName + "/" + version,
 		Kind:       string(cr.Spec.Kind),
 		Namespace:  cr.RouteNamespace,
-		Name:       cr.RouteName,
+		Name:       cr.ComposedRouteName(),
 	}}
 	for _, s := range []struct {
 		role xr.Role
 		side xr.Side
 	}{{xr.RolePrimary, cr.Spec.Primary}, {xr.RoleCanary, cr.Spec.Canary}} {
+		if p.routeOnly {
+			break // The first route's plan composes them.
+		}
 		if s.side.ComposesService() {
 			targets = append(targets, names.Target{
 				Key: serviceKey(s.role), APIVersion: "v1", Kind: kindService,
@@ -62,12 +65,12 @@ func (p *Plan) Targets() []names.Target {
 			APIVersion: gwv1.GroupName + "/" + version,
 			Kind:       string(cr.Spec.Kind),
 			Namespace:  cr.RouteNamespace,
-			Name:       xr.PreviewRouteName(cr.RouteName),
+			Name:       xr.PreviewRouteName(cr.ComposedRouteName()),
 		})
 	}
 	for _, g := range p.Grants.Grants {
 		targets = append(targets, names.Target{
-			Key:        names.GrantKey(g.Namespace),
+			Key:        p.GrantKey(g.Namespace),
 			APIVersion: g.APIVersion,
 			Kind:       g.Kind,
 			Namespace:  g.Namespace,
@@ -294,6 +297,9 @@ func (p *Plan) Desired(built runtime.Object, obs route.Observation, observed fun
 	// Services and grants are ready once they exist: nothing reports on
 	// them.
 	for _, role := range []xr.Role{xr.RolePrimary, xr.RoleCanary} {
+		if p.routeOnly {
+			break // The first route's plan composes them.
+		}
 		if svc := proxy.Service(cr, role); svc != nil {
 			out = append(out, Object{Key: serviceKey(role), Object: svc, Ready: observed(serviceKey(role))})
 		}
@@ -304,7 +310,7 @@ func (p *Plan) Desired(built runtime.Object, obs route.Observation, observed fun
 		}
 	}
 	for _, g := range p.Grants.Grants {
-		out = append(out, Object{Key: names.GrantKey(g.Namespace), Object: g, Ready: observed(names.GrantKey(g.Namespace))})
+		out = append(out, Object{Key: p.GrantKey(g.Namespace), Object: g, Ready: observed(p.GrantKey(g.Namespace))})
 	}
 	return out
 }

@@ -180,6 +180,8 @@ func (p *Plan) Held(observed map[names.Key]map[string]any, obs route.Observation
 // route's refused canary backends zeroed, which it returns; any other
 // object is kept as it is.
 func (p *Plan) heldRoute(o Object, recorded []xr.BackendID, proxies, refusedProxies map[string]bool) (bool, []xr.BackendID, error) {
+	// Each route's own rules tell its primaries (see heldPrimaries).
+	p = p.planFor(o.Key)
 	switch {
 	case o.Key.IsPreview():
 		return p.heldPreview(o.Object, p.refusedOf(o.Object, recorded, proxies, refusedProxies)), nil, nil

@@ -78,6 +78,12 @@ type Plan struct {
 	// builds each route once, whoever asks for it (the steps' checks, the
 	// engine's look at the observed route, the route composed).
 	builds map[buildKey]build
+
+	// set are the plans of every route of spec.routes, the first of which
+	// composes what they share; routeOnly is set on the others: they
+	// compose their routes and grants alone (see Together).
+	set       []*Plan
+	routeOnly bool
 }
 
 // WithRevisions is the plan with the release's Services selecting the
@@ -92,6 +98,9 @@ func (p *Plan) WithRevisions(primary, canary string) *Plan {
 	r.CR = &cr
 	q := *p
 	q.Resolved = &r
+	// The routes' plans, with this copy first; theirs do not depend on
+	// the revisions either.
+	q.set = append([]*Plan{&q}, p.Routes()[1:]...)
 	return &q
 }
 
@@ -105,25 +114,25 @@ func (r *Resolved) Program(text string) *expr.Program { return r.programs[text] 
 // (or the Input's) and the reason.
 func Resolve(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (*Resolved, error) {
 	if errs := CheckPolicy(cr, pol); len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
+		return nil, errors.Wrap(fielderr.Summarize(cr.RepathErrors(errs)), errPolicy)
 	}
 	r := &Resolved{CR: cr, Policy: pol}
 	var errs field.ErrorList
 	if r.programs, errs = compile(cr, compiler); len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
+		return nil, errors.Wrap(fielderr.Summarize(cr.RepathErrors(errs)), errXR)
 	}
 	if r.metricPrograms, errs = compileMetrics(cr, pol, compiler); len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
+		return nil, errors.Wrap(fielderr.Summarize(cr.RepathErrors(errs)), errXR)
 	}
 	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
 	canary, canaryErrs := backend.Resolve(cr, xr.RoleCanary)
 	mirrors, mirrorErrs := backend.Mirrors(cr)
 	ruleBackends, ruleErrs := backend.RuleBackends(cr)
 	if errs := slices.Concat(primaryErrs, canaryErrs, mirrorErrs, ruleErrs); len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errXR)
+		return nil, errors.Wrap(fielderr.Summarize(cr.RepathErrors(errs)), errXR)
 	}
 	if errs := slices.Concat(checkReferences(cr, pol, mirrors, "the mirror's backend"), checkReferences(cr, pol, ruleBackends, "the rule's backend")); len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errPolicy)
+		return nil, errors.Wrap(fielderr.Summarize(cr.RepathErrors(errs)), errPolicy)
 	}
 	r.Primary, r.Canary, r.Mirrors, r.RuleBackends = primary, canary, mirrors, ruleBackends
 
@@ -134,7 +143,7 @@ func Resolve(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (*
 	r.Grants = grant.Plan(grant.Request{
 		RouteKind:      cr.Spec.Kind,
 		RouteNamespace: cr.RouteNamespace,
-		RouteName:      cr.RouteName,
+		RouteName:      cr.ComposedRouteName(),
 		Scope:          cr.Scope,
 		Mode:           cr.Spec.ReferenceGrants,
 		Backends:       backends,
@@ -160,10 +169,11 @@ func (r *Resolved) Overrides() served.Overrides {
 // error is bad input, for a Fatal result.
 func (r *Resolved) Plan(v served.Versions) (*Plan, error) {
 	p := &Plan{Resolved: r, Versions: v, builds: map[buildKey]build{}}
+	p.set = []*Plan{p}
 	p.Grants = r.Grants.AtVersion(v.Grant)
 	p.Route = routeParams(r.CR, v, r.Primary, r.Canary)
 	if errs := append(p.checkSteps(), p.checkPreview()...); len(errs) > 0 {
-		return nil, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
+		return nil, errors.Wrap(fielderr.Summarize(r.CR.RepathErrors(errs)), errBuildRoute)
 	}
 	return p, nil
 }
@@ -394,7 +404,7 @@ func deniedName(path *field.Path, host string, pol *policy.Policy) field.ErrorLi
 func routeParams(cr *xr.CanaryRoute, versions served.Versions, primary, canary backend.Backend) route.Params {
 	p := route.Params{
 		Kind:          cr.Spec.Kind,
-		Name:          cr.RouteName,
+		Name:          cr.ComposedRouteName(),
 		Namespace:     cr.RouteNamespace,
 		ParentRefs:    cr.Spec.ParentRefs,
 		Hostnames:     cr.Spec.Hostnames,
@@ -430,7 +440,14 @@ func routeParams(cr *xr.CanaryRoute, versions served.Versions, primary, canary b
 }
 
 // RouteKey is the key of the route this plan composes.
-func (r *Resolved) RouteKey() names.Key { return names.RouteKey(string(r.CR.Spec.Kind)) }
+func (r *Resolved) RouteKey() names.Key {
+	return names.EntryRouteKey(string(r.CR.Spec.Kind), r.CR.Entry)
+}
+
+// GrantKey is the key of this plan's ReferenceGrant in a namespace.
+func (r *Resolved) GrantKey(namespace string) names.Key {
+	return names.EntryGrantKey(namespace, r.CR.Entry)
+}
 
 // CanaryDigest is the digest of the canary side as the spec has it now.
 func (r *Resolved) CanaryDigest() string { return backend.Digest(r.CR.Spec.Canary, r.Canary) }

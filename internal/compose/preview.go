@@ -21,7 +21,9 @@ import (
 // gates nothing: the steps wait for the main route alone.
 
 // PreviewKey is the key of the preview route of the spec's kind.
-func (r *Resolved) PreviewKey() names.Key { return names.PreviewKey(string(r.CR.Spec.Kind)) }
+func (r *Resolved) PreviewKey() names.Key {
+	return names.EntryPreviewKey(string(r.CR.Spec.Kind), r.CR.Entry)
+}
 
 // previewParams are the preview route's Params: the route's rules,
 // parents and backends, the preview's name and hostnames, the canary alone

@@ -47,7 +47,10 @@ func sharedBytes(k sharedKey, obj runtime.Object) (uint64, bool) {
 // activity of the rollout. route.Params holds nothing else; the canary's
 // revision, which names the affinity cookie, is in the spec.
 type sharedKey struct {
-	spec      xr.SpecID
+	spec xr.SpecID
+	// base is the CanaryRoute's route name, which names the proxy
+	// Services; name is the route's (<base>-<entry> with spec.routes).
+	base      string
 	name      string
 	namespace string
 	version   string
@@ -62,7 +65,7 @@ func (p *Plan) sharedKey(k buildKey) (sharedKey, bool) {
 	if id.IsZero() {
 		return sharedKey{}, false
 	}
-	return sharedKey{spec: id, name: p.Route.Name, namespace: p.Route.Namespace, version: string(p.Route.Version), build: k}, true
+	return sharedKey{spec: id, base: p.CR.RouteName, name: p.Route.Name, namespace: p.Route.Namespace, version: string(p.Route.Version), build: k}, true
 }
 
 // VerifyShared is set by tests: a run then builds every route again when

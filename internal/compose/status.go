@@ -16,7 +16,7 @@ import (
 
 // RouteStatus is status.route: the composed route and its parents' verdicts.
 func RouteStatus(cr *xr.CanaryRoute, obs route.Observation) xr.RouteStatus {
-	s := xr.RouteStatus{Kind: cr.Spec.Kind, Name: cr.RouteName, Namespace: cr.RouteNamespace}
+	s := xr.RouteStatus{Kind: cr.Spec.Kind, Name: cr.ComposedRouteName(), Namespace: cr.RouteNamespace}
 	for _, v := range obs.Parents {
 		p := xr.ParentStatus{
 			Name:         string(v.Ref.Name),
@@ -60,6 +60,22 @@ func (p *Plan) ServedVersions(now time.Time) *xr.ServedVersions {
 		out.BackendTLSPolicy = v.TLS
 	}
 	return out
+}
+
+// RecordedStatus is the status of this plan's route as an earlier run
+// recorded it: status.route, or its entry of status.routes (by kind and
+// name); nil for none.
+func (r *Resolved) RecordedStatus() *xr.RouteStatus {
+	cr := r.CR
+	if cr.Entry == "" {
+		return cr.Status.Route
+	}
+	for i, s := range cr.Status.Routes {
+		if s.Kind == cr.Spec.Kind && s.Name == cr.ComposedRouteName() {
+			return &cr.Status.Routes[i]
+		}
+	}
+	return nil
 }
 
 // Recorded are the versions status.route records, as an earlier run read

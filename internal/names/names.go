@@ -45,6 +45,15 @@ func RouteKey(kind string) Key {
 	return Key(prefixRoute + strings.ToLower(kind))
 }
 
+// EntryRouteKey is the key of the route of an entry of spec.routes:
+// route-<kind>-<name>; RouteKey for the shorthand's route (entry "").
+func EntryRouteKey(kind, entry string) Key {
+	if entry == "" {
+		return RouteKey(kind)
+	}
+	return RouteKey(kind) + Key("-"+entry)
+}
+
 // PreviewKey is the key of the preview route of a kind: the route's key
 // and -preview (route-httproute-preview). The kind is in it as in the
 // route's, so that changing spec.kind deletes the old preview too.
@@ -52,20 +61,37 @@ func PreviewKey(kind string) Key {
 	return RouteKey(kind) + suffixPreview
 }
 
-// IsPreview reports whether a key is a preview route's: route-<kind>-preview,
-// the kind without a dash.
+// EntryPreviewKey is the key of the preview route of an entry of
+// spec.routes: its route's key and -preview (route-httproute-web-preview).
+// No entry's name ends in -preview, so no route's key is a preview's.
+func EntryPreviewKey(kind, entry string) Key {
+	return EntryRouteKey(kind, entry) + suffixPreview
+}
+
+// IsPreview reports whether a key is a preview route's:
+// route-<kind>[-<entry>]-preview, the kind without a dash.
 func (k Key) IsPreview() bool {
 	rest, ok := strings.CutPrefix(string(k), prefixRoute)
 	if !ok {
 		return false
 	}
 	kind, name, ok := strings.Cut(rest, "-")
-	return ok && kind != "" && "-"+name == suffixPreview
+	return ok && kind != "" && strings.HasSuffix("-"+name, suffixPreview)
 }
 
 // GrantKey is the key of the ReferenceGrant in a namespace.
 func GrantKey(namespace string) Key {
 	return Key(prefixReferenceGrant + namespace)
+}
+
+// EntryGrantKey is the key of the ReferenceGrant of an entry of
+// spec.routes in a namespace: referencegrant-<namespace>.<name> (a
+// namespace holds no dot); GrantKey for the shorthand's route.
+func EntryGrantKey(namespace, entry string) Key {
+	if entry == "" {
+		return GrantKey(namespace)
+	}
+	return GrantKey(namespace) + Key("."+entry)
 }
 
 // IsRoute reports whether a key is a route's: the route's, or its preview

@@ -25,7 +25,9 @@ func TestKeys(t *testing.T) {
 		"Preview":        {reason: "The preview route's key is a route's key, of its kind, and ours: a hold re-emits it.", key: PreviewKey("HTTPRoute"), want: [4]bool{true, false, true, true}},
 		"PreviewGRPC":    {reason: "Each kind has a preview key of its own.", key: PreviewKey("GRPCRoute"), want: [4]bool{true, false, true, true}},
 		"PreviewOfNone":  {reason: "A preview key names a kind.", key: "route--preview", want: [4]bool{true, false, true, false}},
-		"LongerName":     {reason: "Only route-<kind>-preview is the preview's: a key that ends in -preview after another name is not.", key: "route-httproute-web-preview", want: [4]bool{true, false, true, false}},
+		"EntryPreview":   {reason: "The preview of an entry of spec.routes is route-<kind>-<name>-preview: no entry's name ends in -preview.", key: EntryPreviewKey("HTTPRoute", "web"), want: [4]bool{true, false, true, true}},
+		"EntryRoute":     {reason: "An entry's route is a route, not a preview.", key: EntryRouteKey("GRPCRoute", "grpc"), want: [4]bool{true, false, true, false}},
+		"EntryGrant":     {reason: "An entry's grant is a grant.", key: EntryGrantKey("apps", "web"), want: [4]bool{false, true, true, false}},
 		"PreviewPrefix":  {reason: "The preview's suffix counts only after the route's prefix.", key: "service-preview", want: [4]bool{false, false, false, false}},
 	}
 	for name, tc := range cases {
@@ -47,6 +49,10 @@ func TestRouteKeys(t *testing.T) {
 		"Route":          {reason: "The contract's key of an HTTPRoute.", got: RouteKey("HTTPRoute"), want: "route-httproute"},
 		"Preview":        {reason: "The preview route's key is the route's and -preview.", got: PreviewKey("HTTPRoute"), want: "route-httproute-preview"},
 		"PreviewTLS":     {reason: "A TLSRoute's preview is keyed by its kind.", got: PreviewKey("TLSRoute"), want: "route-tlsroute-preview"},
+		"Entry":          {reason: "The contract's key of an entry of spec.routes: route-<kind>-<name>.", got: EntryRouteKey("GRPCRoute", "grpc"), want: "route-grpcroute-grpc"},
+		"EntryShorthand": {reason: "The shorthand's route keeps its key.", got: EntryRouteKey("HTTPRoute", ""), want: "route-httproute"},
+		"EntryPreview":   {reason: "An entry's preview is its route's key and -preview.", got: EntryPreviewKey("HTTPRoute", "web"), want: "route-httproute-web-preview"},
+		"EntryGrant":     {reason: "An entry's grant key names the namespace and the entry.", got: EntryGrantKey("apps", "web"), want: "referencegrant-apps.web"},
 		"AnalysisObject": {reason: "An analysis object's key names its template.", got: AnalysisKey("smoke"), want: "analysis-smoke"},
 	}
 	for name, tc := range cases {

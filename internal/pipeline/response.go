@@ -88,6 +88,20 @@ func SetStatus(rsp *fnv1.RunFunctionResponse, req *fnv1.RunFunctionRequest, st x
 			return err
 		}
 	}
+	if len(st.Routes) > 0 {
+		routes := make([]any, len(st.Routes))
+		for i := range st.Routes {
+			bounded := st.Routes[i].Bounded()
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&bounded)
+			if err != nil {
+				return err
+			}
+			routes[i] = m
+		}
+		if err := unstructured.SetNestedField(dxr.Resource.Object, routes, "status", "routes"); err != nil {
+			return err
+		}
+	}
 	if st.Release != nil {
 		bounded := st.Release.Bounded()
 		if err := setTyped(dxr.Resource.Object, &bounded, "status", "release"); err != nil {

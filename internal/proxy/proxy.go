@@ -5,6 +5,8 @@ package proxy
 
 import (
 	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,38 +63,66 @@ func Service(cr *xr.CanaryRoute, role xr.Role) *corev1.Service {
 			Namespace: cr.RouteNamespace,
 		},
 	}
-	port := corev1.ServicePort{
-		Name:     defaultPortNames[cr.Spec.Kind],
-		Protocol: corev1.ProtocolTCP,
-		Port:     cr.Spec.Port,
-	}
-	if cr.Spec.Kind == xr.KindUDPRoute {
-		port.Protocol = corev1.ProtocolUDP
-	}
-
+	ports := routePorts(cr)
 	if side.ExternalName != "" {
 		svc.Spec.Type = corev1.ServiceTypeExternalName
 		svc.Spec.ExternalName = FullyQualified(side.ExternalName)
 		// The port the host listens on: what the API server would default
 		// an unset targetPort to, written out so the composed Service says
 		// what the cluster holds.
-		port.TargetPort = intstr.FromInt32(cr.Spec.Port)
-		svc.Spec.Ports = []corev1.ServicePort{port}
+		for i := range ports {
+			ports[i].TargetPort = intstr.FromInt32(ports[i].Port)
+		}
+		svc.Spec.Ports = ports
 		return svc
 	}
 
 	svc.Spec.Type = corev1.ServiceTypeClusterIP
 	svc.Spec.Selector = maps.Clone(side.Service.Selector)
-	port.TargetPort = intstr.FromInt32(cr.Spec.Port)
-	if side.Service.TargetPort != nil {
-		port.TargetPort = *side.Service.TargetPort
+	for i := range ports {
+		ports[i].TargetPort = intstr.FromInt32(ports[i].Port)
+		if side.Service.TargetPort != nil {
+			ports[i].TargetPort = *side.Service.TargetPort
+		}
+		if ap := side.Service.AppProtocol; ap != "" {
+			ports[i].AppProtocol = &ap
+			if len(ports) == 1 {
+				ports[i].Name = PortName(ap, ports[i].Name)
+			}
+		}
 	}
-	if ap := side.Service.AppProtocol; ap != "" {
-		port.AppProtocol = &ap
-		port.Name = PortName(ap, port.Name)
-	}
-	svc.Spec.Ports = []corev1.ServicePort{port}
+	svc.Spec.Ports = ports
 	return svc
+}
+
+// routePorts are the ports of a proxy Service, without their targets: the
+// route's port (spec.port); with spec.routes, one per distinct route port
+// and protocol, in spec.routes' order, named after the first route's kind
+// on it and its number (http-8080, grpc-9090) when there are several.
+func routePorts(cr *xr.CanaryRoute) []corev1.ServicePort {
+	port := func(kind xr.RouteKind, number int32) corev1.ServicePort {
+		p := corev1.ServicePort{Name: defaultPortNames[kind], Protocol: corev1.ProtocolTCP, Port: number}
+		if kind == xr.KindUDPRoute {
+			p.Protocol = corev1.ProtocolUDP
+		}
+		return p
+	}
+	if !cr.Spec.MultiRoute() {
+		return []corev1.ServicePort{port(cr.Spec.Kind, cr.Spec.Port)}
+	}
+	var out []corev1.ServicePort
+	for _, e := range cr.Spec.Entries {
+		p := port(e.Kind, e.Port)
+		if !slices.ContainsFunc(out, func(o corev1.ServicePort) bool { return o.Port == p.Port && o.Protocol == p.Protocol }) {
+			out = append(out, p)
+		}
+	}
+	if len(out) > 1 {
+		for i := range out {
+			out[i].Name += "-" + strconv.Itoa(int(out[i].Port))
+		}
+	}
+	return out
 }
 
 // PortName is the Service port name for an application protocol: a

@@ -98,9 +98,11 @@ type Out struct {
 	// the requirements it makes of them keep them from being composed over
 	// another owner's.
 	Targets []names.Target
-	// Rollout and Route are status.rollout and status.route.
+	// Rollout and Route are status.rollout and status.route; Routes is
+	// status.routes instead of Route with spec.routes.
 	Rollout xr.RolloutStatus
-	Route   xr.RouteStatus
+	Route   *xr.RouteStatus
+	Routes  []xr.RouteStatus
 	// Conditions and Warnings are the XR's conditions and the Warnings
 	// about references and grants; Events the rollout's transitions.
 	Conditions []xr.Condition
@@ -124,24 +126,33 @@ type Out struct {
 // the Input's field.
 func Run(ctx context.Context, in In) (Out, error) {
 	plan, cr := in.Plan, in.Plan.CR
-	obs, err := route.Observe(in.Observed[plan.RouteKey()], cr.RouteNamespace, cr.Spec.ParentRefs)
-	if err != nil {
-		return Out{}, errors.Wrap(err, errObservedRoute)
-	}
-	// The preview route, observed whether the spec still has one: while it
-	// exists, it sends the canary requests.
-	previewObs, err := route.Observe(in.Observed[plan.PreviewKey()], cr.RouteNamespace, cr.Spec.ParentRefs)
-	if err != nil {
-		return Out{}, errors.Wrap(err, errObservedPreview)
+	// Every route of the rollout (one, or spec.routes'), and its preview
+	// route, observed whether the spec still has one: while it exists, it
+	// sends the canary requests.
+	routes := plan.Routes()
+	obs := make([]route.Observation, len(routes))
+	previewObs := make([]route.Observation, len(routes))
+	for i, q := range routes {
+		var err error
+		if obs[i], err = route.Observe(in.Observed[q.RouteKey()], q.CR.RouteNamespace, q.CR.Spec.ParentRefs); err != nil {
+			return Out{}, errors.Wrap(err, errObservedRoute)
+		}
+		if previewObs[i], err = route.Observe(in.Observed[q.PreviewKey()], q.CR.RouteNamespace, q.CR.Spec.ParentRefs); err != nil {
+			return Out{}, errors.Wrap(err, errObservedPreview)
+		}
 	}
 	// Never compose over an object that this XR did not compose.
 	targets := plan.Targets()
+	for _, q := range routes[1:] {
+		targets = append(targets, q.Targets()...)
+	}
 	if err := ownership.Check(in.Owner, targets, in.Existing); err != nil {
 		return Out{}, err
 	}
 	if err := workloadOwned(cr, in); err != nil {
 		return Out{}, err
 	}
+	grants := plan.AllGrants()
 	// One budget bounds every expression this run evaluates.
 	budget := &expr.Budget{}
 	ri := rollout.Input{
@@ -149,12 +160,12 @@ func Run(ctx context.Context, in In) (Out, error) {
 		Revision:            cr.Spec.Canary.Revision,
 		CanaryDigest:        plan.CanaryDigest(),
 		Previous:            cr.Status.Rollout,
-		RouteAtStep:         plan.RouteAtStep(obs),
-		RouteMissing:        !obs.Exists,
+		RouteAtStep:         plan.RoutesAtStep(obs),
+		RouteMissing:        compose.AnyMissing(obs),
 		Gates:               observe.Gates(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, in.Gate, plan.Program),
 		Analysis:            observe.Analysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, in.Observed, plan.Program),
-		CanaryRefused:       plan.Grants.CanaryRefused(),
-		CanaryRefusedReason: plan.CanaryRefusal(),
+		CanaryRefused:       grants.CanaryRefused(),
+		CanaryRefusedReason: plan.CanaryRefusalOfAll(),
 		Now:                 in.Now,
 	}
 	ri.Measured = measured(ctx, in, ri, budget)
@@ -168,7 +179,7 @@ func Run(ctx context.Context, in In) (Out, error) {
 			ComposedPrimary:    composedRevision(in.Composed, names.KeyServicePrimary, r.RevisionLabel),
 			ComposedCanary:     composedRevision(in.Composed, names.KeyServiceCanary, r.RevisionLabel),
 			Ready:              readiness(r, in.Workload),
-			RouteWithoutCanary: plan.RouteWithoutCanary(obs, previewObs),
+			RouteWithoutCanary: plan.RoutesWithoutCanary(obs, previewObs),
 		})
 		d, rel = rd.Rollout, &rd
 		// A promotion moves the primary Service before the route; leaving
@@ -182,7 +193,7 @@ func Run(ctx context.Context, in In) (Out, error) {
 
 	// The route is built and checked even when the previous composition is
 	// held: a spec that cannot be composed is a Fatal either way.
-	built, errs := plan.BuildRoute(d.CanaryWeight, d.Active, d.Status.Step)
+	built, errs := plan.BuildRoutes(d.CanaryWeight, d.Active, d.Status.Step)
 	if len(errs) > 0 {
 		return Out{}, errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
 	}
@@ -206,8 +217,12 @@ func Run(ctx context.Context, in In) (Out, error) {
 			held[names.Key(k)] = o
 		}
 	}
-	preview := compose.PreviewState{Observed: previewObs, CanaryMoving: canaryMoving(cr, in.Observed[names.KeyServiceCanary])}
-	objects, canaryBackends, d, err := plan.Objects(built, obs, d, held, preview)
+	moving := canaryMoving(cr, in.Observed[names.KeyServiceCanary])
+	previews := make([]compose.PreviewState, len(routes))
+	for i := range routes {
+		previews[i] = compose.PreviewState{Observed: previewObs[i], CanaryMoving: moving}
+	}
+	objects, canaryBackends, d, err := plan.RoutesObjects(built, obs, d, held, previews)
 	if err != nil {
 		return Out{}, errors.Wrap(err, errCompose)
 	}
@@ -215,18 +230,23 @@ func Run(ctx context.Context, in In) (Out, error) {
 		Objects:  append(objects, analysis...),
 		Targets:  append(targets, analysisTargets...),
 		Rollout:  d.Status,
-		Route:    compose.RouteStatus(cr, obs),
 		Events:   d.Events,
 		Requeue:  d.Requeue,
 		Decision: d,
 		Measured: ri.Measured,
 	}
 	out.Rollout.CanaryBackends = canaryBackends
-	out.Route.Versions = plan.ServedVersions(in.Now)
+	if cr.Spec.MultiRoute() {
+		out.Routes = plan.RoutesStatus(obs, func(q *compose.Plan) *xr.ServedVersions { return q.ServedVersions(in.Now) })
+	} else {
+		rs := compose.RouteStatus(cr, obs[0])
+		rs.Versions = plan.ServedVersions(in.Now)
+		out.Route = &rs
+	}
 	if rel != nil {
 		out.Release, out.Record = &rel.Status, &rel.Record
 	}
-	out.Conditions, out.Warnings = compose.Conditions(in.Conditions, cr, obs, plan.Grants, d)
+	out.Conditions, out.Warnings = compose.Conditions(in.Conditions, cr, compose.TogetherObserved(obs), grants, d)
 	return out, nil
 }
 

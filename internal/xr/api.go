@@ -70,6 +70,11 @@ type object struct { //nolint:unused // The XRDs' root, read by hack/xrdgen; the
 // +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.traffic.preview) || !has(self.kind) || self.kind in ['HTTPRoute', 'GRPCRoute', 'TLSRoute']",message="traffic.preview composes a route of its own hostnames: TCPRoute and UDPRoute have no hostnames"
 // +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.traffic.preview) || !has(self.hostnames) || self.traffic.preview.hostnames.all(h, !(h in self.hostnames))",message="a preview hostname must not be one of spec.hostnames: the main route would take its requests"
 // +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.traffic.preview) || !has(self.routeName) || size(self.routeName) <= 245",message="with traffic.preview, routeName is at most 245 characters: the preview route is named <routeName>-preview"
+// +kubebuilder:validation:XValidation:rule="!has(self.routes) || (!has(self.parentRefs) && !has(self.hostnames) && !has(self.rules) && (!has(self.kind) || self.kind == 'HTTPRoute'))",message="set either routes or the single route's kind, parentRefs, hostnames and rules, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.routes) || !has(self.routeName) || self.routes.all(r, size(self.routeName) + size(r.name) <= 252)",message="routeName and a route's name make the route's name, <routeName>-<name>: at most 253 characters"
+// +kubebuilder:validation:XValidation:rule="!has(self.routes) || !has(self.traffic) || !has(self.traffic.preview) || !has(self.routeName) || self.routes.all(r, size(self.routeName) + size(r.name) <= 244)",message="with traffic.preview, routeName and a route's name are at most 244 characters together: its preview route is named <routeName>-<name>-preview"
+// +kubebuilder:validation:XValidation:rule="!has(self.routes) || !has(self.traffic) || !has(self.traffic.preview) || self.routes.exists(r, !has(r.kind) || r.kind in ['HTTPRoute', 'GRPCRoute', 'TLSRoute'])",message="traffic.preview composes routes of their own hostnames: at least one route must be an HTTPRoute, GRPCRoute or TLSRoute"
+// +kubebuilder:validation:XValidation:rule="!has(self.routes) || !has(self.traffic) || !has(self.traffic.preview) || self.routes.all(r, !has(r.hostnames) || self.traffic.preview.hostnames.all(h, !(h in r.hostnames)))",message="a preview hostname must not be one of a route's hostnames: the route would take its requests"
 type rawSpec struct {
 	// Namespace of the route, for a cluster-scoped CanaryRoute without a
 	// claim. A claimed CanaryRoute always routes in its claim's namespace.
@@ -149,6 +154,61 @@ type rawSpec struct {
 	// leaves them to someone else (Skip). Default: Compose.
 	// +kubebuilder:default=Compose
 	ReferenceGrants GrantMode `json:"referenceGrants,omitempty"`
+
+	// Routes are the routes one rollout steers together, instead of kind,
+	// parentRefs, hostnames and rules (the shorthand for one route): each
+	// is composed as its own route, named <routeName>-<name>, with the
+	// same primary and canary and the same weights; a step advances once
+	// every route carries it. 1 to 8.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=name
+	Routes []rawRoute `json:"routes,omitempty"`
+}
+
+// rawRoute is one entry of spec.routes: a route of the rollout, with the
+// fields that the single-route shorthand writes at spec's top level.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind in ['HTTPRoute', 'GRPCRoute'] || !has(self.rules) || self.rules.all(r, !has(r.matches) && !has(r.filters) && !has(r.timeouts) && !has(r.backendRefs) && !has(r.retry))",message="TLSRoute, TCPRoute and UDPRoute rules carry no matches, filters, timeouts, retries or backendRefs of their own"
+// +kubebuilder:validation:XValidation:rule="!has(self.kind) || self.kind != 'TLSRoute' || (has(self.hostnames) && size(self.hostnames) > 0)",message="a TLSRoute routes by SNI: set 1 to 16 hostnames"
+type rawRoute struct {
+	// Name of the route in the rollout: the composed route is named
+	// <routeName>-<name>. A DNS-1123 label of at most 63 characters, not
+	// "preview" nor ending in "-preview" (the preview routes' names).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self != 'preview' && !self.endsWith('-preview')",message="preview and names ending in -preview are the preview routes' names"
+	Name string `json:"name"`
+
+	// Kind of the route: HTTPRoute, GRPCRoute, TLSRoute, TCPRoute or
+	// UDPRoute. Default: HTTPRoute.
+	// +kubebuilder:validation:Enum=HTTPRoute;GRPCRoute;TLSRoute;TCPRoute;UDPRoute
+	// +kubebuilder:default=HTTPRoute
+	Kind RouteKind `json:"kind,omitempty"`
+
+	// ParentRefs are the parents of the route, as spec.parentRefs.
+	// Default: the function Input's defaultParentRefs. At most 32.
+	// +kubebuilder:validation:MaxItems=32
+	ParentRefs []rawParentReference `json:"parentRefs,omitempty"`
+
+	// Hostnames of the route, as spec.hostnames. At most 16.
+	// +kubebuilder:validation:MaxItems=16
+	Hostnames []gwv1.Hostname `json:"hostnames,omitempty"`
+
+	// Port is this route's port on the sides: the port of the proxy
+	// Services it references (each proxy Service has one port per distinct
+	// route port), and of backendRef sides whose kind takes one. Default:
+	// spec.port, or the backendRef's own port. 1 to 65535.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+
+	// Rules are the route's rules, as spec.rules. At most 16.
+	// +kubebuilder:validation:MaxItems=16
+	Rules []rawRule `json:"rules,omitempty"`
 }
 
 // rawParentReference is gwv1.ParentReference without its default group
@@ -823,8 +883,13 @@ func (f *fragment) UnmarshalJSON(b []byte) error {
 type Status struct {
 	// Rollout is the rollout state, carried from one reconcile to the next.
 	Rollout *RolloutStatus `json:"rollout,omitempty"`
-	// Route is the composed route and what its parents say about it.
+	// Route is the composed route and what its parents say about it,
+	// for the single-route shorthand.
 	Route *RouteStatus `json:"route,omitempty"`
+	// Routes are the composed routes of spec.routes and what their
+	// parents say about them, in spec.routes' order. At most 8.
+	// +kubebuilder:validation:MaxItems=8
+	Routes []RouteStatus `json:"routes,omitempty"`
 	// Release is the release loop's memory: the stable revision, the ones
 	// before it, and the one being retired.
 	Release *ReleaseStatus `json:"release,omitempty"`

@@ -100,6 +100,7 @@ func Parse(obj map[string]any, defaultParentRefs []gwv1.ParentReference) (*Canar
 	}
 	errs = append(errs, proxyNames(specPath, cr.RouteName, s)...)
 	errs = append(errs, previewName(specPath, cr.RouteName, s)...)
+	errs = append(errs, routeNames(specPath, cr.RouteName, s)...)
 
 	status, statusErrs := parseStatus(obj)
 	cr.Status = status
@@ -268,6 +269,14 @@ func routeName(u unstructured.Unstructured, spec map[string]any, specRouteName s
 }
 
 func parseSpec(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.ParentReference) (Spec, field.ErrorList) {
+	if len(raw.Routes) > 0 {
+		return parseRoutes(path, raw, defaultParentRefs)
+	}
+	return parseOne(path, raw, defaultParentRefs)
+}
+
+// parseOne parses a spec written with the single-route shorthand.
+func parseOne(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.ParentReference) (Spec, field.ErrorList) {
 	var errs field.ErrorList
 	s := Spec{
 		Namespace:       raw.Namespace,

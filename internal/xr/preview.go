@@ -62,8 +62,8 @@ func parsePreview(path *field.Path, s Spec, raw *rawPreview) (*Preview, field.Er
 // previewName refuses a route name whose preview route's name would not be
 // a valid name: longer than a DNS-1123 subdomain holds. path is spec's.
 func previewName(path *field.Path, routeName string, s Spec) field.ErrorList {
-	if s.Traffic.Preview == nil {
-		return nil
+	if s.Traffic.Preview == nil || s.MultiRoute() {
+		return nil // spec.routes: see routeNames.
 	}
 	name := PreviewRouteName(routeName)
 	if len(name) <= validation.DNS1123SubdomainMaxLength {

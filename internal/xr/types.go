@@ -95,8 +95,13 @@ type CanaryRoute struct {
 	Scope Scope
 	// RouteNamespace is where the route and proxy Services live.
 	RouteNamespace string
-	// RouteName is the name of the composed route.
+	// RouteName is the name of the composed route, and the prefix of the
+	// names of every object the CanaryRoute composes (of its routes',
+	// with spec.routes).
 	RouteName string
+	// Entry is the name of the entry of spec.routes that this view of the
+	// CanaryRoute is about (see Views); "" for the CanaryRoute itself.
+	Entry string
 	// Claim is spec.claimRef of a claimed XR (ScopeClaim): the claim it
 	// says it is bound to. A claim reference is proven, not believed: the
 	// caller sets ClaimProven once it found that claim referencing this XR.
@@ -149,7 +154,10 @@ type Spec struct {
 	Hostnames  []gwv1.Hostname
 	// Port is the default port of proxy Services and of backends that need
 	// one; 0 when unset.
-	Port            int32
+	Port int32
+	// RoutePort is the port an entry of spec.routes sets for its route (a
+	// view's): it replaces a backendRef side's own port. 0 otherwise.
+	RoutePort       int32
 	Rules           []Rule
 	Primary         Side
 	Canary          Side
@@ -159,6 +167,9 @@ type Spec struct {
 	// are proxy Services of the release's selector, at the stable and the
 	// canary's revisions.
 	Release *Release
+	// Entries are the routes of spec.routes; nil for the single-route
+	// shorthand (see Views).
+	Entries []Entry
 }
 
 // Rule is one routing rule. Only the fields of the route's kind are set.
