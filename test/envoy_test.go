@@ -402,6 +402,34 @@ func TestEnvoyGateway(t *testing.T) {
 				}},
 			},
 		},
+		"MultiRoute": {
+			reason: "Several routes, one rollout: the HTTPRoute on the public gateway and the GRPCRoute on the internal one are both accepted and both split 95/5, each to the proxy Services' port of its own (9898, 9999).",
+			args:   args{example: "multi-route"},
+			want: want{
+				status: []routeStatus{
+					{Route: "HTTPRoute test/podinfo-web", Parent: "infra/public", Conditions: accepted},
+					{Route: "GRPCRoute test/podinfo-grpc", Parent: "infra/internal", Conditions: accepted},
+				},
+				xds: []xdsRoute{
+					{
+						Name:  "grpcroute/test/podinfo-grpc/rule/0/match/-1/grpc_example_internal",
+						Match: "prefix /",
+						Backends: []xdsBackend{
+							{Backend: "Service test/podinfo-primary:9999", Weight: 95},
+							{Backend: "Service test/podinfo-canary:9999", Weight: 5},
+						},
+					},
+					{
+						Name:  "httproute/test/podinfo-web/rule/0/match/0/www_example_com",
+						Match: "prefix /",
+						Backends: []xdsBackend{
+							{Backend: "Service test/podinfo-primary:9898", Weight: 95},
+							{Backend: "Service test/podinfo-canary:9898", Weight: 5},
+						},
+					},
+				},
+			},
+		},
 		"Sticky": {
 			reason: "Both sides are sticky: the canary's cookie companion rule comes first, then the primary's; each side sets its own cookie (Domain, Secure, HttpOnly, SameSite) on every response, in the companion rules and in the 70/30 rule.",
 			args:   args{example: "sticky"},
