@@ -252,6 +252,11 @@ func repath(errs field.ErrorList, entry *field.Path, ownPort bool) field.ErrorLi
 				break
 			}
 		}
+		// A detail that names another of the entry's fields (a preview
+		// hostname "is also spec.hostnames[0]") names the entry's.
+		for _, f := range fields {
+			c.Detail = strings.ReplaceAll(c.Detail, "spec."+f+"[", entry.Child(f).String()+"[")
+		}
 		out = append(out, &c)
 	}
 	return out
