@@ -78,6 +78,14 @@ status:
 	for _, n := range []int{1, 4, 16} {
 		reqs[fmt.Sprintf("Rules%d", n)] = testRequest(tb, rulesXR(n), allowMonitoring, nil)
 	}
+	// Several routes: the two of example/multi-route, then the most a
+	// rollout steers, each route as Flagger's one.
+	reqs["Routes2"] = testRequest(tb, routesXR(webAndGRPC, "    weight: 20"), emptyInput, nil)
+	var eight []string
+	for i := range 8 {
+		eight = append(eight, fmt.Sprintf("    - {name: r%d, parentRefs: [{name: public, namespace: infra}], hostnames: [r%d.example.com]}", i, i))
+	}
+	reqs["Routes8"] = testRequest(tb, routesXR(strings.Join(eight, "\n"), "    weight: 20"), emptyInput, nil)
 	// A benchmark of a Fatal would measure the wrong path.
 	f := functionAt(testNow)
 	for name, req := range reqs {

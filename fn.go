@@ -230,7 +230,11 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 	if err := setDesired(rsp, out.Objects); err != nil {
 		return nil, telemetry.Outcome{}, errors.Wrap(err, errSetDesired)
 	}
-	if err := pipeline.SetStatus(rsp, req, xr.Status{Rollout: &out.Rollout, Route: out.Route, Routes: out.Routes, Release: out.Release}); err != nil {
+	status := xr.Status{Rollout: &out.Rollout, Routes: out.Routes, Release: out.Release}
+	if out.Routes == nil {
+		status.Route = &out.Route
+	}
+	if err := pipeline.SetStatus(rsp, req, status); err != nil {
 		return nil, telemetry.Outcome{}, errors.Wrap(err, errSetStatus)
 	}
 	if out.Record != nil {
@@ -307,23 +311,34 @@ func (f *Function) read(req *fnv1.RunFunctionRequest, oxr *resource.Composite) (
 	if err != nil {
 		return nil, err
 	}
+	if !cr.Spec.MultiRoute() {
+		r.plan, err = f.plan(req, r, cr, pol, compiler)
+		return r, err
+	}
 	// One plan per route (spec.routes), each chosen its versions as a
 	// single route's would be; together they are the run's plan.
 	views := cr.Views()
 	plans := make([]*compose.Plan, len(views))
 	for i, view := range views {
-		resolved, err := compose.Resolve(view, pol, compiler)
-		if err != nil {
-			return nil, err
-		}
-		versions, errs := served.ForRun(resolved.Need, resolved.Overrides(), versionSources(req, r.selfGVK, resolved, r.observed, f.clock.Now()))
-		if len(errs) > 0 {
-			return nil, errors.Wrap(fielderr.Summarize(view.RepathErrors(errs)), served.ErrNotServed)
-		}
-		if plans[i], err = resolved.Plan(versions); err != nil {
+		if plans[i], err = f.plan(req, r, view, pol, compiler); err != nil {
 			return nil, err
 		}
 	}
 	r.plan = compose.Together(plans)
 	return r, nil
+}
+
+// plan resolves a CanaryRoute (or the view of one of its routes) under the
+// policy, chooses the versions it composes from what the cluster serves,
+// and plans it.
+func (f *Function) plan(req *fnv1.RunFunctionRequest, r *facts, cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (*compose.Plan, error) {
+	resolved, err := compose.Resolve(cr, pol, compiler)
+	if err != nil {
+		return nil, err
+	}
+	versions, errs := served.ForRun(resolved.Need, resolved.Overrides(), versionSources(req, r.selfGVK, resolved, r.observed, f.clock.Now()))
+	if len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(cr.RepathErrors(errs)), served.ErrNotServed)
+	}
+	return resolved.Plan(versions)
 }

@@ -84,6 +84,8 @@ type Plan struct {
 	// compose their routes and grants alone (see Together).
 	set       []*Plan
 	routeOnly bool
+	// self backs set for a single route, which then costs no allocation.
+	self [1]*Plan
 }
 
 // WithRevisions is the plan with the release's Services selecting the
@@ -100,7 +102,11 @@ func (p *Plan) WithRevisions(primary, canary string) *Plan {
 	q.Resolved = &r
 	// The routes' plans, with this copy first; theirs do not depend on
 	// the revisions either.
-	q.set = append([]*Plan{&q}, p.Routes()[1:]...)
+	q.self[0] = &q
+	q.set = q.self[:]
+	if others := p.Routes()[1:]; len(others) > 0 {
+		q.set = append([]*Plan{&q}, others...)
+	}
 	return &q
 }
 
@@ -169,7 +175,8 @@ func (r *Resolved) Overrides() served.Overrides {
 // error is bad input, for a Fatal result.
 func (r *Resolved) Plan(v served.Versions) (*Plan, error) {
 	p := &Plan{Resolved: r, Versions: v, builds: map[buildKey]build{}}
-	p.set = []*Plan{p}
+	p.self[0] = p
+	p.set = p.self[:]
 	p.Grants = r.Grants.AtVersion(v.Grant)
 	p.Route = routeParams(r.CR, v, r.Primary, r.Canary)
 	if errs := append(p.checkSteps(), p.checkPreview()...); len(errs) > 0 {

@@ -71,6 +71,9 @@ func (p *Plan) describe(msg string) string {
 // RouteAtStep); obs are the routes' observations, in Routes' order.
 func (p *Plan) RoutesAtStep(obs []route.Observation) func(step int32, weight percent.Percent) (bool, string) {
 	routes := p.Routes()
+	if len(routes) == 1 {
+		return p.RouteAtStep(obs[0])
+	}
 	at := make([]func(int32, percent.Percent) (bool, string), len(routes))
 	for i, q := range routes {
 		at[i] = q.RouteAtStep(obs[i])
@@ -89,6 +92,9 @@ func (p *Plan) RoutesAtStep(obs []route.Observation) func(step int32, weight per
 // preview route, sends the canary anything (see RouteWithoutCanary).
 func (p *Plan) RoutesWithoutCanary(obs, previews []route.Observation) func() (bool, string) {
 	routes := p.Routes()
+	if len(routes) == 1 {
+		return p.RouteWithoutCanary(obs[0], previews[0])
+	}
 	without := make([]func() (bool, string), len(routes))
 	for i, q := range routes {
 		without[i] = q.RouteWithoutCanary(obs[i], previews[i])

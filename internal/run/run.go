@@ -99,9 +99,10 @@ type Out struct {
 	// another owner's.
 	Targets []names.Target
 	// Rollout and Route are status.rollout and status.route; Routes is
-	// status.routes instead of Route with spec.routes.
+	// status.routes instead of Route with spec.routes (Route is then its
+	// zero value, and not written).
 	Rollout xr.RolloutStatus
-	Route   *xr.RouteStatus
+	Route   xr.RouteStatus
 	Routes  []xr.RouteStatus
 	// Conditions and Warnings are the XR's conditions and the Warnings
 	// about references and grants; Events the rollout's transitions.
@@ -130,8 +131,8 @@ func Run(ctx context.Context, in In) (Out, error) {
 	// route, observed whether the spec still has one: while it exists, it
 	// sends the canary requests.
 	routes := plan.Routes()
-	obs := make([]route.Observation, len(routes))
-	previewObs := make([]route.Observation, len(routes))
+	observations := make([]route.Observation, 2*len(routes))
+	obs, previewObs := observations[:len(routes)], observations[len(routes):]
 	for i, q := range routes {
 		var err error
 		if obs[i], err = route.Observe(in.Observed[q.RouteKey()], q.CR.RouteNamespace, q.CR.Spec.ParentRefs); err != nil {
@@ -239,9 +240,8 @@ func Run(ctx context.Context, in In) (Out, error) {
 	if cr.Spec.MultiRoute() {
 		out.Routes = plan.RoutesStatus(obs, func(q *compose.Plan) *xr.ServedVersions { return q.ServedVersions(in.Now) })
 	} else {
-		rs := compose.RouteStatus(cr, obs[0])
-		rs.Versions = plan.ServedVersions(in.Now)
-		out.Route = &rs
+		out.Route = compose.RouteStatus(cr, obs[0])
+		out.Route.Versions = plan.ServedVersions(in.Now)
 	}
 	if rel != nil {
 		out.Release, out.Record = &rel.Status, &rel.Record
