@@ -81,7 +81,7 @@ status:
 	// Several routes: the two of example/multi-route, then the most a
 	// rollout steers, each route as Flagger's one.
 	reqs["Routes2"] = testRequest(tb, routesXR(webAndGRPC, "    weight: 20"), emptyInput, nil)
-	var eight []string
+	eight := make([]string, 0, 8)
 	for i := range 8 {
 		eight = append(eight, fmt.Sprintf("    - {name: r%d, parentRefs: [{name: public, namespace: infra}], hostnames: [r%d.example.com]}", i, i))
 	}

@@ -130,11 +130,7 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 	gk := b.GroupKind()
 
 	var errs field.ErrorList
-	if cr.Spec.RoutePort != 0 && portRules[gk] != portNone && (b.Ref.Port != nil || portRules[gk] == portRequired) {
-		// An entry of spec.routes with a port of its own reaches the side
-		// there: the side's port is the other routes'.
-		b.Ref.Port = ptr.To(cr.Spec.RoutePort)
-	}
+	b.Ref.Port = routePort(cr.Spec.RoutePort, gk, b.Ref.Port)
 	switch portRules[gk] {
 	case portRequired:
 		if b.Ref.Port == nil {
@@ -172,6 +168,17 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 	}
 	errs = append(errs, admission.BackendObjectReference(refPath, &check)...)
 	return b, errs
+}
+
+// routePort is a backendRef side's port on a route: an entry of
+// spec.routes with a port of its own reaches the side there, on a kind that
+// takes a port (the side's own port is the other routes'); else the port as
+// written.
+func routePort(routePort int32, gk schema.GroupKind, written *gwv1.PortNumber) *gwv1.PortNumber {
+	if routePort == 0 || portRules[gk] == portNone || (written == nil && portRules[gk] != portRequired) {
+		return written
+	}
+	return ptr.To(routePort)
 }
 
 // KindString names a group/kind the way kubectl does: Kind.group, or Kind
