@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
@@ -176,7 +177,17 @@ func (p *Plan) AllGrants() grant.Result {
 	var all grant.Result
 	for _, q := range routes {
 		all.Grants = append(all.Grants, q.Grants.Grants...)
-		all.NotComposable = append(all.NotComposable, q.Grants.NotComposable...)
+		// A grant lets every route of its kind in the namespace in: the
+		// one the platform team must create for the first route serves
+		// the others of that kind with the same backends, and is asked
+		// for once.
+		for _, g := range q.Grants.NotComposable {
+			if !slices.ContainsFunc(all.NotComposable, func(h *gwv1.ReferenceGrant) bool {
+				return h.Namespace == g.Namespace && reflect.DeepEqual(h.Spec, g.Spec)
+			}) {
+				all.NotComposable = append(all.NotComposable, g)
+			}
+		}
 		for _, r := range q.Grants.Refused {
 			if !slices.ContainsFunc(all.Refused, func(f grant.Refusal) bool { return f.Role == r.Role }) {
 				all.Refused = append(all.Refused, r)
