@@ -6,11 +6,15 @@ package main
 // what it attacks ("Attack: ...").
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 )
 
 // TestRoutesReuseRecordedVersions: Attack: status.routes[].versions is
@@ -121,5 +125,318 @@ func TestRoutesNotComposableWarnedOnce(t *testing.T) {
 		if strings.HasPrefix(c, "ReferenceGrantsReady=") && strings.Count(c, "must create") != 1 {
 			t.Errorf("ReferenceGrantsReady asks for the grant %d times, want once: %s", strings.Count(c, "must create"), c)
 		}
+	}
+}
+
+// heldRouteYAML is a route of the XR podinfo as observed: a kind and
+// name on a parent, its one rule's backends (YAML flow maps), accepted by
+// its parent when accepted is set.
+func heldRouteYAML(kind, name, parent string, accepted bool, backends ...string) string {
+	r := observedRoute(kind, name, parent, 1, 1, 1, accepted)
+	start, end := strings.Index(r, "    - backendRefs:\n"), strings.Index(r, "        - {group: \"\", kind: Service, name: podinfo-canary")
+	end += strings.Index(r[end:], "\n") + 1
+	var b strings.Builder
+	b.WriteString("    - backendRefs:\n")
+	for _, be := range backends {
+		b.WriteString("        - " + be + "\n")
+	}
+	return r[:start] + b.String() + r[end:]
+}
+
+// TestRoutesPausedHold: Attack: a paused rollout whose canary changed
+// holds the previous composition of every route, each ready as its own
+// parents say, with its preview route; a canary the Input has since
+// refused goes to 0% on every route.
+func TestRoutesPausedHold(t *testing.T) {
+	xrYAML := func(canaryNS string) string {
+		return namespacedXR(`
+  port: 9898
+  referenceGrants: Skip
+  routes:
+` + webAndGRPC + `
+  primary: {backendRef: {name: podinfo}}
+  canary: {backendRef: {name: podinfo-v3, namespace: ` + canaryNS + `}, revision: v3}
+  traffic:
+    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]
+    paused: true
+    preview: {hostnames: [preview.example.com]}` + pausedStatus(`{group: "", kind: Service, namespace: apps, name: podinfo-v2, port: 9898}, {group: "", kind: Service, namespace: apps, name: podinfo-v2, port: 9999}`))
+	}
+	observed := map[string]string{
+		"route-httproute-web": heldRouteYAML("HTTPRoute", "podinfo-web", "public", true,
+			`{group: "", kind: Service, name: podinfo, port: 9898, weight: 50}`, `{group: "", kind: Service, namespace: apps, name: podinfo-v2, port: 9898, weight: 50}`),
+		"route-grpcroute-grpc": heldRouteYAML("GRPCRoute", "podinfo-grpc", "internal", false,
+			`{group: "", kind: Service, name: podinfo, port: 9999, weight: 50}`, `{group: "", kind: Service, namespace: apps, name: podinfo-v2, port: 9999, weight: 50}`),
+		"route-httproute-web-preview": heldRouteYAML("HTTPRoute", "podinfo-web-preview", "public", true,
+			`{group: "", kind: Service, namespace: apps, name: podinfo-v2, port: 9898}`),
+	}
+	cases := map[string]struct {
+		reason  string
+		input   string
+		weights map[string][][]string
+		ready   map[string]string
+	}{
+		"Held": {
+			reason: "Every route is held at 50/50 and the preview route with them; each route is ready as its parents say (web accepted, grpc not).",
+			input:  allowTest + "allowedBackendNamespaces: [apps]\n",
+			weights: map[string][][]string{
+				"route-httproute-web":         {{"Service/podinfo:9898=50", "Service/apps/podinfo-v2:9898=50"}},
+				"route-grpcroute-grpc":        {{"Service/podinfo:9999=50", "Service/apps/podinfo-v2:9999=50"}},
+				"route-httproute-web-preview": {{"Service/apps/podinfo-v2:9898=<nil>"}},
+			},
+			ready: map[string]string{"route-httproute-web": "READY_TRUE", "route-grpcroute-grpc": "READY_FALSE", "route-httproute-web-preview": "READY_TRUE"},
+		},
+		"CanaryRevoked": {
+			reason: "The Input no longer allows apps: the held canary goes to 0% on every route, and the preview route, which would send it every request, goes.",
+			input:  allowTest + "allowedBackendNamespaces: [other]\n",
+			weights: map[string][][]string{
+				"route-httproute-web":  {{"Service/podinfo:9898=50", "Service/apps/podinfo-v2:9898=0"}},
+				"route-grpcroute-grpc": {{"Service/podinfo:9999=50", "Service/apps/podinfo-v2:9999=0"}},
+			},
+			ready: map[string]string{"route-httproute-web": "READY_TRUE", "route-grpcroute-grpc": "READY_FALSE"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			x := xrYAML("apps")
+			if name == "CanaryRevoked" {
+				x = xrYAML("other")
+			}
+			_, rsp := runFunction(t, x, tc.input, observed, nil)
+			if msg := fatalOf(rsp); msg != "" {
+				t.Fatalf("%s\nunexpected Fatal: %s", tc.reason, msg)
+			}
+			if diff := cmp.Diff(tc.weights, routeWeightsByKey(rsp)); diff != "" {
+				t.Errorf("%s\nheld routes: -want, +got:\n%s", tc.reason, diff)
+			}
+			ready := map[string]string{}
+			for k, r := range rsp.GetDesired().GetResources() {
+				if strings.HasPrefix(k, "route-") {
+					ready[k] = r.GetReady().String()
+				}
+			}
+			if diff := cmp.Diff(tc.ready, ready); diff != "" {
+				t.Errorf("%s\nreadiness: -want, +got:\n%s\nstatus: %v", tc.reason, diff, rolloutOf(rsp))
+			}
+		})
+	}
+}
+
+// maxRoutesYAML are eight routes with every list at the XRD's most:
+// 32 parents, 16 hostnames, 16 rules each (HTTPRoutes, so that every
+// rule has a match of its own).
+func maxRoutesYAML() string {
+	var b strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&b, "    - name: route-%d\n      parentRefs:\n", i)
+		for j := range 32 {
+			fmt.Fprintf(&b, "        - {name: gateway-%d, namespace: infra, sectionName: listener-%d}\n", j, j)
+		}
+		b.WriteString("      hostnames:\n")
+		for j := range 16 {
+			fmt.Fprintf(&b, "        - host-%d.route-%d.example.com\n", j, i)
+		}
+		b.WriteString("      rules:\n")
+		for j := range 16 {
+			fmt.Fprintf(&b, "        - {name: rule-%d, matches: [{path: {type: PathPrefix, value: /r%d}}]}\n", j, j)
+		}
+	}
+	return b.String()
+}
+
+// TestRoutesAtTheXRDsLimits: Attack: eight routes, every list of each at
+// its maxItems, with a preview of 16 hostnames: the XRD admits the XR, the
+// function composes every route and preview route, the API server would
+// admit each, and the status it writes is one the XRD admits.
+func TestRoutesAtTheXRDsLimits(t *testing.T) {
+	var preview strings.Builder
+	for j := range 16 {
+		fmt.Fprintf(&preview, "preview-%d.example.com, ", j)
+	}
+	xrYAML := routesXR(maxRoutesYAML(), `    steps: [{weight: 0.01, pause: 1m}, {weight: 33.33, pause: 1m}, {weight: 100}]
+    preview: {hostnames: [`+strings.TrimSuffix(preview.String(), ", ")+`]}
+status:
+  rollout: {phase: Progressing, revision: v2, step: 1, stepStartedAt: "2026-12-02T10:00:00Z", canaryWeight: 33.33, primaryWeight: 66.67}`)
+	xrds := crdschema.XRDs(t, xrdFiles...)
+	if errs := xrds.Validate(toStruct(t, xrYAML).AsMap()); len(errs) > 0 {
+		t.Fatalf("the XRD refuses eight routes at its limits: %v", errs)
+	}
+	req, rsp := runFunction(t, xrYAML, emptyInput, nil, nil)
+	if msg := fatalOf(rsp); msg != "" {
+		t.Fatalf("eight routes at the XRD's limits are a Fatal: %s", msg)
+	}
+	routes, previews := 0, 0
+	for k, r := range rsp.GetDesired().GetResources() {
+		switch {
+		case strings.HasSuffix(k, "-preview"):
+			previews++
+		case strings.HasPrefix(k, "route-"):
+			routes++
+			rules := routeWeights(r.GetResource().AsMap())
+			if got := rules[len(rules)-1]; !cmp.Equal(got, []string{"Service/podinfo-primary:9898=6667", "Service/podinfo-canary:9898=3333"}) {
+				t.Errorf("%s weighs %v, want 6667/3333 out of 10,000", k, got)
+			}
+		}
+	}
+	if routes != 8 || previews != 8 {
+		t.Errorf("composed %d routes and %d preview routes, want 8 and 8", routes, previews)
+	}
+	assertXRDAccepts(t, req, rsp)
+	gatewayAPICRDs(t).checkComposed(t, "AtTheXRDsLimits", rsp)
+}
+
+// TestRoutesVersionsPerKind: Attack: a cluster serves HTTPRoute at v1 and
+// TLSRoute and TCPRoute at v1alpha2 only: each route is composed at the
+// version its kind is served at, status.routes records each, and the next
+// reconcile reuses them (asking no schema) and composes the same.
+func TestRoutesVersionsPerKind(t *testing.T) {
+	cluster := servedCluster{
+		"gateway.networking.k8s.io/v1/HTTPRoute":           {"matches", "backendRefs"},
+		"gateway.networking.k8s.io/v1alpha2/TLSRoute":      {"backendRefs"},
+		"gateway.networking.k8s.io/v1alpha2/TCPRoute":      {"backendRefs"},
+		"gateway.networking.k8s.io/v1beta1/ReferenceGrant": nil,
+	}
+	xrYAML := routesXR(`    - {name: web, parentRefs: [{name: public, namespace: infra}]}
+    - {name: tls, kind: TLSRoute, parentRefs: [{name: public, namespace: infra}], hostnames: [tls.example.com], port: 8443}
+    - {name: db, kind: TCPRoute, parentRefs: [{name: internal, namespace: infra}], port: 5432}`, "    weight: 10")
+	want := map[string]string{
+		"route-httproute-web": "gateway.networking.k8s.io/v1",
+		"route-tlsroute-tls":  "gateway.networking.k8s.io/v1alpha2",
+		"route-tcproute-db":   "gateway.networking.k8s.io/v1alpha2",
+		"service-primary":     "v1",
+		"service-canary":      "v1",
+	}
+	s := newSim(t, xrYAML, emptyInput)
+	s.served = cluster
+	for i := range 2 {
+		r := s.reconcile()
+		if r.err != nil || isFatal(r.rsp) {
+			t.Fatalf("reconcile %d: %v %v", i, r.err, r.rsp.GetResults())
+		}
+		if diff := cmp.Diff(want, composedVersions(r.rsp)); diff != "" {
+			t.Errorf("reconcile %d: versions: -want, +got:\n%s", i, diff)
+		}
+		st, _ := r.rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+		routes, _ := st["routes"].([]any)
+		var recorded []string
+		for _, rs := range routes {
+			m, _ := rs.(map[string]any)
+			v, _ := m["versions"].(map[string]any)
+			recorded = append(recorded, fmt.Sprintf("%v %v", m["kind"], v["route"]))
+		}
+		if diff := cmp.Diff([]string{"HTTPRoute v1", "TLSRoute v1alpha2", "TCPRoute v1alpha2"}, recorded); diff != "" {
+			t.Errorf("reconcile %d: status.routes[].versions.route: -want, +got:\n%s", i, diff)
+		}
+		if i == 1 && len(r.req.GetRequiredSchemas()) > 0 {
+			t.Errorf("reconcile %d asks for %d schemas, want the recorded versions reused", i, len(r.req.GetRequiredSchemas()))
+		}
+		s.apply(r.rsp)
+		s.now = s.now.Add(time.Minute)
+	}
+}
+
+// TestRoutesNameCollisions: Attack: route names are <routeName>-<name>, so
+// routeName a-b with a route c and routeName a with a route b-c name the
+// same HTTPRoute a-b-c; an entry named primary names an HTTPRoute like
+// the proxy Service podinfo-primary. The takeover rule sees each route's
+// name: another XR's route of that name is never composed over, whatever
+// key it goes by; a Service of the route's name is another kind.
+func TestRoutesNameCollisions(t *testing.T) {
+	withRouteName := func(routeName, routes string) string {
+		return strings.Replace(routesXR(routes, "    weight: 10"), "  port: 9898\n", "  port: 9898\n  routeName: "+routeName+"\n", 1)
+	}
+	cases := map[string]struct {
+		reason   string
+		xr       string
+		required map[string][]string
+		fatal    string
+	}{
+		"AnotherXRsRoute": {
+			reason: "routeName a with a route b-c names HTTPRoute a-b-c, which XR other composed (routeName a-b, route c): a Fatal names it.",
+			xr:     withRouteName("a", "    - {name: b-c, parentRefs: [{name: public, namespace: infra}]}"),
+			required: map[string][]string{
+				"existing-route-httproute-b-c": {`{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: a-b-c, namespace: test, labels: {crossplane.io/composite: other}}}`},
+			},
+			fatal: "HTTPRoute test/a-b-c exists and was not composed by this CanaryRoute",
+		},
+		"SecondRouteTakenOver": {
+			reason: "The takeover rule holds for every route, not the first alone.",
+			xr:     withRouteName("a", "    - {name: web, parentRefs: [{name: public, namespace: infra}]}\n    - {name: b-c, parentRefs: [{name: public, namespace: infra}]}"),
+			required: map[string][]string{
+				"existing-route-httproute-b-c": {`{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: a-b-c, namespace: test, labels: {team: other}}}`},
+			},
+			fatal: "HTTPRoute test/a-b-c exists and was not composed by this CanaryRoute",
+		},
+		"EntryNamedPrimary": {
+			reason: "A route named primary is the HTTPRoute podinfo-primary beside the proxy Service podinfo-primary: different kinds, both composed.",
+			xr:     routesXR("    - {name: primary, parentRefs: [{name: public, namespace: infra}]}\n    - {name: canary, parentRefs: [{name: public, namespace: infra}]}", "    weight: 10"),
+			required: map[string][]string{
+				"existing-service-primary": {`{apiVersion: v1, kind: Service, metadata: {name: podinfo-primary, namespace: test, labels: {crossplane.io/composite: podinfo}}}`},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, rsp := runFunction(t, tc.xr, emptyInput, nil, tc.required)
+			msg := fatalOf(rsp)
+			if tc.fatal == "" {
+				if msg != "" {
+					t.Fatalf("%s\nunexpected Fatal: %s", tc.reason, msg)
+				}
+				if n := len(routeWeightsByKey(rsp)); n != 2 {
+					t.Errorf("%s\ncomposed %d routes, want 2", tc.reason, n)
+				}
+				return
+			}
+			if !strings.Contains(msg, tc.fatal) {
+				t.Errorf("%s\nwant a Fatal naming %q, got %q", tc.reason, tc.fatal, msg)
+			}
+		})
+	}
+}
+
+// TestRoutesForgedStatus: Attack: status.routes is status, which anyone who
+// may write the XR's status can forge within the XRD's limits: versions
+// the function never composes, an entry of another kind under a route's
+// name, names of another XR's routes, as many entries as the XRD admits.
+// None is reused as it is: nothing outside the candidates is composed or
+// asked for, and the reconcile settles.
+func TestRoutesForgedStatus(t *testing.T) {
+	const checked = `checkedAt: "2026-12-02T10:05:00Z"`
+	forged := map[string]string{
+		"UnknownVersions": `[{kind: HTTPRoute, name: podinfo-web, namespace: test, versions: {route: v9, referenceGrant: v7, ` + checked + `}}, {kind: GRPCRoute, name: podinfo-grpc, namespace: test, versions: {route: v3, ` + checked + `}}]`,
+		"WrongKind":       `[{kind: GRPCRoute, name: podinfo-web, namespace: test, versions: {route: v1alpha2, ` + checked + `}}, {kind: TCPRoute, name: podinfo-grpc, namespace: test, versions: {route: v1alpha2, ` + checked + `}}]`,
+		"AnotherXRs":      `[{kind: HTTPRoute, name: other-web, namespace: test, versions: {route: v1alpha2, ` + checked + `}}]`,
+		"EightEntries":    "[" + strings.Repeat(`{kind: GRPCRoute, name: podinfo-grpc, namespace: test, versions: {route: v1alpha2, `+checked+`}}, `, 7) + `{kind: HTTPRoute, name: podinfo-web, versions: {route: v1beta1, ` + checked + `}}]`,
+	}
+	xrds := crdschema.XRDs(t, xrdFiles...)
+	for name, routes := range forged {
+		t.Run(name, func(t *testing.T) {
+			x := routesXR(webAndGRPC, "    weight: 10\nstatus:\n  routes: "+routes)
+			if errs := xrds.Validate(toStruct(t, x).AsMap()); len(errs) > 0 {
+				t.Fatalf("setup: the XRD refuses the forged status: %v", errs)
+			}
+			req := testRequest(t, x, emptyInput, nil)
+			req.Meta = allCapabilities
+			rsp, err := functionAt(testNow).RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := fatalOf(rsp); msg != "" {
+				t.Fatalf("a forged status.routes is a Fatal: %s", msg)
+			}
+			if bad := outsideCandidates(rsp); len(bad) > 0 {
+				t.Errorf("forged status.routes %s reused: the run composes or asks for versions the function never composes:\n  %s", routes, strings.Join(bad, "\n  "))
+			}
+			s := newSim(t, x, emptyInput)
+			s.now, s.served = testNow, experimentalCluster
+			r := s.reconcile()
+			if r.err != nil || isFatal(r.rsp) {
+				t.Fatalf("with forged status.routes the reconcile fails: %v %v", r.err, r.rsp.GetResults())
+			}
+			want := map[string]string{"route-httproute-web": "gateway.networking.k8s.io/v1", "route-grpcroute-grpc": "gateway.networking.k8s.io/v1", "service-primary": "v1", "service-canary": "v1"}
+			if diff := cmp.Diff(want, composedVersions(r.rsp)); diff != "" {
+				t.Errorf("versions: -want, +got:\n%s", diff)
+			}
+		})
 	}
 }
