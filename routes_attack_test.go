@@ -440,3 +440,111 @@ func TestRoutesForgedStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutesReleaseMovesCanaryWithoutTraffic: Attack: a release over two
+// routes whose second route's gateway lags: the canary Service's selector
+// changes only on a run where every observed route sends the canary
+// nothing and every composed route sends it nothing either; the record
+// the pipeline's next step reads is the shorthand's, whatever the number
+// of routes.
+func TestRoutesReleaseMovesCanaryWithoutTraffic(t *testing.T) {
+	spec := func(routes string) string {
+		return namespacedXR(`
+  port: 9898` + routes + `
+  release: {selector: {app: podinfo}, revisionLabel: version, replicas: 4}
+  canary: {revision: v1}
+  traffic:
+    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 10m}, {weight: 100}]`)
+	}
+	shorthand := newSim(t, spec("\n  parentRefs: [{name: public, namespace: infra}]"), emptyInput)
+	s := newSim(t, spec("\n  routes:\n"+webAndGRPC), emptyInput)
+	var lagged time.Time
+	s.gatewayOf = func(key string, now time.Time) (string, string) {
+		if key == "route-grpcroute-grpc" && now.Before(lagged) {
+			return "Unknown", "Pending"
+		}
+		return "True", "Accepted"
+	}
+	keys := []string{"route-httproute-web", "route-grpcroute-grpc"}
+	observedCanary := func() int64 {
+		var most int64 = -1
+		for _, k := range keys {
+			if id, ok := s.keys[k]; ok {
+				most = max(most, canaryWeightOf(s.objects[id]))
+			}
+		}
+		return most
+	}
+	for _, sim := range []*xpSim{shorthand, s} {
+		sim.run(0)
+		sim.setSpec("canary.revision", "v2")
+	}
+	for range 20 {
+		shorthand.run(30 * time.Second)
+		if r := s.run(30 * time.Second); r.out["canaryWeight"] == float64(50) {
+			break
+		}
+	}
+	if diff := cmp.Diff(releaseRecord(t, shorthand.runs[len(shorthand.runs)-1].rsp), releaseRecord(t, s.runs[len(s.runs)-1].rsp)); diff != "" {
+		t.Errorf("the release record at 50%% differs with two routes: -shorthand, +routes:\n%s", diff)
+	}
+	s.setSpec("canary.revision", "v3")
+	// The GRPCRoute's gateway is silent for the 20 s after the change.
+	lagged = s.now.Add(20 * time.Second)
+	moved := false
+	for range 30 {
+		before := observedCanary()
+		observed := s.observedSelector("service-canary")
+		r := s.run(5 * time.Second)
+		desired := desiredSelector(r.rsp, "service-canary")
+		if desired == observed {
+			continue
+		}
+		moved = true
+		for _, k := range keys {
+			if w := canaryWeightOf(r.rsp.GetDesired().GetResources()[k].GetResource().AsMap()); before != 0 || w != 0 {
+				t.Fatalf("the canary Service moved %v -> %v on a run whose observed routes gave the canary up to %d and whose %s gives it %d:\n%s", observed, desired, before, k, w, s.describe())
+			}
+		}
+		if desired != "v3" {
+			t.Fatalf("the canary Service moved to %v, want v3", desired)
+		}
+	}
+	if !moved {
+		t.Fatalf("the canary Service never moved to v3:\n%s", s.describe())
+	}
+}
+
+// TestRoutesPolicyOnEveryRoute: Attack: the Input's policy holds on every
+// route, not the first alone: a rule of its own in the second route whose
+// backend the Input refuses is a Fatal naming that route's field; a canary
+// of a kind the Input refuses is held at 0% on every route.
+func TestRoutesPolicyOnEveryRoute(t *testing.T) {
+	t.Run("RuleBackendOfSecondRoute", func(t *testing.T) {
+		x := routesXR("    - {name: web, parentRefs: [{name: public, namespace: infra}]}\n    - {name: api, parentRefs: [{name: public, namespace: infra}], rules: [{matches: [{path: {type: PathPrefix, value: /legacy}}], backendRefs: [{name: legacy, namespace: forbidden, port: 80}]}, {}]}", "    weight: 10")
+		_, rsp := runFunction(t, x, allowTest, nil, nil)
+		if msg := fatalOf(rsp); !strings.Contains(msg, "spec.routes[1].rules[0].backendRefs[0]") {
+			t.Errorf("want a Fatal naming spec.routes[1].rules[0].backendRefs[0], got %q", msg)
+		}
+	})
+	t.Run("CanaryKindRefused", func(t *testing.T) {
+		x := namespacedXR(`
+  port: 9898
+  routes:
+` + webAndGRPC + `
+  primary: {backendRef: {name: podinfo}}
+  canary: {backendRef: {group: example.com, kind: Backend, name: podinfo-canary}, revision: v2}
+  traffic: {weight: 10}`)
+		_, rsp := runFunction(t, x, allowTest+"allowedBackendKinds: [{group: \"\", kind: Service}]\n", nil, nil)
+		if msg := fatalOf(rsp); msg != "" {
+			t.Fatalf("unexpected Fatal: %s", msg)
+		}
+		want := map[string][][]string{
+			"route-httproute-web":  {{"Service/podinfo:9898=100", "Backend/podinfo-canary=0"}},
+			"route-grpcroute-grpc": {{"Service/podinfo:9999=100", "Backend/podinfo-canary=0"}},
+		}
+		if diff := cmp.Diff(want, routeWeightsByKey(rsp)); diff != "" {
+			t.Errorf("a refused canary is held at 0%% on every route: -want, +got:\n%s", diff)
+		}
+	})
+}
