@@ -548,3 +548,43 @@ func TestRoutesPolicyOnEveryRoute(t *testing.T) {
 		}
 	})
 }
+
+// TestRoutesPausedHoldWithNewRoute: Attack: paused at 50%, the author
+// changes the canary and adds a route in one edit. The routes observed can
+// be held, so paused means nothing moves: they keep their weights and
+// canary, and the new route waits for the pause to end. Before, one route
+// not yet observed read as "nothing composed can be held" and every route
+// moved the old canary's 50% to the primary while paused.
+func TestRoutesPausedHoldWithNewRoute(t *testing.T) {
+	x := namespacedXR(`
+  port: 9898
+  referenceGrants: Skip
+  routes:
+` + webAndGRPC + `
+    - {name: api, parentRefs: [{name: public, namespace: infra}], hostnames: [api.example.com]}
+  primary: {backendRef: {name: podinfo}}
+  canary: {backendRef: {name: podinfo-v3}, revision: v3}
+  traffic:
+    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]
+    paused: true` + pausedStatus(`{group: "", kind: Service, namespace: test, name: podinfo-v2, port: 9898}, {group: "", kind: Service, namespace: test, name: podinfo-v2, port: 9999}`))
+	observed := map[string]string{
+		"route-httproute-web": heldRouteYAML("HTTPRoute", "podinfo-web", "public", true,
+			`{group: "", kind: Service, name: podinfo, port: 9898, weight: 50}`, `{group: "", kind: Service, name: podinfo-v2, port: 9898, weight: 50}`),
+		"route-grpcroute-grpc": heldRouteYAML("GRPCRoute", "podinfo-grpc", "internal", true,
+			`{group: "", kind: Service, name: podinfo, port: 9999, weight: 50}`, `{group: "", kind: Service, name: podinfo-v2, port: 9999, weight: 50}`),
+	}
+	_, rsp := runFunction(t, x, allowTest, observed, nil)
+	if msg := fatalOf(rsp); msg != "" {
+		t.Fatalf("unexpected Fatal: %s", msg)
+	}
+	want := map[string][][]string{
+		"route-httproute-web":  {{"Service/podinfo:9898=50", "Service/podinfo-v2:9898=50"}},
+		"route-grpcroute-grpc": {{"Service/podinfo:9999=50", "Service/podinfo-v2:9999=50"}},
+	}
+	if diff := cmp.Diff(want, routeWeightsByKey(rsp)); diff != "" {
+		t.Errorf("paused, the routes observed are held as they are and the new route waits: -want, +got:\n%s\nstatus: %v", diff, rolloutOf(rsp))
+	}
+	if w := rolloutOf(rsp)["canaryWeight"]; w != float64(50) {
+		t.Errorf("status.rollout.canaryWeight %v, want 50 (held): %v", w, rolloutOf(rsp)["message"])
+	}
+}

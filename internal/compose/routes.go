@@ -109,6 +109,14 @@ func AnyMissing(obs []route.Observation) bool {
 	return slices.ContainsFunc(obs, func(o route.Observation) bool { return !o.Exists })
 }
 
+// NoneObserved reports whether no route of the rollout is observed: then a
+// paused rollout has nothing composed to hold (rollout.Input.RouteMissing).
+// While any is, the hold re-emits what was composed, and a route added in
+// the same edit waits for the pause to end: paused, nothing moves.
+func NoneObserved(obs []route.Observation) bool {
+	return !slices.ContainsFunc(obs, func(o route.Observation) bool { return o.Exists })
+}
+
 // BuildRoutes builds every route at a weight (see BuildRoute); the errors
 // name the CanaryRoute's fields, an entry of spec.routes by its index.
 func (p *Plan) BuildRoutes(weight percent.Percent, active bool, step *int32) ([]runtime.Object, field.ErrorList) {

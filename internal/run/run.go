@@ -161,7 +161,7 @@ func Run(ctx context.Context, in In) (Out, error) {
 		CanaryDigest:        plan.CanaryDigest(),
 		Previous:            cr.Status.Rollout,
 		RouteAtStep:         plan.RoutesAtStep(obs),
-		RouteMissing:        compose.AnyMissing(obs),
+		RouteMissing:        compose.NoneObserved(obs),
 		Gates:               observe.Gates(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, in.Gate, plan.Program),
 		Analysis:            observe.Analysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, in.Observed, plan.Program),
 		CanaryRefused:       grants.CanaryRefused(),
