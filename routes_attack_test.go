@@ -588,3 +588,65 @@ func TestRoutesPausedHoldWithNewRoute(t *testing.T) {
 		t.Errorf("status.rollout.canaryWeight %v, want 50 (held): %v", w, rolloutOf(rsp)["message"])
 	}
 }
+
+// TestRoutesBackendTLSOnlyOnHTTPPorts: Attack: tls on a side encrypts
+// what the gateway sends the backend over HTTPRoutes and GRPCRoutes (the
+// shorthand refuses it on the other kinds). Beside them, a TCPRoute or a
+// TLSRoute reaches the same proxy Service on a port of its own: a
+// BackendTLSPolicy on the whole Service would have the gateway wrap that
+// stream (already TLS, for a TLSRoute) in TLS too. The policy targets the
+// ports of the HTTPRoutes and GRPCRoutes alone, by name; the whole Service
+// while every port is theirs.
+func TestRoutesBackendTLSOnlyOnHTTPPorts(t *testing.T) {
+	crds := gatewayAPICRDs(t)
+	cases := map[string]struct {
+		reason string
+		routes string
+		want   []string
+	}{
+		"StreamPorts": {
+			reason: "The HTTPRoute's and the GRPCRoute's ports are targeted by name; the TCPRoute's and the TLSRoute's are not.",
+			routes: webAndGRPC + `
+    - {name: db, kind: TCPRoute, parentRefs: [{name: internal, namespace: infra}], port: 5432}
+    - {name: tls, kind: TLSRoute, parentRefs: [{name: public, namespace: infra}], hostnames: [tls.example.com], port: 8443}`,
+			want: []string{"Service/podinfo-primary#http-9898", "Service/podinfo-primary#grpc-9999"},
+		},
+		"EveryPortHTTP": {
+			reason: "Every port carries an HTTPRoute or a GRPCRoute: the policy targets the whole Service, as a single route's does.",
+			routes: webAndGRPC,
+			want:   []string{"Service/podinfo-primary"},
+		},
+		"SharedPort": {
+			reason: "A TCPRoute on the HTTPRoute's port: the port is the HTTPRoute's too, and one port cannot be split: the whole Service.",
+			routes: "    - {name: web, parentRefs: [{name: public, namespace: infra}]}\n    - {name: db, kind: TCPRoute, parentRefs: [{name: internal, namespace: infra}]}",
+			want:   []string{"Service/podinfo-primary"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			x := strings.Replace(routesXR(tc.routes, "    weight: 10"), "primary: {service: {selector: {app: podinfo, version: v1}}}",
+				"primary: {service: {selector: {app: podinfo, version: v1}}, tls: {hostname: podinfo.internal, wellKnownCACertificates: System}}", 1)
+			req, rsp := runFunction(t, x, emptyInput, nil, nil)
+			if msg := fatalOf(rsp); msg != "" {
+				t.Fatalf("%s\nunexpected Fatal: %s", tc.reason, msg)
+			}
+			policy := rsp.GetDesired().GetResources()["backendtlspolicy-primary"].GetResource().AsMap()
+			spec, _ := policy["spec"].(map[string]any)
+			refs, _ := spec["targetRefs"].([]any)
+			var got []string
+			for _, r := range refs {
+				m, _ := r.(map[string]any)
+				s := fmt.Sprintf("%v/%v", m["kind"], m["name"])
+				if sn, ok := m["sectionName"]; ok {
+					s += fmt.Sprintf("#%v", sn)
+				}
+				got = append(got, s)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nBackendTLSPolicy targetRefs: -want, +got:\n%s", tc.reason, diff)
+			}
+			assertXRDAccepts(t, req, rsp)
+			crds.checkComposed(t, name, rsp)
+		})
+	}
+}

@@ -315,6 +315,34 @@ func TestBackendTLSPolicy(t *testing.T) {
 				},
 			},
 		},
+		"StreamRoutePort": {
+			reason: "Attack: with spec.routes, a TCPRoute on a port of its own beside an HTTPRoute: the policy targets the HTTPRoute's port by name, never the whole Service, whose TCPRoute port carries a stream the gateway must not wrap in TLS.",
+			cr: withEntries(route(xr.KindHTTPRoute, withTLS(selecting("", nil), system), backendRef()),
+				xr.Entry{Name: "web", Kind: xr.KindHTTPRoute, Port: 9898}, xr.Entry{Name: "db", Kind: xr.KindTCPRoute, Port: 5432, PortSet: true}),
+			role: xr.RolePrimary,
+			want: &gwv1.BackendTLSPolicy{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "BackendTLSPolicy"},
+				ObjectMeta: metav1.ObjectMeta{Name: "podinfo-primary", Namespace: "test"},
+				Spec: gwv1.BackendTLSPolicySpec{
+					TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Group: "", Kind: "Service", Name: "podinfo-primary"}, SectionName: ptr.To[gwv1.SectionName]("http-9898")}},
+					Validation: *system,
+				},
+			},
+		},
+		"HTTPAndGRPCPorts": {
+			reason: "With spec.routes whose every port is an HTTPRoute's or a GRPCRoute's, the policy targets the whole Service.",
+			cr: withEntries(route(xr.KindHTTPRoute, withTLS(selecting("", nil), system), backendRef()),
+				xr.Entry{Name: "web", Kind: xr.KindHTTPRoute, Port: 9898}, xr.Entry{Name: "grpc", Kind: xr.KindGRPCRoute, Port: 9999, PortSet: true}),
+			role: xr.RolePrimary,
+			want: &gwv1.BackendTLSPolicy{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "BackendTLSPolicy"},
+				ObjectMeta: metav1.ObjectMeta{Name: "podinfo-primary", Namespace: "test"},
+				Spec: gwv1.BackendTLSPolicySpec{
+					TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Group: "", Kind: "Service", Name: "podinfo-primary"}}},
+					Validation: *system,
+				},
+			},
+		},
 		"NoTLS": {
 			reason: "A side without tls gets none.",
 			cr:     route(xr.KindHTTPRoute, selecting("", nil), backendRef()),
@@ -345,4 +373,10 @@ func TestBackendTLSPolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withEntries is a CanaryRoute written with spec.routes: the entries given.
+func withEntries(cr *xr.CanaryRoute, entries ...xr.Entry) *xr.CanaryRoute {
+	cr.Spec.Entries = entries
+	return cr
 }
