@@ -650,3 +650,66 @@ func TestRoutesBackendTLSOnlyOnHTTPPorts(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutesPreviewsGoTogether: Attack: every preview route goes at once
+// when the rollout stops being active: on an abort (the canary cut from
+// every route too) and on a rollout that ends; while paused they stay.
+func TestRoutesPreviewsGoTogether(t *testing.T) {
+	observed := map[string]string{
+		"route-httproute-web":          observedRoute("HTTPRoute", "podinfo-web", "public", 9898, 70, 30, true),
+		"route-grpcroute-grpc":         observedRoute("GRPCRoute", "podinfo-grpc", "internal", 9999, 70, 30, true),
+		"route-httproute-web-preview":  observedRoute("HTTPRoute", "podinfo-web-preview", "public", 9898, 0, 100, true),
+		"route-grpcroute-grpc-preview": observedRoute("GRPCRoute", "podinfo-grpc-preview", "internal", 9999, 0, 100, true),
+	}
+	cases := map[string]struct {
+		reason   string
+		traffic  string
+		previews int
+	}{
+		"Paused": {
+			reason:   "Paused, the rollout is active: both preview routes stay.",
+			traffic:  "    paused: true\n",
+			previews: 2,
+		},
+		"Aborted": {
+			reason:   "An abort ends the preview of every route at once.",
+			traffic:  "    abort: true\n",
+			previews: 0,
+		},
+		"Succeeded": {
+			reason:   "A rollout that ended: no preview route on any route.",
+			traffic:  "",
+			previews: 0,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			status := `{phase: Progressing, revision: v2, step: 0, stepStartedAt: "2026-12-02T10:00:00Z", canaryWeight: 30, primaryWeight: 70}`
+			if name == "Succeeded" {
+				status = `{phase: Succeeded, revision: v2, step: 1, stepStartedAt: "2026-12-02T10:00:00Z", canaryWeight: 100, primaryWeight: 0}`
+			}
+			x := routesXR(webAndGRPC, tc.traffic+"    steps: [{weight: 30, pause: 1h}, {weight: 100}]\n    preview: {hostnames: [preview.example.com]}\nstatus:\n  rollout: "+status)
+			req, rsp := runFunction(t, x, emptyInput, observed, nil)
+			if msg := fatalOf(rsp); msg != "" {
+				t.Fatalf("%s\nunexpected Fatal: %s", tc.reason, msg)
+			}
+			previews := 0
+			for k := range rsp.GetDesired().GetResources() {
+				if strings.HasSuffix(k, "-preview") {
+					previews++
+				}
+			}
+			if previews != tc.previews {
+				t.Errorf("%s\n%d preview routes composed, want %d (%v)", tc.reason, previews, tc.previews, rolloutOf(rsp)["message"])
+			}
+			if name == "Aborted" {
+				for k, rules := range routeWeightsByKey(rsp) {
+					if last := rules[len(rules)-1]; !strings.HasSuffix(last[len(last)-1], "=0") {
+						t.Errorf("%s\n%s still sends the canary %v", tc.reason, k, last)
+					}
+				}
+			}
+			assertXRDAccepts(t, req, rsp)
+		})
+	}
+}
