@@ -713,3 +713,35 @@ func TestRoutesPreviewsGoTogether(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutesClaims: Attack: a claimed XCanaryRoute with spec.routes puts
+// every route in its claim's namespace once the claim is proven, named
+// after the claim (<routeName>-<name>); a forged claimRef is refused once,
+// not once per route.
+func TestRoutesClaims(t *testing.T) {
+	routes := func(namespace string) string {
+		return strings.Replace(claimedXR(namespace), "  parentRefs: [{name: gateway, namespace: istio-ingress}]\n",
+			"  routes:\n    - {name: web, parentRefs: [{name: gateway, namespace: istio-ingress}]}\n    - {name: grpc, kind: GRPCRoute, parentRefs: [{name: gateway, namespace: istio-ingress}], port: 9999}\n", 1)
+	}
+	t.Run("Proven", func(t *testing.T) {
+		_, rsp := runFunction(t, routes("team-a"), emptyInput, nil, map[string][]string{"claim": {claimObject("team-a", "podinfo-x7k2p")}})
+		if msg := fatalOf(rsp); msg != "" {
+			t.Fatalf("unexpected Fatal: %s", msg)
+		}
+		got := map[string]string{}
+		for k, r := range rsp.GetDesired().GetResources() {
+			md, _ := r.GetResource().AsMap()["metadata"].(map[string]any)
+			got[k] = fmt.Sprintf("%v/%v", md["namespace"], md["name"])
+		}
+		want := map[string]string{"route-httproute-web": "team-a/podinfo-web", "route-grpcroute-grpc": "team-a/podinfo-grpc"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("every route in the claim's namespace, named after the claim: -want, +got:\n%s", diff)
+		}
+	})
+	t.Run("Forged", func(t *testing.T) {
+		_, rsp := runFunction(t, routes("kube-system"), allowMonitoring, nil, map[string][]string{"claim": {}})
+		if msg := fatalOf(rsp); strings.Count(msg, "spec.claimRef") != 1 {
+			t.Errorf("want a Fatal naming spec.claimRef once, got %q", msg)
+		}
+	})
+}
