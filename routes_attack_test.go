@@ -745,3 +745,41 @@ func TestRoutesClaims(t *testing.T) {
 		}
 	})
 }
+
+// TestRoutesFreshStateLaggingCaches: Attack: the lagging-cache schedules
+// of TestFreshStateLaggingCaches over spec.routes (an HTTPRoute and a
+// GRPCRoute): a stale read answered with the remembered decision composes
+// every route; no route's share moves back, and v3 ends at 100%.
+func TestRoutesFreshStateLaggingCaches(t *testing.T) {
+	xrYAML := strings.Replace(steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, ""), "  parentRefs: [{name: gateway}]\n",
+		"  routes:\n    - {name: web, parentRefs: [{name: gateway}]}\n    - {name: grpc, kind: GRPCRoute, parentRefs: [{name: gateway}], port: 9999}\n", 1)
+	for seed := range seeds() / 2 {
+		for _, key := range []string{"route-httproute-web", "route-grpcroute-grpc"} {
+			t.Run(fmt.Sprint(key, " seed ", seed), func(t *testing.T) {
+				s := newLaggingSim(t, xrYAML, seed, 4, true)
+				s.routeKey = key
+				var wrong []string
+				for i := range 120 {
+					switch i {
+					case 12:
+						s.edit("traffic.abort", true)
+					case 30:
+						s.edit("traffic.abort", nil)
+					case 60:
+						s.edit("canary.revision", "v3")
+					case 100:
+						s.maxLag = 0
+					}
+					wrong = append(wrong, s.reconcileLagging()...)
+					s.now = s.now.Add(10 * time.Second)
+				}
+				if len(wrong) > 0 {
+					t.Errorf("under caches that lag, %s must never move back:\n%s\nhistory:\n%s", key, strings.Join(wrong, "\n"), describeHistory(s.history))
+				}
+				if last := s.history[len(s.history)-1]; last.revision != "v3" || last.phase != "Succeeded" || last.weight != 10000 {
+					t.Errorf("v3 must end Succeeded at 100%% on %s once the caches catch up; it ended at %s\nhistory:\n%s", key, last, describeHistory(s.history))
+				}
+			})
+		}
+	}
+}
