@@ -783,3 +783,47 @@ func TestRoutesFreshStateLaggingCaches(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutesCanaryDigestIgnoresRouteOrder: Attack: the canary's digest
+// (a change of it restarts a progressive rollout) was taken on the first
+// route's view: reordering spec.routes, a no-op, restarted a rollout at
+// 50% from its first step when the canary had filters (parsed as the first
+// route's kind has them) or a backendRef port (replaced by the first
+// route's own port). The digest is the canary's as written, whatever the
+// routes' order and ports, and the shorthand's for the same canary.
+func TestRoutesCanaryDigestIgnoresRouteOrder(t *testing.T) {
+	canaries := map[string]string{
+		"ServiceSide":    "{service: {selector: {app: podinfo, version: v2}}, revision: v2}",
+		"BackendRefPort": "{backendRef: {name: podinfo-canary, port: 9898}, revision: v2}",
+		"Filters":        `{service: {selector: {app: podinfo, version: v2}}, revision: v2, filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-canary, value: "1"}]}}]}`,
+	}
+	for name, canary := range canaries {
+		t.Run(name, func(t *testing.T) {
+			x := strings.Replace(routesXR(webAndGRPC, "    steps: [{weight: 10, pause: 1m}, {weight: 50, pause: 10m}, {weight: 100}]"),
+				"canary: {service: {selector: {app: podinfo, version: v2}}, revision: v2}", "canary: "+canary, 1)
+			s := newSim(t, x, emptyInput)
+			for range 10 {
+				if r := s.run(30 * time.Second); r.out["canaryWeight"] == float64(50) {
+					break
+				}
+			}
+			before := s.runs[len(s.runs)-1].out
+			if before["canaryWeight"] != float64(50) {
+				t.Fatalf("setup: the rollout never reached 50%%:\n%s", s.describe())
+			}
+			routes := s.xr["spec"].(map[string]any)["routes"].([]any)
+			s.setSpec("routes", []any{routes[1], routes[0]})
+			after := s.run(10 * time.Second).out
+			if after["step"] != before["step"] || after["canaryWeight"] != before["canaryWeight"] || after["canaryDigest"] != before["canaryDigest"] {
+				t.Errorf("reordering spec.routes moved the rollout: step %v at %v%% (digest %v) became step %v at %v%% (digest %v): %v",
+					before["step"], before["canaryWeight"], before["canaryDigest"], after["step"], after["canaryWeight"], after["canaryDigest"], after["message"])
+			}
+			// The shorthand's digest of the same canary on its HTTPRoute.
+			short := strings.Replace(x, "  routes:\n"+webAndGRPC+"\n", "  parentRefs: [{name: public, namespace: infra}]\n", 1)
+			_, rsp := runFunction(t, short, emptyInput, nil, nil)
+			if d := rolloutOf(rsp)["canaryDigest"]; d != before["canaryDigest"] {
+				t.Errorf("the shorthand's digest of the same canary is %v, spec.routes' %v: switching between them restarts the rollout", d, before["canaryDigest"])
+			}
+		})
+	}
+}
