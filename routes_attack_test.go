@@ -827,3 +827,54 @@ func TestRoutesCanaryDigestIgnoresRouteOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutesRescueWithRulesOfTheirOwn: Attack: the emergency abort of a
+// CanaryRoute with spec.routes that cannot be composed, whose routes have
+// named rules and rules of their own: the rescue reads which rules are
+// weighted from each route's own rules (spec.routes[i].rules), not from
+// spec.rules, which spec.routes leaves unset; the canary is cut from
+// every route and the rules of their own keep their backends.
+func TestRoutesRescueWithRulesOfTheirOwn(t *testing.T) {
+	routes := `    - name: web
+      parentRefs: [{name: public, namespace: infra}]
+      rules:
+        - {name: legacy, matches: [{path: {type: PathPrefix, value: /legacy}}], backendRefs: [{name: legacy, port: 80}]}
+        - {name: api, matches: [{path: {type: PathPrefix, value: /}}]}
+    - {name: grpc, kind: GRPCRoute, parentRefs: [{name: internal, namespace: infra}], port: 9999, rules: [{name: rpc}]}
+    - {name: bad, rules: [{matches: [{path: {type: Bogus, value: /}}]}]}`
+	x := routesXR(routes, `    abort: true
+    steps: [{weight: 30, pause: 1h}, {weight: 100}]
+status:
+  rollout:
+    phase: Progressing
+    revision: v2
+    step: 0
+    canaryWeight: 30
+    primaryWeight: 70
+    canaryBackends: [{group: "", kind: Service, namespace: test, name: podinfo-canary, port: 9898}, {group: "", kind: Service, namespace: test, name: podinfo-canary, port: 9999}]`)
+	web := `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: podinfo-web, namespace: test, generation: 2, labels: {crossplane.io/composite: podinfo}}
+spec:
+  parentRefs: [{name: public, namespace: infra}]
+  rules:
+    - name: legacy
+      matches: [{path: {type: PathPrefix, value: /legacy}}]
+      backendRefs: [{group: "", kind: Service, name: legacy, port: 80, weight: 1}]
+    - name: api
+      matches: [{path: {type: PathPrefix, value: /}}]
+      backendRefs:
+        - {group: "", kind: Service, name: podinfo-primary, port: 9898, weight: 70}
+        - {group: "", kind: Service, name: podinfo-canary, port: 9898, weight: 30}
+`
+	grpc := strings.Replace(observedRoute("GRPCRoute", "podinfo-grpc", "internal", 9999, 70, 30, true), "    - backendRefs:", "    - name: rpc\n      backendRefs:", 1)
+	_, rsp := runFunction(t, x, emptyInput, map[string]string{"route-httproute-web": web, "route-grpcroute-grpc": grpc}, nil)
+	want := map[string][][]string{
+		"route-httproute-web":  {{"Service/legacy:80=1"}, {"Service/podinfo-primary:9898=70", "Service/podinfo-canary:9898=0"}},
+		"route-grpcroute-grpc": {{"Service/podinfo-primary:9999=70", "Service/podinfo-canary:9999=0"}},
+	}
+	if diff := cmp.Diff(want, routeWeightsByKey(rsp)); diff != "" {
+		t.Errorf("the rescued abort cuts the canary from every route and keeps the rules of their own: -want, +got:\n%s\nresults: %v\nstatus: %v", diff, rsp.GetResults(), rolloutOf(rsp))
+	}
+}

@@ -18,8 +18,8 @@ import (
 // run works on one view of the CanaryRoute per route (Views): the
 // CanaryRoute with that route's fields, the same sides, weights and status.
 
-// maxRoutes is the most routes spec.routes holds.
-var maxRoutes = limit("spec.routes")
+// MaxRoutes is the most routes spec.routes holds.
+var MaxRoutes = limit("spec.routes")
 
 // An Entry is one route of spec.routes, parsed.
 type Entry struct {
@@ -134,8 +134,8 @@ func parseRoutes(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.Parent
 	if (raw.Kind != "" && raw.Kind != KindHTTPRoute) || len(raw.ParentRefs) > 0 || len(raw.Hostnames) > 0 || len(raw.Rules) > 0 {
 		errs = append(errs, field.Forbidden(routesPath, "set either routes or the single route's kind, parentRefs, hostnames and rules, not both"))
 	}
-	if len(raw.Routes) > maxRoutes {
-		return Spec{}, append(errs, field.TooMany(routesPath, len(raw.Routes), maxRoutes))
+	if len(raw.Routes) > MaxRoutes {
+		return Spec{}, append(errs, field.TooMany(routesPath, len(raw.Routes), MaxRoutes))
 	}
 	main := 0
 	for i, r := range raw.Routes {
