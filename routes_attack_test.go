@@ -878,3 +878,63 @@ spec:
 		t.Errorf("the rescued abort cuts the canary from every route and keeps the rules of their own: -want, +got:\n%s\nresults: %v\nstatus: %v", diff, rsp.GetResults(), rolloutOf(rsp))
 	}
 }
+
+// TestRoutesConditionsNameTheRoute: Attack: the XR's conditions over
+// several routes: RouteAccepted said "the route has not been created yet"
+// or "infra/internal has not accepted the route" without saying which
+// route, and ReferenceGrantsReady listed a namespace once per route's
+// grant ("apps, apps").
+func TestRoutesConditionsNameTheRoute(t *testing.T) {
+	accepted := observedRoute("HTTPRoute", "podinfo-web", "public", 9898, 90, 10, true)
+	cases := map[string]struct {
+		reason   string
+		observed map[string]string
+		want     string
+	}{
+		"OneMissing": {
+			reason:   "The GRPCRoute is not created yet: the condition names it.",
+			observed: map[string]string{"route-httproute-web": accepted},
+			want:     "RouteAccepted=False Pending: route podinfo-grpc: the route has not been created yet",
+		},
+		"OneNotAccepted": {
+			reason: "The GRPCRoute's parent has not accepted it: the condition names the route and the parent.",
+			observed: map[string]string{
+				"route-httproute-web":  accepted,
+				"route-grpcroute-grpc": observedRoute("GRPCRoute", "podinfo-grpc", "internal", 9999, 90, 10, false),
+			},
+			want: "RouteAccepted=False Pending: route podinfo-grpc: infra/internal has not accepted the route (Pending): the parent has not reported on the route yet",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, rsp := runFunction(t, routesXR(webAndGRPC, "    weight: 10"), emptyInput, tc.observed, nil)
+			if msg := fatalOf(rsp); msg != "" {
+				t.Fatalf("unexpected Fatal: %s", msg)
+			}
+			got := ""
+			for _, c := range viewOf(t, rsp).Conditions {
+				if strings.HasPrefix(c, "RouteAccepted=") {
+					got = c
+				}
+			}
+			if got != tc.want {
+				t.Errorf("%s\ngot  %q\nwant %q", tc.reason, got, tc.want)
+			}
+		})
+	}
+	t.Run("GrantNamespacesOnce", func(t *testing.T) {
+		x := strings.Replace(namespacedXR(`
+  port: 9898
+  routes:
+`+webAndGRPC+`
+  primary: {backendRef: {name: podinfo, namespace: apps, port: 9898}}
+  canary: {backendRef: {name: podinfo-canary, namespace: apps, port: 9898}, revision: v2}
+  traffic: {weight: 10}`), "kind: CanaryRoute\nmetadata: {name: podinfo, namespace: test}\nspec:", "kind: XCanaryRoute\nmetadata: {name: podinfo}\nspec:\n  namespace: test", 1)
+		_, rsp := runFunction(t, x, allowTest+"allowedBackendNamespaces: [apps]\n", nil, nil)
+		for _, c := range viewOf(t, rsp).Conditions {
+			if strings.HasPrefix(c, "ReferenceGrantsReady=") && c != "ReferenceGrantsReady=True Ready: ReferenceGrants composed in namespaces: apps" {
+				t.Errorf("each namespace once: got %q", c)
+			}
+		}
+	})
+}

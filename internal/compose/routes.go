@@ -4,10 +4,13 @@ import (
 	"reflect"
 	"slices"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/percent"
@@ -228,6 +231,30 @@ func TogetherObserved(obs []route.Observation) route.Observation {
 		all.Parents = append(all.Parents, o.Parents...)
 	}
 	return all
+}
+
+// RoutesConditions are the XR's conditions over every route (see
+// Conditions): with several routes, RouteAccepted names the first route
+// that is not created yet or that a parent does not accept.
+func (p *Plan) RoutesConditions(prior map[xpv2.ConditionType]xpv2.Condition, obs []route.Observation, grants grant.Result, d rollout.Decision) ([]xr.Condition, []Warning) {
+	conditions, warnings := Conditions(prior, p.CR, TogetherObserved(obs), grants, d)
+	routes := p.Routes()
+	if len(routes) < 2 {
+		return conditions, warnings
+	}
+	i := slices.IndexFunc(obs, func(o route.Observation) bool {
+		_, held := o.FirstHold()
+		return !o.Exists || held
+	})
+	if i < 0 {
+		return conditions, warnings
+	}
+	for j, c := range conditions {
+		if c.Type == ConditionRouteAccepted && c.Status == metav1.ConditionFalse {
+			conditions[j].Message = fielderr.Truncate(routes[i].describe(c.Message), xr.MaxStatusMessage, fielderr.Characters, nil)
+		}
+	}
+	return conditions, warnings
 }
 
 // RoutesStatus is status.routes: each route and its parents' verdicts,

@@ -246,7 +246,7 @@ func Run(ctx context.Context, in In) (Out, error) {
 	if rel != nil {
 		out.Release, out.Record = &rel.Status, &rel.Record
 	}
-	out.Conditions, out.Warnings = compose.Conditions(in.Conditions, cr, compose.TogetherObserved(obs), grants, d)
+	out.Conditions, out.Warnings = plan.RoutesConditions(in.Conditions, obs, grants, d)
 	return out, nil
 }
 
