@@ -252,7 +252,7 @@ status:
 	if msg := fatalOf(rsp); msg != "" {
 		t.Fatalf("unexpected Fatal: %s", msg)
 	}
-	var keys []string
+	keys := make([]string, 0, len(rsp.GetDesired().GetResources()))
 	for k := range rsp.GetDesired().GetResources() {
 		keys = append(keys, k)
 	}
@@ -319,8 +319,10 @@ func TestRoutesRefusedWithTheirField(t *testing.T) {
 		"BadRoutePort":     {routesXR("    - {name: web, port: 70000}", "    weight: 10"), "spec.routes[0].port"},
 		"GRPCMatchOnPath":  {routesXR(webAndGRPC, "    weight: 10\n    matches: [{path: {type: PathPrefix, value: /beta}}]"), "spec.traffic.matches[0]"},
 		"PreviewOnTCPOnly": {routesXR("    - {name: db, kind: TCPRoute, port: 5432}", "    steps: [{weight: 0, approval: true}, {weight: 100}]\n    preview: {hostnames: [preview.example.com]}"), "spec.traffic.preview"},
-		"PreviewIsARouteHost": {routesXR("    - {name: web, hostnames: [www.example.com]}", "    steps: [{weight: 0, approval: true}, {weight: 100}]\n    preview: {hostnames: [www.example.com]}"),
-			"spec.routes[0].hostnames[0]"},
+		"PreviewIsARouteHost": {
+			routesXR("    - {name: web, hostnames: [www.example.com]}", "    steps: [{weight: 0, approval: true}, {weight: 100}]\n    preview: {hostnames: [www.example.com]}"),
+			"spec.routes[0].hostnames[0]",
+		},
 		"NameTooLong": {strings.Replace(routesXR("    - {name: "+strings.Repeat("a", 63)+"}", "    weight: 10"), "  port: 9898\n", "  port: 9898\n  routeName: "+strings.Repeat("r", 190)+"\n", 1), "spec.routes[0].name"},
 	}
 	for name, tc := range cases {

@@ -63,9 +63,6 @@ func TestRoutesReuseRecordedVersions(t *testing.T) {
 	}
 }
 
-var _ = cmp.Diff
-var _ = strings.Contains
-
 // TestRoutesRescueCutsEveryRoute: Attack: the emergency abort of a
 // CanaryRoute with spec.routes that cannot be composed (a bad rule in its
 // second route): every route observed at 70/30 gets the canary at 0, and
@@ -317,7 +314,7 @@ func TestRoutesVersionsPerKind(t *testing.T) {
 		}
 		st, _ := r.rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
 		routes, _ := st["routes"].([]any)
-		var recorded []string
+		recorded := make([]string, 0, len(routes))
 		for _, rs := range routes {
 			m, _ := rs.(map[string]any)
 			v, _ := m["versions"].(map[string]any)

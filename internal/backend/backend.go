@@ -93,6 +93,17 @@ func Same(a, b Backend) bool {
 		ptr.Deref(a.Ref.Port, 0) == ptr.Deref(b.Ref.Port, 0)
 }
 
+// routePort is a backendRef side's port on a route: an entry of
+// spec.routes with a port of its own reaches the side there (the side's
+// port is the other routes'), when the side's kind takes a port; port, as
+// written, otherwise.
+func routePort(cr *xr.CanaryRoute, gk schema.GroupKind, port *gwv1.PortNumber) *gwv1.PortNumber {
+	if cr.Spec.RoutePort != 0 && portRules[gk] != portNone && (port != nil || portRules[gk] == portRequired) {
+		return ptr.To(cr.Spec.RoutePort)
+	}
+	return port
+}
+
 // Resolve returns the backend of one side of the CanaryRoute.
 func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 	side := cr.Spec.Primary
@@ -130,11 +141,7 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 	gk := b.GroupKind()
 
 	var errs field.ErrorList
-	if cr.Spec.RoutePort != 0 && portRules[gk] != portNone && (b.Ref.Port != nil || portRules[gk] == portRequired) {
-		// An entry of spec.routes with a port of its own reaches the side
-		// there: the side's port is the other routes'.
-		b.Ref.Port = ptr.To(cr.Spec.RoutePort)
-	}
+	b.Ref.Port = routePort(cr, gk, b.Ref.Port)
 	switch portRules[gk] {
 	case portRequired:
 		if b.Ref.Port == nil {

@@ -125,7 +125,7 @@ func NoneObserved(obs []route.Observation) bool {
 func (p *Plan) BuildRoutes(weight percent.Percent, active bool, step *int32) ([]runtime.Object, field.ErrorList) {
 	routes := p.Routes()
 	built := make([]runtime.Object, len(routes))
-	var errs field.ErrorList
+	errs := make(field.ErrorList, 0, len(routes))
 	for i, q := range routes {
 		obj, buildErrs := q.BuildRoute(weight, active, step)
 		built[i] = obj
@@ -151,10 +151,9 @@ func (p *Plan) RoutesObjects(built []runtime.Object, obs []route.Observation, d 
 		}
 		for i, q := range routes {
 			for j := range out {
-				switch out[j].Key {
-				case q.RouteKey():
+				if k := out[j].Key; k == q.RouteKey() {
 					out[j].Ready = RouteReady(q.CR, obs[i])
-				case q.PreviewKey():
+				} else if k == q.PreviewKey() {
 					out[j].Ready = RouteReady(q.CR, previews[i].Observed)
 				}
 			}
