@@ -935,3 +935,57 @@ func TestRoutesConditionsNameTheRoute(t *testing.T) {
 		}
 	})
 }
+
+// TestRoutesAppProtocolOnlyOnHTTPPorts: Attack: a side's appProtocol (h2c,
+// written for the HTTPRoute and the GRPCRoute) went on every port of the
+// proxy Service, a TCPRoute's own port too: Gateway API has a gateway honour
+// a port's appProtocol and refuse a backend its route cannot speak it to
+// (ResolvedRefs False, UnsupportedProtocol), so the TCPRoute lost its
+// backends. The ports of stream routes go without it while an HTTPRoute or
+// a GRPCRoute has a port of its own; every port keeps it otherwise.
+func TestRoutesAppProtocolOnlyOnHTTPPorts(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		routes string
+		want   []string
+	}{
+		"StreamPort": {
+			reason: "The TCPRoute's port has no appProtocol; the HTTPRoute's and GRPCRoute's have it.",
+			routes: webAndGRPC + "\n    - {name: db, kind: TCPRoute, parentRefs: [{name: internal, namespace: infra}], port: 5432}",
+			want:   []string{"http-9898:kubernetes.io/h2c", "grpc-9999:kubernetes.io/h2c", "tcp-5432:"},
+		},
+		"EveryPortHTTP": {
+			reason: "Every port an HTTPRoute's or a GRPCRoute's: every port has it.",
+			routes: webAndGRPC,
+			want:   []string{"http-9898:kubernetes.io/h2c", "grpc-9999:kubernetes.io/h2c"},
+		},
+		"OnlyStreams": {
+			reason: "Stream routes alone: the appProtocol is theirs, as a single TCPRoute's is.",
+			routes: "    - {name: a, kind: TCPRoute, parentRefs: [{name: internal, namespace: infra}]}\n    - {name: b, kind: TCPRoute, parentRefs: [{name: internal, namespace: infra}], port: 5432}",
+			want:   []string{"tcp-9898:kubernetes.io/h2c", "tcp-5432:kubernetes.io/h2c"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			x := strings.Replace(routesXR(tc.routes, "    weight: 10"), "primary: {service: {selector: {app: podinfo, version: v1}}}",
+				"primary: {service: {selector: {app: podinfo, version: v1}, appProtocol: kubernetes.io/h2c}}", 1)
+			req, rsp := runFunction(t, x, emptyInput, nil, nil)
+			if msg := fatalOf(rsp); msg != "" {
+				t.Fatalf("%s\nunexpected Fatal: %s", tc.reason, msg)
+			}
+			svc := rsp.GetDesired().GetResources()["service-primary"].GetResource().AsMap()
+			spec, _ := svc["spec"].(map[string]any)
+			ports, _ := spec["ports"].([]any)
+			got := make([]string, 0, len(ports))
+			for _, p := range ports {
+				m, _ := p.(map[string]any)
+				ap, _ := m["appProtocol"].(string)
+				got = append(got, fmt.Sprintf("%v:%s", m["name"], ap))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nports: -want, +got:\n%s", tc.reason, diff)
+			}
+			assertXRDAccepts(t, req, rsp)
+		})
+	}
+}

@@ -94,8 +94,8 @@ func validateService(t *testing.T, svc *corev1.Service) {
 	default:
 		problems = append(problems, "type "+string(svc.Spec.Type))
 	}
-	if len(svc.Spec.Ports) != 1 {
-		problems = append(problems, "want exactly one port")
+	if len(svc.Spec.Ports) == 0 {
+		problems = append(problems, "want a port")
 	}
 	for _, p := range svc.Spec.Ports {
 		check("port name", validation.IsValidPortName(p.Name))
@@ -139,6 +139,16 @@ func TestService(t *testing.T) {
 			reason: "The canary's proxy is <routeName>-canary.",
 			args:   args{cr: route(xr.KindHTTPRoute, backendRef(), selecting("", nil)), role: xr.RoleCanary},
 			want:   clusterIP("podinfo-canary", servicePort("http", target, "")),
+		},
+		"StreamPortWithoutAppProtocol": {
+			reason: "Attack: with spec.routes, the side's appProtocol goes on the HTTPRoute's port, not on a TCPRoute's port of its own: a gateway refuses a backend whose appProtocol its route cannot speak.",
+			args: args{cr: withEntries(route(xr.KindHTTPRoute, selecting("kubernetes.io/h2c", nil), backendRef()),
+				xr.Entry{Name: "web", Kind: xr.KindHTTPRoute, Port: 9898}, xr.Entry{Name: "db", Kind: xr.KindTCPRoute, Port: 5432, PortSet: true}), role: xr.RolePrimary},
+			want: func() *corev1.Service {
+				svc := clusterIP("podinfo-primary", servicePort("http-9898", target, "kubernetes.io/h2c"))
+				svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "tcp-5432", Protocol: corev1.ProtocolTCP, Port: 5432, TargetPort: intstr.FromInt32(5432)})
+				return svc
+			}(),
 		},
 		"UDP": {
 			reason: "A UDPRoute's proxy Service has a UDP port named udp.",

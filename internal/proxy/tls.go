@@ -1,9 +1,6 @@
 package proxy
 
 import (
-	"slices"
-
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -30,12 +27,14 @@ func BackendTLSPolicy(cr *xr.CanaryRoute, role xr.Role, version string) *gwv1.Ba
 	name := xr.ProxyServiceName(cr.RouteName, role)
 	target := gwv1.LocalPolicyTargetReference{Group: "", Kind: "Service", Name: gwv1.ObjectName(name)}
 	refs := []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: target}}
-	// With spec.routes, the ports of HTTPRoutes and GRPCRoutes alone
-	// when a stream route has a port of its own (see encryptedPorts).
-	if ports := encryptedPorts(cr); ports != nil {
+	// With spec.routes, the ports of HTTPRoutes and GRPCRoutes alone,
+	// whose traffic the gateway encrypts towards the backend, when a stream
+	// route has a port of its own (see httpPorts): a TCPRoute's or a
+	// TLSRoute's stream (already TLS) must not be wrapped in TLS.
+	if ports := httpPorts(cr); ports != nil {
 		refs = make([]gwv1.LocalPolicyTargetReferenceWithSectionName, 0, len(ports))
 		for _, p := range ports {
-			refs = append(refs, gwv1.LocalPolicyTargetReferenceWithSectionName{LocalPolicyTargetReference: target, SectionName: ptr.To(p)})
+			refs = append(refs, gwv1.LocalPolicyTargetReferenceWithSectionName{LocalPolicyTargetReference: target, SectionName: ptr.To(gwv1.SectionName(p))})
 		}
 	}
 	return &gwv1.BackendTLSPolicy{
@@ -46,32 +45,4 @@ func BackendTLSPolicy(cr *xr.CanaryRoute, role xr.Role, version string) *gwv1.Ba
 			Validation: *side.TLS.DeepCopy(),
 		},
 	}
-}
-
-// encryptedPorts are the names of the proxy Service's ports that a
-// BackendTLSPolicy targets: those an HTTPRoute or a GRPCRoute of
-// spec.routes reaches the side on, whose traffic the gateway encrypts
-// towards the backend. A TCPRoute's or a TLSRoute's stream (already TLS)
-// must not be wrapped in TLS by a policy on the whole Service. nil while
-// every port is an HTTPRoute's or a GRPCRoute's: the policy targets the
-// whole Service, as a single route's does.
-func encryptedPorts(cr *xr.CanaryRoute) []gwv1.SectionName {
-	ports := routePorts(cr)
-	if len(ports) < 2 {
-		return nil // One port cannot be split.
-	}
-	var out []gwv1.SectionName
-	for i, p := range ports {
-		// routePorts keeps the first route's port of each number and
-		// protocol; an HTTPRoute or GRPCRoute is TCP.
-		if slices.ContainsFunc(cr.Spec.Entries, func(e xr.Entry) bool {
-			return e.Port == p.Port && p.Protocol == corev1.ProtocolTCP && !e.Kind.Streams()
-		}) {
-			out = append(out, gwv1.SectionName(ports[i].Name))
-		}
-	}
-	if len(out) == len(ports) {
-		return nil
-	}
-	return out
 }
