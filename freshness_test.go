@@ -66,6 +66,17 @@ type laggingSim struct {
 	// results of the answers applied, by reason.
 	reads   []read
 	reasons map[string]int
+	// routeKey is the key of the route the checks read the weights of:
+	// route-httproute unless set (a route of spec.routes).
+	routeKey string
+}
+
+// key is the route the checks read.
+func (s *laggingSim) key() string {
+	if s.routeKey == "" {
+		return "route-httproute"
+	}
+	return s.routeKey
 }
 
 // clusterState is what the cluster held after an apply, as the checks
@@ -233,7 +244,7 @@ func (s *laggingSim) state(readGen int64, stale bool) clusterState {
 	traffic, _ := s.xr["spec"].(map[string]any)["traffic"].(map[string]any)
 	c.abortInSpec, _ = traffic["abort"].(bool)
 	c.weight = -1
-	if id, ok := s.keys["route-httproute"]; ok {
+	if id, ok := s.keys[s.key()]; ok {
 		c.weight = canaryWeightOf(s.objects[id])
 	}
 	return c

@@ -93,6 +93,17 @@ func Same(a, b Backend) bool {
 		ptr.Deref(a.Ref.Port, 0) == ptr.Deref(b.Ref.Port, 0)
 }
 
+// routePort is a backendRef side's port on a route: an entry of
+// spec.routes with a port of its own reaches the side there (the side's
+// port is the other routes'), when the side's kind takes a port; port, as
+// written, otherwise.
+func routePort(cr *xr.CanaryRoute, gk schema.GroupKind, port *gwv1.PortNumber) *gwv1.PortNumber {
+	if cr.Spec.RoutePort != 0 && portRules[gk] != portNone && (port != nil || portRules[gk] == portRequired) {
+		return ptr.To(cr.Spec.RoutePort)
+	}
+	return port
+}
+
 // Resolve returns the backend of one side of the CanaryRoute.
 func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 	side := cr.Spec.Primary
@@ -130,7 +141,7 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 	gk := b.GroupKind()
 
 	var errs field.ErrorList
-	b.Ref.Port = routePort(cr.Spec.RoutePort, gk, b.Ref.Port)
+	b.Ref.Port = routePort(cr, gk, b.Ref.Port)
 	switch portRules[gk] {
 	case portRequired:
 		if b.Ref.Port == nil {
@@ -168,17 +179,6 @@ func Resolve(cr *xr.CanaryRoute, role xr.Role) (Backend, field.ErrorList) {
 	}
 	errs = append(errs, admission.BackendObjectReference(refPath, &check)...)
 	return b, errs
-}
-
-// routePort is a backendRef side's port on a route: an entry of
-// spec.routes with a port of its own reaches the side there, on a kind that
-// takes a port (the side's own port is the other routes'); else the port as
-// written.
-func routePort(routePort int32, gk schema.GroupKind, written *gwv1.PortNumber) *gwv1.PortNumber {
-	if routePort == 0 || portRules[gk] == portNone || (written == nil && portRules[gk] != portRequired) {
-		return written
-	}
-	return ptr.To(routePort)
 }
 
 // KindString names a group/kind the way kubectl does: Kind.group, or Kind

@@ -125,7 +125,11 @@ func grantsCondition(prior xpv2.Condition, cr *xr.CanaryRoute, grants grant.Resu
 	default:
 		namespaces := make([]string, 0, len(grants.Grants))
 		for _, g := range grants.Grants {
-			namespaces = append(namespaces, g.Namespace)
+			// Each route of spec.routes has a grant of its own in a
+			// namespace: the namespace is said once.
+			if !slices.Contains(namespaces, g.Namespace) {
+				namespaces = append(namespaces, g.Namespace)
+			}
 		}
 		return xr.Condition{
 			Type: ConditionReferenceGrantsReady, Status: metav1.ConditionTrue, Reason: reasonReady,

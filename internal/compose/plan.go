@@ -57,6 +57,9 @@ type Resolved struct {
 	// Need is what the CanaryRoute composes, for the versions.
 	Need served.Need
 
+	// canaryDigest is the digest of the canary side (see CanaryDigest).
+	canaryDigest string
+
 	// programs are the compiled expressions of the gates and the analysis
 	// templates, by text; metricPrograms those of the metrics, which are
 	// compiled over other variables.
@@ -141,6 +144,14 @@ func Resolve(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (*
 		return nil, errors.Wrap(fielderr.Summarize(cr.RepathErrors(errs)), errPolicy)
 	}
 	r.Primary, r.Canary, r.Mirrors, r.RuleBackends = primary, canary, mirrors, ruleBackends
+	r.canaryDigest = backend.Digest(cr.Spec.Canary, canary)
+	if dv := cr.DigestView(); dv != cr {
+		// A route of spec.routes: the canary as written, whatever the
+		// routes' order and ports (see xr.CanaryRoute.DigestView). Its
+		// errors are this view's, which Resolve reported above.
+		b, _ := backend.Resolve(dv, xr.RoleCanary)
+		r.canaryDigest = backend.Digest(dv.Spec.Canary, b)
+	}
 
 	backends := []backend.Backend{primary, canary}
 	for _, m := range slices.Concat(mirrors, ruleBackends) {
@@ -457,7 +468,7 @@ func (r *Resolved) GrantKey(namespace string) names.Key {
 }
 
 // CanaryDigest is the digest of the canary side as the spec has it now.
-func (r *Resolved) CanaryDigest() string { return backend.Digest(r.CR.Spec.Canary, r.Canary) }
+func (r *Resolved) CanaryDigest() string { return r.canaryDigest }
 
 // CanaryRefusal is why the policy refused the canary, or "".
 func (r *Resolved) CanaryRefusal() string {

@@ -190,16 +190,31 @@ func trustedCanary(xrp *fieldpath.Paved, decoded map[names.Key]runtime.Object, r
 	if len(canary) == 0 {
 		return nil, fmt.Sprintf(whyNamesPrimary, DescribeBackends(refused))
 	}
-	spec, ok := specRules(xrp)
-	if !ok {
+	// Each route's weighted rules are told by its own rules: spec.rules
+	// for the shorthand's route, spec.routes[i].rules for an entry's. A
+	// route that no entry of spec.routes names any longer bears nothing
+	// out.
+	entries, multi := routeEntries(xrp)
+	spec, ok := specRules(xrp, "spec.rules")
+	if !multi && !ok {
 		return nil, fmt.Sprintf(whyNoRules, DescribeBackends(canary))
 	}
 	var beside []xr.BackendID
 	for k, obj := range decoded {
-		if k.IsRoute() {
-			b, _ := route.BesidePrimary(obj, canary, primaries, spec, routeNamespace)
-			beside = append(beside, b...)
+		if !k.IsRoute() {
+			continue
 		}
+		if multi {
+			i, found := entries[k]
+			if !found {
+				continue
+			}
+			if spec, ok = specRules(xrp, fmt.Sprintf("spec.routes[%d].rules", i)); !ok {
+				continue
+			}
+		}
+		b, _ := route.BesidePrimary(obj, canary, primaries, spec, routeNamespace)
+		beside = append(beside, b...)
 	}
 	if len(beside) == 0 {
 		return nil, fmt.Sprintf(whyNotBeside, DescribeBackends(canary))
@@ -271,17 +286,48 @@ func primaryProxy(xrp *fieldpath.Paved) string {
 	return xr.ProxyServiceName(xr.RouteNameOf(xrp.UnstructuredContent()), xr.RolePrimary)
 }
 
-// specRules is what the spec tells of its rules (see route.SpecRule), read
+// routeEntries are the route keys of spec.routes' entries, each to its
+// index, read leniently from a spec that may not parse (an entry without a
+// name or with a kind that is no string names no route); it reports
+// whether the spec has spec.routes at all.
+func routeEntries(xrp *fieldpath.Paved) (map[names.Key]int, bool) {
+	var list []any
+	if xrp.GetValueInto("spec.routes", &list) != nil {
+		return nil, false
+	}
+	out := make(map[names.Key]int, len(list))
+	for i := range min(len(list), xr.MaxRoutes) {
+		entry := fmt.Sprintf("spec.routes[%d]", i)
+		name, err := xrp.GetString(entry + ".name")
+		if err != nil || name == "" {
+			continue
+		}
+		kind, err := xrp.GetString(entry + ".kind")
+		if fieldpath.IsNotFound(err) {
+			kind, err = string(xr.KindHTTPRoute), nil
+		}
+		if err != nil {
+			continue
+		}
+		if _, dup := out[names.EntryRouteKey(kind, name)]; !dup {
+			out[names.EntryRouteKey(kind, name)] = i
+		}
+	}
+	return out, true
+}
+
+// specRules is what the spec tells of a route's rules at a path
+// (spec.rules, or an entry's of spec.routes) (see route.SpecRule), read
 // leniently from a spec that may not parse: a rule that does not decode
 // counts as one of its own, which only makes the rescue trust less. It
-// reports false when spec.rules is there but is no list: then the spec says
-// nothing of which rules are weighted.
-func specRules(xrp *fieldpath.Paved) ([]route.SpecRule, bool) {
-	if _, err := xrp.GetValue("spec.rules"); err != nil {
+// reports false when the rules are there but are no list: then the spec
+// says nothing of which rules are weighted.
+func specRules(xrp *fieldpath.Paved, at string) ([]route.SpecRule, bool) {
+	if _, err := xrp.GetValue(at); err != nil {
 		return nil, fieldpath.IsNotFound(err)
 	}
 	var rules []any
-	if xrp.GetValueInto("spec.rules", &rules) != nil {
+	if xrp.GetValueInto(at, &rules) != nil {
 		return nil, false
 	}
 	type filter struct {
@@ -289,7 +335,7 @@ func specRules(xrp *fieldpath.Paved) ([]route.SpecRule, bool) {
 	}
 	out := make([]route.SpecRule, 0, min(len(rules), xr.MaxRules))
 	for i := range min(len(rules), xr.MaxRules) {
-		path := fmt.Sprintf("spec.rules[%d]", i)
+		path := fmt.Sprintf("%s[%d]", at, i)
 		var r route.SpecRule
 		if name, _ := xrp.GetString(path + ".name"); name != "" {
 			r.Name = ptr.To(gwv1.SectionName(name))

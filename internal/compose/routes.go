@@ -4,9 +4,13 @@ import (
 	"reflect"
 	"slices"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/grant"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/percent"
@@ -114,6 +118,14 @@ func AnyMissing(obs []route.Observation) bool {
 	return slices.ContainsFunc(obs, func(o route.Observation) bool { return !o.Exists })
 }
 
+// NoneObserved reports whether no route of the rollout is observed: then a
+// paused rollout has nothing composed to hold (rollout.Input.RouteMissing).
+// While any is, the hold re-emits what was composed, and a route added in
+// the same edit waits for the pause to end: paused, nothing moves.
+func NoneObserved(obs []route.Observation) bool {
+	return !slices.ContainsFunc(obs, func(o route.Observation) bool { return o.Exists })
+}
+
 // BuildRoutes builds every route at a weight (see BuildRoute); the errors
 // name the CanaryRoute's fields, an entry of spec.routes by its index.
 func (p *Plan) BuildRoutes(weight percent.Percent, active bool, step *int32) ([]runtime.Object, field.ErrorList) {
@@ -181,7 +193,17 @@ func (p *Plan) AllGrants() grant.Result {
 	var all grant.Result
 	for _, q := range routes {
 		all.Grants = append(all.Grants, q.Grants.Grants...)
-		all.NotComposable = append(all.NotComposable, q.Grants.NotComposable...)
+		// A grant lets every route of its kind in the namespace in: the
+		// one the platform team must create for the first route serves
+		// the others of that kind with the same backends, and is asked
+		// for once.
+		for _, g := range q.Grants.NotComposable {
+			if !slices.ContainsFunc(all.NotComposable, func(h *gwv1.ReferenceGrant) bool {
+				return h.Namespace == g.Namespace && reflect.DeepEqual(h.Spec, g.Spec)
+			}) {
+				all.NotComposable = append(all.NotComposable, g)
+			}
+		}
 		for _, r := range q.Grants.Refused {
 			if !slices.ContainsFunc(all.Refused, func(f grant.Refusal) bool { return f.Role == r.Role }) {
 				all.Refused = append(all.Refused, r)
@@ -214,6 +236,30 @@ func TogetherObserved(obs []route.Observation) route.Observation {
 		all.Parents = append(all.Parents, o.Parents...)
 	}
 	return all
+}
+
+// RoutesConditions are the XR's conditions over every route (see
+// Conditions): with several routes, RouteAccepted names the first route
+// that is not created yet or that a parent does not accept.
+func (p *Plan) RoutesConditions(prior map[xpv2.ConditionType]xpv2.Condition, obs []route.Observation, grants grant.Result, d rollout.Decision) ([]xr.Condition, []Warning) {
+	conditions, warnings := Conditions(prior, p.CR, TogetherObserved(obs), grants, d)
+	routes := p.Routes()
+	if len(routes) < 2 {
+		return conditions, warnings
+	}
+	i := slices.IndexFunc(obs, func(o route.Observation) bool {
+		_, held := o.FirstHold()
+		return !o.Exists || held
+	})
+	if i < 0 {
+		return conditions, warnings
+	}
+	for j, c := range conditions {
+		if c.Type == ConditionRouteAccepted && c.Status == metav1.ConditionFalse {
+			conditions[j].Message = fielderr.Truncate(routes[i].describe(c.Message), xr.MaxStatusMessage, fielderr.Characters, nil)
+		}
+	}
+	return conditions, warnings
 }
 
 // RoutesStatus is status.routes: each route and its parents' verdicts,

@@ -79,12 +79,17 @@ func Service(cr *xr.CanaryRoute, role xr.Role) *corev1.Service {
 
 	svc.Spec.Type = corev1.ServiceTypeClusterIP
 	svc.Spec.Selector = maps.Clone(side.Service.Selector)
+	httpOnly := httpPorts(cr)
 	for i := range ports {
 		ports[i].TargetPort = intstr.FromInt32(ports[i].Port)
 		if side.Service.TargetPort != nil {
 			ports[i].TargetPort = *side.Service.TargetPort
 		}
-		if ap := side.Service.AppProtocol; ap != "" {
+		// The side's appProtocol is what the HTTPRoutes and GRPCRoutes
+		// reach it with: a stream route's port of its own goes without,
+		// since a gateway refuses a backend whose appProtocol its route
+		// cannot speak (see httpPorts).
+		if ap := side.Service.AppProtocol; ap != "" && (httpOnly == nil || slices.Contains(httpOnly, ports[i].Name)) {
 			ports[i].AppProtocol = &ap
 			if len(ports) == 1 {
 				ports[i].Name = PortName(ap, ports[i].Name)
@@ -121,6 +126,32 @@ func routePorts(cr *xr.CanaryRoute) []corev1.ServicePort {
 		for i := range out {
 			out[i].Name += "-" + strconv.Itoa(int(out[i].Port))
 		}
+	}
+	return out
+}
+
+// httpPorts are the names of the proxy Service's ports that an HTTPRoute
+// or a GRPCRoute of spec.routes reaches the sides on, when a stream route
+// (TLSRoute, TCPRoute, UDPRoute) has a port of its own: the ports a side's
+// tls (its BackendTLSPolicy) and appProtocol are for. nil when they are
+// every port (or none is: stream routes alone), as for a single route.
+func httpPorts(cr *xr.CanaryRoute) []string {
+	ports := routePorts(cr)
+	if len(ports) < 2 {
+		return nil // One port cannot be split.
+	}
+	var out []string
+	for _, p := range ports {
+		// routePorts keeps one port of each number and protocol; an
+		// HTTPRoute or a GRPCRoute is TCP.
+		if slices.ContainsFunc(cr.Spec.Entries, func(e xr.Entry) bool {
+			return e.Port == p.Port && p.Protocol == corev1.ProtocolTCP && !e.Kind.Streams()
+		}) {
+			out = append(out, p.Name)
+		}
+	}
+	if len(out) == len(ports) {
+		return nil
 	}
 	return out
 }

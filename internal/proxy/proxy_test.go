@@ -94,8 +94,8 @@ func validateService(t *testing.T, svc *corev1.Service) {
 	default:
 		problems = append(problems, "type "+string(svc.Spec.Type))
 	}
-	if len(svc.Spec.Ports) != 1 {
-		problems = append(problems, "want exactly one port")
+	if len(svc.Spec.Ports) == 0 {
+		problems = append(problems, "want a port")
 	}
 	for _, p := range svc.Spec.Ports {
 		check("port name", validation.IsValidPortName(p.Name))
@@ -139,6 +139,16 @@ func TestService(t *testing.T) {
 			reason: "The canary's proxy is <routeName>-canary.",
 			args:   args{cr: route(xr.KindHTTPRoute, backendRef(), selecting("", nil)), role: xr.RoleCanary},
 			want:   clusterIP("podinfo-canary", servicePort("http", target, "")),
+		},
+		"StreamPortWithoutAppProtocol": {
+			reason: "Attack: with spec.routes, the side's appProtocol goes on the HTTPRoute's port, not on a TCPRoute's port of its own: a gateway refuses a backend whose appProtocol its route cannot speak.",
+			args: args{cr: withEntries(route(xr.KindHTTPRoute, selecting("kubernetes.io/h2c", nil), backendRef()),
+				xr.Entry{Name: "web", Kind: xr.KindHTTPRoute, Port: 9898}, xr.Entry{Name: "db", Kind: xr.KindTCPRoute, Port: 5432, PortSet: true}), role: xr.RolePrimary},
+			want: func() *corev1.Service {
+				svc := clusterIP("podinfo-primary", servicePort("http-9898", target, "kubernetes.io/h2c"))
+				svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "tcp-5432", Protocol: corev1.ProtocolTCP, Port: 5432, TargetPort: intstr.FromInt32(5432)})
+				return svc
+			}(),
 		},
 		"UDP": {
 			reason: "A UDPRoute's proxy Service has a UDP port named udp.",
@@ -315,6 +325,34 @@ func TestBackendTLSPolicy(t *testing.T) {
 				},
 			},
 		},
+		"StreamRoutePort": {
+			reason: "Attack: with spec.routes, a TCPRoute on a port of its own beside an HTTPRoute: the policy targets the HTTPRoute's port by name, never the whole Service, whose TCPRoute port carries a stream the gateway must not wrap in TLS.",
+			cr: withEntries(route(xr.KindHTTPRoute, withTLS(selecting("", nil), system), backendRef()),
+				xr.Entry{Name: "web", Kind: xr.KindHTTPRoute, Port: 9898}, xr.Entry{Name: "db", Kind: xr.KindTCPRoute, Port: 5432, PortSet: true}),
+			role: xr.RolePrimary,
+			want: &gwv1.BackendTLSPolicy{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "BackendTLSPolicy"},
+				ObjectMeta: metav1.ObjectMeta{Name: "podinfo-primary", Namespace: "test"},
+				Spec: gwv1.BackendTLSPolicySpec{
+					TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Group: "", Kind: "Service", Name: "podinfo-primary"}, SectionName: ptr.To[gwv1.SectionName]("http-9898")}},
+					Validation: *system,
+				},
+			},
+		},
+		"HTTPAndGRPCPorts": {
+			reason: "With spec.routes whose every port is an HTTPRoute's or a GRPCRoute's, the policy targets the whole Service.",
+			cr: withEntries(route(xr.KindHTTPRoute, withTLS(selecting("", nil), system), backendRef()),
+				xr.Entry{Name: "web", Kind: xr.KindHTTPRoute, Port: 9898}, xr.Entry{Name: "grpc", Kind: xr.KindGRPCRoute, Port: 9999, PortSet: true}),
+			role: xr.RolePrimary,
+			want: &gwv1.BackendTLSPolicy{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "BackendTLSPolicy"},
+				ObjectMeta: metav1.ObjectMeta{Name: "podinfo-primary", Namespace: "test"},
+				Spec: gwv1.BackendTLSPolicySpec{
+					TargetRefs: []gwv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gwv1.LocalPolicyTargetReference{Group: "", Kind: "Service", Name: "podinfo-primary"}}},
+					Validation: *system,
+				},
+			},
+		},
 		"NoTLS": {
 			reason: "A side without tls gets none.",
 			cr:     route(xr.KindHTTPRoute, selecting("", nil), backendRef()),
@@ -345,4 +383,10 @@ func TestBackendTLSPolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withEntries is a CanaryRoute written with spec.routes: the entries given.
+func withEntries(cr *xr.CanaryRoute, entries ...xr.Entry) *xr.CanaryRoute {
+	cr.Spec.Entries = entries
+	return cr
 }

@@ -162,7 +162,7 @@ func Run(ctx context.Context, in In) (Out, error) {
 		CanaryDigest:        plan.CanaryDigest(),
 		Previous:            cr.Status.Rollout,
 		RouteAtStep:         plan.RoutesAtStep(obs),
-		RouteMissing:        compose.AnyMissing(obs),
+		RouteMissing:        compose.NoneObserved(obs),
 		Gates:               observe.Gates(ctx, budget, cr.Spec.Traffic.Gates, cr.RouteNamespace, in.Gate, plan.Program),
 		Analysis:            observe.Analysis(ctx, budget, cr.Spec.Traffic, cr.RouteName, in.Observed, plan.Program),
 		CanaryRefused:       grants.CanaryRefused(),
@@ -246,7 +246,7 @@ func Run(ctx context.Context, in In) (Out, error) {
 	if rel != nil {
 		out.Release, out.Record = &rel.Status, &rel.Record
 	}
-	out.Conditions, out.Warnings = compose.Conditions(in.Conditions, cr, compose.TogetherObserved(obs), grants, d)
+	out.Conditions, out.Warnings = plan.RoutesConditions(in.Conditions, obs, grants, d)
 	return out, nil
 }
 

@@ -117,7 +117,7 @@ func TestStatedSizes(t *testing.T) {
 func TestStatusLimitsAdmitTheXRDs(t *testing.T) {
 	for _, file := range []string{"canaryroute-namespaced.yaml", "canaryroute-cluster.yaml"} {
 		root := xrdSchema(t, file)
-		for _, k := range []string{"rollout", "route"} {
+		for _, k := range []string{"rollout", "route", "routes"} {
 			node, ok := schemaAt(root, "status."+k)
 			if !ok {
 				t.Fatalf("%s: no schema for status.%s", file, k)

@@ -39,7 +39,7 @@ func specBounds(specPath *field.Path, spec map[string]any) field.ErrorList {
 }
 
 // statusKeys are the fields of the status the function reads back.
-var statusKeys = []string{"rollout", "route", "release"}
+var statusKeys = []string{"rollout", "route", "routes", "release"}
 
 // statusBounds checks the sizes of the status the function reads back.
 func statusBounds(status any) field.ErrorList {

@@ -18,8 +18,8 @@ import (
 // run works on one view of the CanaryRoute per route (Views): the
 // CanaryRoute with that route's fields, the same sides, weights and status.
 
-// maxRoutes is the most routes spec.routes holds.
-var maxRoutes = limit("spec.routes")
+// MaxRoutes is the most routes spec.routes holds.
+var MaxRoutes = limit("spec.routes")
 
 // An Entry is one route of spec.routes, parsed.
 type Entry struct {
@@ -94,6 +94,34 @@ func (cr *CanaryRoute) view(e Entry) *CanaryRoute {
 	return &v
 }
 
+// DigestView is the view of the CanaryRoute that the canary's digest is
+// taken on (a change of the digest restarts a progressive rollout): the
+// CanaryRoute itself for the shorthand; with spec.routes, the first
+// HTTPRoute's view (else the first GRPCRoute's, else the first route's),
+// at spec.port rather than a route's own port. The digest then says what
+// the canary is, never the routes' order nor their ports: reordering
+// spec.routes, adding a route or moving a route to a port of its own is no
+// new canary; and an HTTPRoute written as the shorthand or as an entry has
+// the same digest.
+func (cr *CanaryRoute) DigestView() *CanaryRoute {
+	if !cr.Spec.MultiRoute() {
+		return cr
+	}
+	entries := cr.Spec.Entries
+	i := slices.IndexFunc(entries, func(e Entry) bool { return e.Kind == KindHTTPRoute })
+	if i < 0 {
+		i = max(0, slices.IndexFunc(entries, func(e Entry) bool { return e.Kind == KindGRPCRoute }))
+	}
+	v := cr.view(entries[i])
+	// spec.port is every route's that has no port of its own; when every
+	// route has one, no route reaches the sides on spec.port.
+	v.Spec.Port, v.Spec.RoutePort = 0, 0
+	if j := slices.IndexFunc(entries, func(e Entry) bool { return !e.PortSet }); j >= 0 {
+		v.Spec.Port = entries[j].Port
+	}
+	return v
+}
+
 // parseRoutes parses a spec written with spec.routes: each entry as the
 // shorthand with the entry's route fields, the spec's other fields for
 // the kind of the first HTTPRoute or GRPCRoute (else of the first route),
@@ -106,8 +134,8 @@ func parseRoutes(path *field.Path, raw *rawSpec, defaultParentRefs []gwv1.Parent
 	if (raw.Kind != "" && raw.Kind != KindHTTPRoute) || len(raw.ParentRefs) > 0 || len(raw.Hostnames) > 0 || len(raw.Rules) > 0 {
 		errs = append(errs, field.Forbidden(routesPath, "set either routes or the single route's kind, parentRefs, hostnames and rules, not both"))
 	}
-	if len(raw.Routes) > maxRoutes {
-		return Spec{}, append(errs, field.TooMany(routesPath, len(raw.Routes), maxRoutes))
+	if len(raw.Routes) > MaxRoutes {
+		return Spec{}, append(errs, field.TooMany(routesPath, len(raw.Routes), MaxRoutes))
 	}
 	main := 0
 	for i, r := range raw.Routes {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -1386,6 +1387,24 @@ rollout: {phase: Stable, canaryWeight: 20, primaryWeight: 80, futureField: {a: 1
 			reason: "A malformed parent of status.route names the parent by index.",
 			args:   args{patches: []patch{set("status.route", `{kind: HTTPRoute, name: podinfo, namespace: test, parents: [{name: a, accepted: true}, {name: b, accepted: "yes"}]}`)}},
 			want:   want{errs: []fieldErr{invalid("status.route.parents[1].accepted", "must be a boolean, not string")}},
+		},
+		"StatusRoutes": {
+			reason: "Attack: status.routes is read back as status.route is, so that each route's recorded versions are reused; a lowercase checkedAt reads as the time it is.",
+			args:   args{patches: []patch{set("status.routes", `[{kind: HTTPRoute, name: podinfo-web, namespace: test, versions: {route: v1, checkedAt: "2026-12-02t10:00:00z"}}, {kind: GRPCRoute, name: podinfo-grpc}]`)}, pick: pickStatus},
+			want: want{value: Status{Routes: []RouteStatus{
+				{Kind: KindHTTPRoute, Name: "podinfo-web", Namespace: "test", Versions: &ServedVersions{Route: "v1", CheckedAt: metav1.NewTime(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))}},
+				{Kind: KindGRPCRoute, Name: "podinfo-grpc"},
+			}}},
+		},
+		"StatusRoutesParent": {
+			reason: "A malformed parent of an entry of status.routes names the entry and the parent by index.",
+			args:   args{patches: []patch{set("status.routes", `[{kind: HTTPRoute, name: a}, {kind: HTTPRoute, name: b, parents: [{name: a, accepted: "yes"}]}]`)}},
+			want:   want{errs: []fieldErr{invalid("status.routes[1].parents[0].accepted", "must be a boolean, not string")}},
+		},
+		"StatusRoutesNotAList": {
+			reason: "A status.routes that is not a list is an error naming it.",
+			args:   args{patches: []patch{set("status.routes", `{kind: HTTPRoute}`)}},
+			want:   want{errs: []fieldErr{invalid("status.routes", "must be a list")}},
 		},
 	}
 }

@@ -49,6 +49,13 @@ func parseStatus(obj map[string]any) (Status, field.ErrorList) {
 	if v, ok := raw["route"]; ok && v != nil {
 		errs = append(errs, decodeLenient(path.Child("route"), normalizeRouteTimes(v), &s.Route)...)
 	}
+	// status.routes as status.route, each entry by its index: the runs
+	// after the one that wrote it reuse each route's versions from it.
+	if v, ok := raw["routes"]; ok && v != nil {
+		routes, routeErrs := parseRouteStatuses(path.Child("routes"), v)
+		s.Routes = routes
+		errs = append(errs, routeErrs...)
+	}
 	if v, ok := raw["release"]; ok && v != nil {
 		errs = append(errs, decodeLenient(path.Child("release"), normalizeReleaseTimes(v), &s.Release)...)
 	}
@@ -93,6 +100,28 @@ func normalizeReleaseTimes(v any) any {
 		}
 	}
 	return out
+}
+
+// parseRouteStatuses reads status.routes: a list of what status.route
+// holds, each entry decoded as status.route is.
+func parseRouteStatuses(path *field.Path, v any) ([]RouteStatus, field.ErrorList) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, field.ErrorList{field.Invalid(path, field.OmitValueType{}, "must be a list")}
+	}
+	out := make([]RouteStatus, 0, len(list))
+	var errs field.ErrorList
+	for i, item := range list {
+		var rs *RouteStatus
+		if itemErrs := decodeLenient(path.Index(i), normalizeRouteTimes(item), &rs); len(itemErrs) > 0 {
+			errs = append(errs, itemErrs...)
+			continue
+		}
+		if rs != nil {
+			out = append(out, *rs)
+		}
+	}
+	return out, errs
 }
 
 // normalizeRouteTimes writes status.route.versions.checkedAt as Go parses
