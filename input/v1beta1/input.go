@@ -217,15 +217,79 @@ type Input struct {
 	MetricProviders []MetricProvider `json:"metricProviders,omitempty"`
 }
 
-// MetricProvider is a place where metrics are queried.
+// MetricProvider is a place where metrics are queried: exactly one of
+// prometheus, datadog and web.
+// +kubebuilder:validation:XValidation:rule="[has(self.prometheus), has(self.datadog), has(self.web)].filter(x, x).size() == 1",message="a provider is exactly one of prometheus, datadog and web"
 type MetricProvider struct {
 	// Name of the provider, as metrics name it: a DNS-1123 label.
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
 
 	// Prometheus queries Prometheus's HTTP API (or one that speaks it:
-	// Thanos, Mimir, VictoriaMetrics, Cortex).
+	// Thanos, Mimir, VictoriaMetrics, Cortex). A metric's query is PromQL.
+	// +optional
 	Prometheus *PrometheusProvider `json:"prometheus,omitempty"`
+
+	// Datadog queries Datadog's metrics query API (GET
+	// https://api.<site>/api/v1/query) over the metric's interval; the
+	// value is the last point of the one series the query gives. A
+	// metric's query is Datadog's, such as
+	// sum:trace.http.request.errors{service:{{service}}}.as_count().
+	// +optional
+	Datadog *DatadogProvider `json:"datadog,omitempty"`
+
+	// Web queries an HTTP endpoint that answers JSON: a GET of its URL,
+	// its placeholders filled, and a jsonPath that selects one number. A
+	// metric's query fills the URL's {{query}}.
+	// +optional
+	Web *WebProvider `json:"web,omitempty"`
+}
+
+// DatadogProvider is a Datadog site's metrics query API.
+type DatadogProvider struct {
+	// Site is the Datadog site, such as datadoghq.eu or us5.datadoghq.com:
+	// queries go to https://api.<site>. Default: datadoghq.com.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Site string `json:"site,omitempty"`
+
+	// Credentials names the pipeline step's credentials (Crossplane hands
+	// them to the function): a Secret with the keys apiKey and appKey,
+	// sent as the DD-API-KEY and DD-APPLICATION-KEY headers.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Credentials string `json:"credentials"`
+}
+
+// WebProvider is an HTTP endpoint that answers JSON.
+type WebProvider struct {
+	// URL is the endpoint, http or https, such as
+	// http://slo.monitoring/api/v1/ratio?service={{service}}&window={{interval}}.
+	// {{namespace}}, {{route}}, {{service}}, {{revision}}, {{interval}}
+	// and {{query}} (the metric's query, its placeholders expanded) are
+	// filled for the side measured, each escaped for where it stands: a
+	// path segment or a query value. No placeholder may stand in the
+	// scheme or the host, and the URL holds no credentials and no
+	// fragment. At most 2048 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	URL string `json:"url"`
+
+	// JSONPath selects the one number of the answer, in kubectl's syntax,
+	// such as {.data.ratio}: a JSON number, or a string that holds one.
+	// Anything else (nothing, several values, a list, an object) is no
+	// data. At most 1024 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	JSONPath string `json:"jsonPath"`
+
+	// Credentials names the pipeline step's credentials that authenticate
+	// the queries, as a Prometheus provider's: the key token (a bearer
+	// token), or username and password (basic auth), and optionally
+	// ca.crt. Default: none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Credentials string `json:"credentials,omitempty"`
 }
 
 // PrometheusProvider is a Prometheus HTTP API endpoint.
