@@ -80,7 +80,10 @@ var DefaultAnalysisKind = schema.GroupVersionKind{Group: "batch", Version: "v1",
 
 // inputLimits are the Input's sizes where they are not package bounds'
 // defaults (64 items, 4096 characters).
-var inputLimits = bounds.Limits{"defaultParentRefs": 32, "allowedAnalysisKinds": 16, "allowedWorkloadKinds": 16, "metricProviders": 8, "metricProviders[*].prometheus.address": 2048, "metricProviders[*].prometheus.timeout": 32, "metricProviders[*].prometheus.credentials": 253, "metricProviders[*].name": 63,
+var inputLimits = bounds.Limits{
+	"defaultParentRefs": 32, "allowedAnalysisKinds": 16, "allowedWorkloadKinds": 16,
+	"metricProviders": 8, "metricProviders[*].name": 63,
+	"metricProviders[*].prometheus.address": 2048, "metricProviders[*].prometheus.timeout": 32, "metricProviders[*].prometheus.credentials": 253,
 	"metricProviders[*].datadog.site": 253, "metricProviders[*].datadog.credentials": 253,
 	"metricProviders[*].web.url": promql.MaxURLLength, "metricProviders[*].web.jsonPath": promql.MaxJSONPathLength, "metricProviders[*].web.credentials": 253,
 }

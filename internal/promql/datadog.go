@@ -18,7 +18,7 @@ import (
 
 const (
 	datadogQueryPath      = "/api/v1/query"
-	headerDatadogAPIKey   = "DD-API-KEY"
+	headerDatadogAPIKey   = "DD-API-KEY" //nolint:gosec // A header's name, not a credential.
 	headerDatadogAppKey   = "DD-APPLICATION-KEY"
 	datadogOK             = "ok"
 	datadogError          = "error"

@@ -520,3 +520,50 @@ func FuzzWebAnswer(f *testing.F) {
 		}
 	})
 }
+
+// TestWebRecipes: the jsonPaths that docs/metrics.md gives for Graphite,
+// InfluxDB and Dynatrace select the number from each API's answer, as the
+// API writes it.
+func TestWebRecipes(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		answer   string
+		jsonPath string
+		want     Result
+	}{
+		"Graphite": {
+			reason:   "Graphite's render API: a list of targets, each datapoints [value, time]; the newest point.",
+			answer:   `[{"target":"errors","tags":{"name":"errors"},"datapoints":[[0.5,1700000000],[0.25,1700000060]]}]`,
+			jsonPath: "{[0].datapoints[-1:][0]}",
+			want:     Result{Value: 0.25, Outcome: OutcomeOK},
+		},
+		"GraphiteNull": {
+			reason:   "Graphite's null for a point without data is no data.",
+			answer:   `[{"target":"errors","datapoints":[[0.5,1700000000],[null,1700000060]]}]`,
+			jsonPath: "{[0].datapoints[-1:][0]}",
+			want:     Result{NoData: `provider "web": the jsonPath "{[0].datapoints[-1:][0]}" selects null, not a number`, Outcome: OutcomeNoData},
+		},
+		"InfluxDB": {
+			reason:   "InfluxDB's /query: results, series, values [time, value].",
+			answer:   `{"results":[{"statement_id":0,"series":[{"name":"requests","columns":["time","mean"],"values":[["2026-12-02T10:00:00Z",0.0125]]}]}]}`,
+			jsonPath: "{.results[0].series[0].values[0][1]}",
+			want:     Result{Value: 0.0125, Outcome: OutcomeOK},
+		},
+		"Dynatrace": {
+			reason:   "Dynatrace's Metrics API v2 with resolution=Inf: one value per series.",
+			answer:   `{"totalCount":1,"nextPageKey":null,"resolution":"Inf","result":[{"metricId":"builtin:service.errors.total.rate","dataPointCountRatio":0.0001,"dimensionCountRatio":0.01,"data":[{"dimensions":[],"dimensionMap":{},"timestamps":[1700000000000],"values":[1.5]}]}]}`,
+			jsonPath: "{.result[0].data[0].values[0]}",
+			want:     Result{Value: 1.5, Outcome: OutcomeOK},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := serve(t, answering(http.StatusOK, tc.answer))
+			p := Provider{Name: "web", Kind: KindWeb, Address: s.URL, JSONPath: tc.jsonPath}
+			got := within(t, 30*time.Second, func() Result { return (&Client{}).Query(t.Context(), p, "", at) })
+			if diff := cmp.Diff(tc.want, got, ignoreTook); diff != "" {
+				t.Errorf("%s\nQuery(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
