@@ -215,6 +215,85 @@ type Input struct {
 	// +listType=map
 	// +listMapKey=name
 	MetricProviders []MetricProvider `json:"metricProviders,omitempty"`
+
+	// Webhooks are the addresses that the hooks of CanaryRoutes
+	// (traffic.hooks) call: a hook names a webhook, never an address, so
+	// the platform team decides what the function calls. They are the
+	// only addresses, beside the metric providers', that the function
+	// calls.
+	//
+	// Default: none. A hook naming a webhook not listed is refused.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	Webhooks []Webhook `json:"webhooks,omitempty"`
+}
+
+// WebhookFormat is the body a webhook receives.
+// +kubebuilder:validation:Enum=generic;slack;msteams;discord
+type WebhookFormat string
+
+// Webhook formats.
+const (
+	// WebhookGeneric is Flagger's JSON payload (name, namespace, phase,
+	// metadata) with the revision, step, canaryWeight, reason, message
+	// and timestamp added: what Flagger's loadtester and a gate service
+	// read.
+	WebhookGeneric WebhookFormat = "generic"
+	// WebhookSlack is a Slack incoming webhook's message.
+	WebhookSlack WebhookFormat = "slack"
+	// WebhookMSTeams is a Microsoft Teams workflow webhook's message (an
+	// Adaptive Card).
+	WebhookMSTeams WebhookFormat = "msteams"
+	// WebhookDiscord is a Discord webhook's message.
+	WebhookDiscord WebhookFormat = "discord"
+)
+
+// Webhook is an address that hooks call: exactly one of url and urlFrom.
+// +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.urlFrom)",message="a webhook has exactly one of url and urlFrom"
+type Webhook struct {
+	// Name of the webhook, as hooks name it: a DNS-1123 label.
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// URL is the address called, http or https, such as
+	// http://flagger-loadtester.test/. It holds no credentials: a URL
+	// that is itself a secret (a Slack, Teams or Discord webhook's) goes
+	// in urlFrom.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	URL string `json:"url,omitempty"`
+
+	// URLFrom reads the address from the pipeline step's credentials: a
+	// chat service's incoming webhook URL is its credential. The function
+	// never writes it into a status, an event or a log.
+	// +optional
+	URLFrom *WebhookURLSource `json:"urlFrom,omitempty"`
+
+	// Timeout bounds each call, at most 10s. Default: 5s.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Timeout string `json:"timeout,omitempty"`
+
+	// Format is the body the webhook receives: generic (default), or the
+	// one-line message of a slack, msteams or discord incoming webhook.
+	// +optional
+	Format WebhookFormat `json:"format,omitempty"`
+}
+
+// WebhookURLSource names a key of the pipeline step's credentials.
+type WebhookURLSource struct {
+	// Credentials names the pipeline step's credentials (Crossplane hands
+	// them to the function).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Credentials string `json:"credentials"`
+
+	// Key is the key of the credentials that holds the URL.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
 }
 
 // MetricProvider is a place where metrics are queried: exactly one of
