@@ -55,6 +55,8 @@ type Policy struct {
 	RouteVersions map[string]v1beta1.RouteVersion
 	// MetricProviders are where metrics are queried, by name.
 	MetricProviders map[string]MetricProvider
+	// Webhooks are what hooks call, by name.
+	Webhooks map[string]Webhook
 }
 
 // A MetricProvider is where metrics are queried (Prometheus's HTTP API,
@@ -86,6 +88,8 @@ var inputLimits = bounds.Limits{
 	"metricProviders[*].prometheus.address": 2048, "metricProviders[*].prometheus.timeout": 32, "metricProviders[*].prometheus.credentials": 253,
 	"metricProviders[*].datadog.site": 253, "metricProviders[*].datadog.credentials": 253,
 	"metricProviders[*].web.url": promql.MaxURLLength, "metricProviders[*].web.jsonPath": promql.MaxJSONPathLength, "metricProviders[*].web.credentials": 253,
+	"webhooks": 16, "webhooks[*].name": 63, "webhooks[*].url": 2048, "webhooks[*].timeout": 32, "webhooks[*].format": 16,
+	"webhooks[*].urlFrom.credentials": 253, "webhooks[*].urlFrom.key": 253,
 }
 
 // Parse decodes the Input from the function request, strictly (an unknown
@@ -237,6 +241,9 @@ func New(in *v1beta1.Input) (*Policy, error) {
 	var providerErrs field.ErrorList
 	p.MetricProviders, providerErrs = metricProviders(field.NewPath("metricProviders"), in.MetricProviders)
 	errs = append(errs, providerErrs...)
+	var webhookErrs field.ErrorList
+	p.Webhooks, webhookErrs = webhooks(field.NewPath("webhooks"), in.Webhooks)
+	errs = append(errs, webhookErrs...)
 
 	if len(errs) > 0 {
 		return nil, fielderr.Summarize(errs)
