@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,5 +172,37 @@ func TestWebhookResolve(t *testing.T) {
 				t.Errorf("%s\nResolve(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestParseContract: the contract's Input, as a Composition writes it (the
+// JSON field names, the sizes package bounds checks before decoding),
+// parses into its providers and webhooks; an oversized new field is
+// refused by its size, naming it.
+func TestParseContract(t *testing.T) {
+	contract := map[string]any{
+		"apiVersion": "canaryroute.fn.crossplane.io/v1beta1", "kind": "Input",
+		"webhooks": []any{
+			map[string]any{"name": "loadtester", "url": "http://flagger-loadtester.test/", "timeout": "5s"},
+			map[string]any{"name": "team-chat", "urlFrom": map[string]any{"credentials": "chat", "key": "url"}, "format": "slack"},
+		},
+		"metricProviders": []any{
+			map[string]any{"name": "datadog", "datadog": map[string]any{"site": "datadoghq.eu", "credentials": "datadog"}},
+			map[string]any{"name": "status-api", "web": map[string]any{
+				"url": "http://slo.monitoring/api/v1/ratio?service={{service}}&window={{interval}}", "jsonPath": "{.data.ratio}", "credentials": "slo",
+			}},
+		},
+	}
+	p, err := Parse(contract)
+	if err != nil {
+		t.Fatalf("Parse(the contract's Input): %v", err)
+	}
+	if got := []string{string(p.MetricProviders["datadog"].Kind), p.MetricProviders["datadog"].Address, string(p.MetricProviders["status-api"].Kind), string(p.Webhooks["team-chat"].Format), p.Webhooks["team-chat"].URLFrom.Key}; !cmp.Equal(got, []string{"datadog", "https://api.datadoghq.eu", "web", "slack", "url"}) {
+		t.Errorf("Parse(the contract's Input) read %q", got)
+	}
+
+	long := map[string]any{"webhooks": []any{map[string]any{"name": "w", "url": "http://w/" + strings.Repeat("x", 2048)}}}
+	if _, err := Parse(long); err == nil || !strings.Contains(err.Error(), "webhooks[0].url") {
+		t.Errorf("Parse(a webhook's URL of 2,057 characters) = %v, want an error naming webhooks[0].url", err)
 	}
 }

@@ -59,14 +59,13 @@ type Querier interface {
 }
 
 // Client queries a provider: for Prometheus, GET <address>/api/v1/query
-// with the query and the time (an instant query); for Datadog, its
-// metrics query API over the window; for a web provider, GET of its URL.
-// It sends the provider's auth, never
-// following a redirect (credentials must not leave the platform's
-// endpoint), reading at most MaxAnswer bytes, within the provider's timeout
-// and the context's deadline. Its zero value is ready; it keeps connections
-// alive across runs, one pool per CA bundle. It must not be copied once
-// used.
+// with the query and the time (an instant query); for Datadog, its metrics
+// query API over the window; for a web provider, a GET of its URL. It
+// sends the provider's auth, never following a redirect (credentials must
+// not leave the platform's endpoint), reading at most MaxAnswer bytes,
+// within the provider's timeout and the context's deadline. Its zero value
+// is ready; it keeps connections alive across runs, one pool per CA
+// bundle. It must not be copied once used.
 type Client struct {
 	// HTTP, when not nil, makes the requests instead of the Client's own:
 	// its redirects are never followed either, and a provider's CA is then
