@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
@@ -161,6 +162,37 @@ func TestLine(t *testing.T) {
 		}
 		if !strings.HasSuffix(got, "…); step 1, canary 50%, primary 50%") {
 			t.Errorf("Line(...) = ...%q: the message cut, the weights kept", got[len(got)-60:])
+		}
+	})
+}
+
+// FuzzBody: whatever a payload holds, each format's body is JSON, its chat
+// line one line of at most 2,000 characters, and Slack's text holds no
+// control character of Slack's (<, >).
+func FuzzBody(f *testing.F) {
+	f.Add("podinfo", "test", "v2", "StepAdvanced", "step 2 of 3 at 50%", int32(1), int32(5000))
+	f.Add("r", "n", "<!channel>", "\u2028", "a\nb\r\x00\xff", int32(-1), int32(-7))
+	f.Fuzz(func(t *testing.T, name, namespace, revision, reason, message string, step, hundredths int32) {
+		p := Payload{
+			Name: fielderr.Truncate(name, 253, fielderr.Characters, nil), Namespace: fielderr.Truncate(namespace, 63, fielderr.Characters, nil),
+			Revision: fielderr.Truncate(revision, 253, fielderr.Characters, nil), Reason: fielderr.Truncate(reason, 64, fielderr.Characters, nil),
+			Message: message, Phase: "Progressing", Step: step, CanaryWeight: percent.Hundredths(hundredths).Clamp(),
+		}
+		line := Line(p)
+		if strings.ContainsAny(line, "\n\r\u2028\u2029") || utf8.RuneCountInString(line) > 2000 {
+			t.Errorf("Line(...) = %q: not one line of at most 2,000 characters", line)
+		}
+		for _, format := range Formats {
+			b, err := Body(format, p)
+			if err != nil || !json.Valid(b) {
+				t.Fatalf("Body(%s, ...) = %s, %v: not JSON", format, b, err)
+			}
+			if format == FormatSlack {
+				var m slackMessage
+				if err := json.Unmarshal(b, &m); err != nil || strings.ContainsAny(m.Text, "<>") {
+					t.Errorf("Body(slack, ...) = %s: Slack's text holds < or >", b)
+				}
+			}
 		}
 	})
 }
