@@ -158,6 +158,11 @@ func TestMetricProviders(t *testing.T) {
 			in:     []v1beta1.MetricProvider{{Name: "w", Web: &v1beta1.WebProvider{URL: "http://w/", JSONPath: "ratio: {.data.ratio}"}}},
 			want:   want{errs: []xrtest.FieldErr{xrtest.Invalid("metricProviders[0].web.jsonPath", "one {...} expression")}},
 		},
+		"WebJSONPathRecursive": {
+			reason: "A recursive descent walks every value of a 1 MiB answer at ten times its decoding's cost: refused up front.",
+			in:     []v1beta1.MetricProvider{{Name: "w", Web: &v1beta1.WebProvider{URL: "http://w/", JSONPath: "{..ratio}"}}},
+			want:   want{errs: []xrtest.FieldErr{xrtest.Invalid("metricProviders[0].web.jsonPath", "recursive descent")}},
+		},
 		"WebBadCredentialsName": {
 			reason: "Credentials are named as Crossplane names them.",
 			in:     []v1beta1.MetricProvider{{Name: "w", Web: &v1beta1.WebProvider{URL: "http://w/", JSONPath: "{.v}", Credentials: "Not_A_Name"}}},

@@ -373,6 +373,11 @@ func TestParseJSONPath(t *testing.T) {
 		"Two":       {reason: "Two expressions are two values.", text: "{.a}{.b}", want: "one {...} expression"},
 		"Range":     {reason: "A range is no one value.", text: "{range .items[*]}{.v}{end}", want: "one {...} expression"},
 		"NoBraces":  {reason: "Without braces, kubectl's JSONPath is text.", text: ".data.ratio", want: "one {...} expression"},
+		"Recursive": {reason: "A recursive descent copies every value it walks: refused.", text: "{..ratio}", want: "recursive descent"},
+		"RecursiveInFilter": {
+			reason: "Nor in a filter's operand.", text: "{.items[?(@..v==1.0)].v}", want: "recursive descent",
+		},
+		"Union":     {reason: "A union selects several values, which the answer refuses, not the policy.", text: "{.data['ratio','window']}"},
 		"Unclosed":  {reason: "A JSONPath that does not parse.", text: "{.data[", want: "is not kubectl's JSONPath"},
 		"Emptiness": {reason: "Nothing.", text: "", want: "one {...} expression"},
 	}
@@ -499,7 +504,7 @@ func FuzzWebAnswer(f *testing.F) {
 	for _, seed := range []string{sloAnswer, `{"v":1}`, `{"v":"1"}`, `{"v":[1]}`, `{"v":null}`, `[]`, ``, `{"v":"0x1p-2"}`, `{"v":1e400}`} {
 		f.Add([]byte(seed), "{.v}")
 	}
-	f.Add([]byte(sloAnswer), "{..v}")
+	f.Add([]byte(sloAnswer), "{.data.series[*].v}")
 	f.Add([]byte(sloAnswer), "{.data.series[-1:].v}")
 	f.Fuzz(func(t *testing.T, body []byte, jsonPath string) {
 		if _, err := ParseJSONPath(jsonPath); err != nil {
