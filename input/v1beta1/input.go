@@ -215,17 +215,160 @@ type Input struct {
 	// +listType=map
 	// +listMapKey=name
 	MetricProviders []MetricProvider `json:"metricProviders,omitempty"`
+
+	// Webhooks are the addresses that the hooks of CanaryRoutes
+	// (traffic.hooks) call: a hook names a webhook, never an address, so
+	// the platform team decides what the function calls. They are the
+	// only addresses, beside the metric providers', that the function
+	// calls.
+	//
+	// Default: none. A hook naming a webhook not listed is refused.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	Webhooks []Webhook `json:"webhooks,omitempty"`
 }
 
-// MetricProvider is a place where metrics are queried.
+// WebhookFormat is the body a webhook receives.
+// +kubebuilder:validation:Enum=generic;slack;msteams;discord
+type WebhookFormat string
+
+// Webhook formats.
+const (
+	// WebhookGeneric is Flagger's JSON payload (name, namespace, phase,
+	// metadata) with the revision, step, canaryWeight, reason, message
+	// and timestamp added: what Flagger's loadtester and a gate service
+	// read.
+	WebhookGeneric WebhookFormat = "generic"
+	// WebhookSlack is a Slack incoming webhook's message.
+	WebhookSlack WebhookFormat = "slack"
+	// WebhookMSTeams is a Microsoft Teams workflow webhook's message (an
+	// Adaptive Card).
+	WebhookMSTeams WebhookFormat = "msteams"
+	// WebhookDiscord is a Discord webhook's message.
+	WebhookDiscord WebhookFormat = "discord"
+)
+
+// Webhook is an address that hooks call: exactly one of url and urlFrom.
+// +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.urlFrom)",message="a webhook has exactly one of url and urlFrom"
+type Webhook struct {
+	// Name of the webhook, as hooks name it: a DNS-1123 label.
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// URL is the address called, http or https, such as
+	// http://flagger-loadtester.test/. It holds no credentials: a URL
+	// that is itself a secret (a Slack, Teams or Discord webhook's) goes
+	// in urlFrom.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	URL string `json:"url,omitempty"`
+
+	// URLFrom reads the address from the pipeline step's credentials: a
+	// chat service's incoming webhook URL is its credential. The function
+	// never writes it into a status, an event or a log.
+	// +optional
+	URLFrom *WebhookURLSource `json:"urlFrom,omitempty"`
+
+	// Timeout bounds each call, at most 10s. Default: 5s.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Timeout string `json:"timeout,omitempty"`
+
+	// Format is the body the webhook receives: generic (default), or the
+	// one-line message of a slack, msteams or discord incoming webhook.
+	// +optional
+	Format WebhookFormat `json:"format,omitempty"`
+}
+
+// WebhookURLSource names a key of the pipeline step's credentials.
+type WebhookURLSource struct {
+	// Credentials names the pipeline step's credentials (Crossplane hands
+	// them to the function).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Credentials string `json:"credentials"`
+
+	// Key is the key of the credentials that holds the URL.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// MetricProvider is a place where metrics are queried: exactly one of
+// prometheus, datadog and web.
+// +kubebuilder:validation:XValidation:rule="[has(self.prometheus), has(self.datadog), has(self.web)].filter(x, x).size() == 1",message="a provider is exactly one of prometheus, datadog and web"
 type MetricProvider struct {
 	// Name of the provider, as metrics name it: a DNS-1123 label.
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
 
 	// Prometheus queries Prometheus's HTTP API (or one that speaks it:
-	// Thanos, Mimir, VictoriaMetrics, Cortex).
+	// Thanos, Mimir, VictoriaMetrics, Cortex). A metric's query is PromQL.
+	// +optional
 	Prometheus *PrometheusProvider `json:"prometheus,omitempty"`
+
+	// Datadog queries Datadog's metrics query API (GET
+	// https://api.<site>/api/v1/query) over the metric's interval; the
+	// value is the last point of the one series the query gives. A
+	// metric's query is Datadog's, such as
+	// sum:trace.http.request.errors{service:{{service}}}.as_count().
+	// +optional
+	Datadog *DatadogProvider `json:"datadog,omitempty"`
+
+	// Web queries an HTTP endpoint that answers JSON: a GET of its URL,
+	// its placeholders filled, and a jsonPath that selects one number. A
+	// metric's query fills the URL's {{query}}.
+	// +optional
+	Web *WebProvider `json:"web,omitempty"`
+}
+
+// DatadogProvider is a Datadog site's metrics query API.
+type DatadogProvider struct {
+	// Site is the Datadog site, such as datadoghq.eu or us5.datadoghq.com:
+	// queries go to https://api.<site>. Default: datadoghq.com.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Site string `json:"site,omitempty"`
+
+	// Credentials names the pipeline step's credentials (Crossplane hands
+	// them to the function): a Secret with the keys apiKey and appKey,
+	// sent as the DD-API-KEY and DD-APPLICATION-KEY headers.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Credentials string `json:"credentials"`
+}
+
+// WebProvider is an HTTP endpoint that answers JSON.
+type WebProvider struct {
+	// URL is the endpoint, http or https, such as
+	// http://slo.monitoring/api/v1/ratio?service={{service}}&window={{interval}}.
+	// {{namespace}}, {{route}}, {{service}}, {{revision}}, {{interval}}
+	// and {{query}} (the metric's query, its placeholders expanded) are
+	// filled for the side measured, each escaped for where it stands: a
+	// path segment or a query value. No placeholder may stand in the
+	// scheme or the host, and the URL holds no credentials and no
+	// fragment. At most 2048 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	URL string `json:"url"`
+
+	// JSONPath selects the one number of the answer, in kubectl's syntax,
+	// such as {.data.ratio}: a JSON number, or a string that holds one.
+	// Anything else (nothing, several values, a list, an object) is no
+	// data. At most 1024 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	JSONPath string `json:"jsonPath"`
+
+	// Credentials names the pipeline step's credentials that authenticate
+	// the queries, as a Prometheus provider's: the key token (a bearer
+	// token), or username and password (basic auth), and optionally
+	// ca.crt. Default: none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Credentials string `json:"credentials,omitempty"`
 }
 
 // PrometheusProvider is a Prometheus HTTP API endpoint.

@@ -6,7 +6,6 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
-	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -24,7 +23,10 @@ func compileMetrics(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compi
 		if _, ok := pol.MetricProviders[m.Provider]; !ok {
 			errs = append(errs, field.NotFound(p.Child("provider"), fielderr.Cut(m.Provider, fielderr.MaxValue)))
 		}
-		if err := promql.CheckOnce(m.Query); err != nil {
+		// The provider's kind checks its query: PromQL once per text
+		// (promql.CheckOnce) for Prometheus and a provider not listed,
+		// placeholders and length for the others.
+		if err := pol.MetricProviders[m.Provider].Check(m.Query); err != nil {
 			errs = append(errs, field.Invalid(p.Child("query"), fielderr.Cut(m.Query, fielderr.MaxValue), err.Error()))
 		}
 		prg, err := compiler.CompileMetric(m.SuccessWhen)

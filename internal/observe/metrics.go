@@ -63,15 +63,18 @@ func Metrics(ctx context.Context, in MetricsIn) map[string]xr.Measurement {
 			out[m.Name] = noData(in.Step, now, why)
 			continue
 		}
+		// The provider's kind expands the query (and a web provider's
+		// URL) for the side, and takes the metric's interval as its
+		// window where it has one (Datadog).
 		s := sent{metric: m, canary: len(reqs), baseline: -1}
 		canary := in.Canary
 		canary.Interval = m.Interval
-		reqs = append(reqs, promql.Request{Provider: p, Query: promql.Expand(m.Query, canary)})
+		reqs = append(reqs, p.Request(m.Query, canary))
 		if m.CompareToPrimary {
 			primary := in.Primary
 			primary.Interval = m.Interval
 			s.baseline = len(reqs)
-			reqs = append(reqs, promql.Request{Provider: p, Query: promql.Expand(m.Query, primary)})
+			reqs = append(reqs, p.Request(m.Query, primary))
 		}
 		pending = append(pending, s)
 	}
@@ -102,7 +105,7 @@ func (in MetricsIn) provider(name string) (promql.Provider, string) {
 	if err != nil {
 		return p, "provider " + pp.Name + ": " + fielderr.Cut(err.Error(), fielderr.MaxValue)
 	}
-	if p.Auth, err = promql.AuthFrom(data); err != nil {
+	if p.Auth, err = p.AuthFrom(data); err != nil {
 		return p, "provider " + pp.Name + ": credentials " + fielderr.Quote(pp.Credentials) + ": " + fielderr.Cut(err.Error(), fielderr.MaxValue)
 	}
 	return p, ""

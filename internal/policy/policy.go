@@ -55,11 +55,14 @@ type Policy struct {
 	RouteVersions map[string]v1beta1.RouteVersion
 	// MetricProviders are where metrics are queried, by name.
 	MetricProviders map[string]MetricProvider
+	// Webhooks are what hooks call, by name.
+	Webhooks map[string]Webhook
 }
 
-// A MetricProvider is a Prometheus HTTP API endpoint where metrics are
-// queried: the query client's provider (its name, address and timeout),
-// whose Auth a run sets from the pipeline step's credentials it names.
+// A MetricProvider is where metrics are queried (Prometheus's HTTP API,
+// Datadog's, a web endpoint): the query client's provider (its name, kind,
+// address and timeout), whose Auth a run sets from the pipeline step's
+// credentials it names.
 type MetricProvider struct {
 	promql.Provider
 	// Credentials names the pipeline step's credentials; "" for none.
@@ -79,7 +82,15 @@ var DefaultAnalysisKind = schema.GroupVersionKind{Group: "batch", Version: "v1",
 
 // inputLimits are the Input's sizes where they are not package bounds'
 // defaults (64 items, 4096 characters).
-var inputLimits = bounds.Limits{"defaultParentRefs": 32, "allowedAnalysisKinds": 16, "allowedWorkloadKinds": 16, "metricProviders": 8, "metricProviders[*].prometheus.address": 2048, "metricProviders[*].prometheus.timeout": 32, "metricProviders[*].prometheus.credentials": 253, "metricProviders[*].name": 63}
+var inputLimits = bounds.Limits{
+	"defaultParentRefs": 32, "allowedAnalysisKinds": 16, "allowedWorkloadKinds": 16,
+	"metricProviders": 8, "metricProviders[*].name": 63,
+	"metricProviders[*].prometheus.address": 2048, "metricProviders[*].prometheus.timeout": 32, "metricProviders[*].prometheus.credentials": 253,
+	"metricProviders[*].datadog.site": 253, "metricProviders[*].datadog.credentials": 253,
+	"metricProviders[*].web.url": promql.MaxURLLength, "metricProviders[*].web.jsonPath": promql.MaxJSONPathLength, "metricProviders[*].web.credentials": 253,
+	"webhooks": 16, "webhooks[*].name": 63, "webhooks[*].url": 2048, "webhooks[*].timeout": 32, "webhooks[*].format": 16,
+	"webhooks[*].urlFrom.credentials": 253, "webhooks[*].urlFrom.key": 253,
+}
 
 // Parse decodes the Input from the function request, strictly (an unknown
 // field is an error naming it, so a typo never silently keeps a default),
@@ -230,6 +241,9 @@ func New(in *v1beta1.Input) (*Policy, error) {
 	var providerErrs field.ErrorList
 	p.MetricProviders, providerErrs = metricProviders(field.NewPath("metricProviders"), in.MetricProviders)
 	errs = append(errs, providerErrs...)
+	var webhookErrs field.ErrorList
+	p.Webhooks, webhookErrs = webhooks(field.NewPath("webhooks"), in.Webhooks)
+	errs = append(errs, webhookErrs...)
 
 	if len(errs) > 0 {
 		return nil, fielderr.Summarize(errs)
@@ -237,9 +251,10 @@ func New(in *v1beta1.Input) (*Policy, error) {
 	return p, nil
 }
 
-// metricProviders reads the metric providers: each a Prometheus endpoint
-// of an http or https URL without credentials of its own (they come from
-// the pipeline step's credentials), a timeout of at most 5s.
+// metricProviders reads the metric providers: each exactly one of a
+// Prometheus endpoint, a Datadog site and a web endpoint, with
+// credentials of the pipeline step's (never of the Input, which anyone
+// who reads the Composition reads).
 func metricProviders(path *field.Path, in []v1beta1.MetricProvider) (map[string]MetricProvider, field.ErrorList) {
 	var errs field.ErrorList
 	out := make(map[string]MetricProvider, len(in))
@@ -251,44 +266,135 @@ func metricProviders(path *field.Path, in []v1beta1.MetricProvider) (map[string]
 		if _, dup := out[mp.Name]; dup {
 			errs = append(errs, field.Duplicate(p.Child("name"), mp.Name))
 		}
-		if mp.Prometheus == nil {
-			errs = append(errs, field.Required(p.Child("prometheus"), "a provider says where its queries go: prometheus is the one kind of provider"))
-			continue
+		var given []string
+		for _, k := range []struct {
+			name string
+			set  bool
+		}{{"prometheus", mp.Prometheus != nil}, {"datadog", mp.Datadog != nil}, {"web", mp.Web != nil}} {
+			if k.set {
+				given = append(given, k.name)
+			}
 		}
-		pp := p.Child("prometheus")
-		provider := MetricProvider{Provider: promql.Provider{Name: mp.Name, Address: mp.Prometheus.Address, Timeout: promql.DefaultTimeout}, Credentials: mp.Prometheus.Credentials}
-		u, err := url.Parse(mp.Prometheus.Address)
+		var provider MetricProvider
+		var kindErrs field.ErrorList
 		switch {
-		case err != nil:
-			errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(mp.Prometheus.Address, fielderr.MaxValue), "must be a URL: "+fielderr.Cut(err.Error(), fielderr.MaxValue)))
-		case u.Scheme != "http" && u.Scheme != "https":
-			errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(mp.Prometheus.Address, fielderr.MaxValue), "must be an http or https URL"))
-		case u.Host == "":
-			errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(mp.Prometheus.Address, fielderr.MaxValue), "must name a host"))
-		case u.User != nil:
-			errs = append(errs, field.Forbidden(pp.Child("address"), "must not hold credentials: name the pipeline step's credentials in credentials instead"))
-		case u.RawQuery != "" || u.Fragment != "":
-			errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(mp.Prometheus.Address, fielderr.MaxValue), "must have no query or fragment: the function appends /api/v1/query"))
+		case len(given) == 0:
+			errs = append(errs, field.Required(p, "a provider says where its queries go: one of prometheus, datadog and web"))
+			continue
+		case len(given) > 1:
+			// The second names the field to remove.
+			errs = append(errs, field.Forbidden(p.Child(given[1]), "a provider is exactly one of prometheus, datadog and web: this one also has "+given[0]))
+			continue
+		case mp.Prometheus != nil:
+			provider, kindErrs = prometheusProvider(p.Child("prometheus"), mp.Name, mp.Prometheus)
+		case mp.Datadog != nil:
+			provider, kindErrs = datadogProvider(p.Child("datadog"), mp.Name, mp.Datadog)
+		default:
+			provider, kindErrs = webProvider(p.Child("web"), mp.Name, mp.Web)
 		}
-		if t := mp.Prometheus.Timeout; t != "" {
-			d, err := time.ParseDuration(t)
-			switch {
-			case err != nil:
-				errs = append(errs, field.Invalid(pp.Child("timeout"), t, "must be a duration such as 2s"))
-			case d <= 0 || d > promql.MaxTimeout:
-				errs = append(errs, field.Invalid(pp.Child("timeout"), t, "must be above 0 and at most "+promql.MaxTimeout.String()))
-			default:
-				provider.Timeout = d
-			}
-		}
-		if c := mp.Prometheus.Credentials; c != "" {
-			for _, msg := range validation.IsDNS1123Subdomain(c) {
-				errs = append(errs, field.Invalid(pp.Child("credentials"), c, msg))
-			}
-		}
+		errs = append(errs, kindErrs...)
 		out[mp.Name] = provider
 	}
 	return out, errs
+}
+
+// prometheusProvider reads a Prometheus endpoint: an http or https URL
+// without credentials, a query or a fragment of its own, a timeout of at
+// most 5s.
+func prometheusProvider(pp *field.Path, name string, in *v1beta1.PrometheusProvider) (MetricProvider, field.ErrorList) {
+	var errs field.ErrorList
+	provider := MetricProvider{Provider: promql.Provider{Name: name, Kind: promql.KindPrometheus, Address: in.Address, Timeout: promql.DefaultTimeout}, Credentials: in.Credentials}
+	u, err := url.Parse(in.Address)
+	switch {
+	case err != nil:
+		errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(in.Address, fielderr.MaxValue), "must be a URL: "+fielderr.Cut(err.Error(), fielderr.MaxValue)))
+	case u.Scheme != "http" && u.Scheme != "https":
+		errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(in.Address, fielderr.MaxValue), "must be an http or https URL"))
+	case u.Host == "":
+		errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(in.Address, fielderr.MaxValue), "must name a host"))
+	case u.User != nil:
+		errs = append(errs, field.Forbidden(pp.Child("address"), "must not hold credentials: name the pipeline step's credentials in credentials instead"))
+	case u.RawQuery != "" || u.Fragment != "":
+		errs = append(errs, field.Invalid(pp.Child("address"), fielderr.Cut(in.Address, fielderr.MaxValue), "must have no query or fragment: the function appends /api/v1/query"))
+	}
+	if t := in.Timeout; t != "" {
+		d, err := time.ParseDuration(t)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(pp.Child("timeout"), t, "must be a duration such as 2s"))
+		case d <= 0 || d > promql.MaxTimeout:
+			errs = append(errs, field.Invalid(pp.Child("timeout"), t, "must be above 0 and at most "+promql.MaxTimeout.String()))
+		default:
+			provider.Timeout = d
+		}
+	}
+	errs = append(errs, credentials(pp.Child("credentials"), in.Credentials)...)
+	return provider, errs
+}
+
+// DefaultDatadogSite is the Datadog site queried when the Input names none.
+const DefaultDatadogSite = "datadoghq.com"
+
+// datadogProvider reads a Datadog site: a DNS name (queries go to
+// https://api.<site>), and the credentials that hold its keys, which every
+// query needs. A Datadog query crosses the internet to a SaaS: it may take
+// MaxTimeout.
+func datadogProvider(pp *field.Path, name string, in *v1beta1.DatadogProvider) (MetricProvider, field.ErrorList) {
+	var errs field.ErrorList
+	site := strings.TrimSuffix(strings.ToLower(in.Site), ".")
+	if site == "" {
+		site = DefaultDatadogSite
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(site) {
+		errs = append(errs, field.Invalid(pp.Child("site"), fielderr.Cut(in.Site, fielderr.MaxValue), msg))
+	}
+	if in.Credentials == "" {
+		errs = append(errs, field.Required(pp.Child("credentials"), "Datadog's API needs the keys apiKey and appKey: name the pipeline step's credentials that hold them"))
+	}
+	errs = append(errs, credentials(pp.Child("credentials"), in.Credentials)...)
+	return MetricProvider{
+		Provider:    promql.Provider{Name: name, Kind: promql.KindDatadog, Address: promql.DatadogAddress(site), Timeout: promql.MaxTimeout},
+		Credentials: in.Credentials,
+	}, errs
+}
+
+// webProvider reads a web endpoint: a URL whose placeholders stand in its
+// path or query only (promql.CheckURL), and a jsonPath in kubectl's
+// syntax that selects one value.
+func webProvider(pp *field.Path, name string, in *v1beta1.WebProvider) (MetricProvider, field.ErrorList) {
+	var errs field.ErrorList
+	if in.URL == "" {
+		errs = append(errs, field.Required(pp.Child("url"), "the endpoint queried"))
+	} else if err := promql.CheckURL(in.URL); err != nil {
+		errs = append(errs, field.Invalid(pp.Child("url"), fielderr.Cut(in.URL, fielderr.MaxValue), "must be an http or https URL with placeholders in its path or query only: "+err.Error()))
+	}
+	switch {
+	case in.JSONPath == "":
+		errs = append(errs, field.Required(pp.Child("jsonPath"), "the answer's number, such as {.data.ratio}"))
+	case len(in.JSONPath) > promql.MaxJSONPathLength:
+		errs = append(errs, field.TooLong(pp.Child("jsonPath"), "", promql.MaxJSONPathLength))
+	default:
+		if _, err := promql.ParseJSONPath(in.JSONPath); err != nil {
+			errs = append(errs, field.Invalid(pp.Child("jsonPath"), fielderr.Cut(in.JSONPath, fielderr.MaxValue), err.Error()))
+		}
+	}
+	errs = append(errs, credentials(pp.Child("credentials"), in.Credentials)...)
+	return MetricProvider{
+		Provider:    promql.Provider{Name: name, Kind: promql.KindWeb, Address: in.URL, JSONPath: in.JSONPath, Timeout: promql.DefaultTimeout},
+		Credentials: in.Credentials,
+	}, errs
+}
+
+// credentials checks the name of the pipeline step's credentials, when
+// given: a DNS-1123 subdomain, as Crossplane names them.
+func credentials(path *field.Path, name string) field.ErrorList {
+	var errs field.ErrorList
+	if name != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(name) {
+			errs = append(errs, field.Invalid(path, name, msg))
+		}
+	}
+	return errs
 }
 
 // objectKinds reads a list of apiVersion/kind pairs, or the default when

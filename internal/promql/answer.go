@@ -55,7 +55,7 @@ type sampleJSON struct {
 func answer(body []byte, secrets redact.Secrets) (float64, string, string) {
 	var a answerJSON
 	if err := json.Unmarshal(body, &a); err != nil {
-		return 0, fmt.Sprintf(whyFmtInvalid, invalid(err, body, secrets)), OutcomeError
+		return 0, fmt.Sprintf(whyFmtInvalid, invalid(prometheusJSON, err, body, secrets)), OutcomeError
 	}
 	switch a.Status {
 	case "success":
@@ -99,7 +99,7 @@ func vector(result json.RawMessage, secrets redact.Secrets) (float64, string, st
 			err = d.Decode(&struct{}{})
 		}
 		if err != nil {
-			return 0, fmt.Sprintf(whyFmtInvalid, invalid(err, nil, secrets)), OutcomeError
+			return 0, fmt.Sprintf(whyFmtInvalid, invalid(prometheusJSON, err, nil, secrets)), OutcomeError
 		}
 		n++
 	}
@@ -145,12 +145,20 @@ func sample(pair []json.RawMessage, secrets redact.Secrets) (float64, string, st
 // answer dense with them decoded in every order) would cost a run 100 ms.
 const quotedHead = 16 * fielderr.MaxValue
 
-// invalid says why an answer is not Prometheus's JSON, quoting the start of
-// the body when there is one (an HTML page of a proxy says most). Only its
-// head is read to quote it, made safe as a text cut short (a credential may
-// run past the head's end).
-func invalid(err error, body []byte, secrets redact.Secrets) string {
-	msg := "not Prometheus's JSON: " + secrets.Cut(err.Error())
+// What each kind's answer is, as invalid names it.
+const (
+	prometheusJSON = "Prometheus's JSON"
+	datadogJSON    = "Datadog's JSON"
+	webJSON        = "JSON"
+)
+
+// invalid says why an answer is not what the provider's kind answers
+// (what: Prometheus's JSON, Datadog's), quoting the start of the body when
+// there is one (an HTML page of a proxy says most). Only its head is read
+// to quote it, made safe as a text cut short (a credential may run past
+// the head's end).
+func invalid(what string, err error, body []byte, secrets redact.Secrets) string {
+	msg := "not " + what + ": " + secrets.Cut(err.Error())
 	if len(body) > quotedHead {
 		body = secrets.Truncated(body[:quotedHead])
 	}

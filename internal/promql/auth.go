@@ -18,6 +18,10 @@ const (
 	KeyUsername = "username"
 	KeyPassword = "password"
 	KeyCA       = "ca.crt"
+	// KeyAPIKey and KeyAppKey are a Datadog provider's keys, sent as the
+	// DD-API-KEY and DD-APPLICATION-KEY headers.
+	KeyAPIKey = "apiKey"
+	KeyAppKey = "appKey"
 )
 
 const (
@@ -29,6 +33,8 @@ const (
 	errColonUsername    = "credentials' username holds a colon, which basic auth cannot carry"
 	errFmtNotHeaderSafe = "credentials' %s holds a control character, which an HTTP header cannot carry"
 	errNoCertificate    = "credentials' ca.crt holds no PEM certificate"
+	errFmtDatadogKeys   = "credentials hold unknown keys %s; a Datadog provider's hold apiKey and appKey"
+	errFmtDatadogNeeds  = "credentials hold no %s: a Datadog provider's hold apiKey and appKey"
 )
 
 // Auth is how queries authenticate: a bearer token, or basic auth; an
@@ -43,6 +49,10 @@ type Auth struct {
 	// CA, when not empty, holds the PEM certificates that an https
 	// provider's certificate must chain to, instead of the system's roots.
 	CA []byte
+	// APIKey and AppKey, when not empty, are a Datadog provider's keys,
+	// sent as the DD-API-KEY and DD-APPLICATION-KEY headers.
+	APIKey string
+	AppKey string
 }
 
 // Secrets are the credentials a query with this auth sends, in every form
@@ -52,12 +62,62 @@ type Auth struct {
 // SetBasicAuth encodes it; looked for unpadded and in the URL alphabet
 // too, redact.Base64). The username alone is no secret: redacting it
 // would leave every reason that names the user unreadable.
+//
+// Datadog's keys are sent as they are, each a header of its own.
 func (a Auth) Secrets() redact.Secrets {
-	if a.Username == "" {
-		return redact.New(a.BearerToken)
+	sent := []string{a.BearerToken, a.APIKey, a.AppKey}
+	if a.Username != "" {
+		basic := a.Username + ":" + a.Password
+		sent = append(append(sent, a.Password, basic), redact.Base64(basic)...)
 	}
-	basic := a.Username + ":" + a.Password
-	return redact.New(append([]string{a.BearerToken, a.Password, basic}, redact.Base64(basic)...)...)
+	return redact.New(sent...)
+}
+
+// AuthFrom reads credentials as the provider's kind takes them: a Datadog
+// provider's with DatadogAuthFrom, the others' with AuthFrom.
+func (p Provider) AuthFrom(data map[string][]byte) (Auth, error) {
+	if p.Kind == KindDatadog {
+		return DatadogAuthFrom(data)
+	}
+	return AuthFrom(data)
+}
+
+// DatadogAuthFrom reads a Datadog provider's credentials: "apiKey" and
+// "appKey", both, and nothing else (the API refuses a query without
+// either, and a typo such as api-key would otherwise send none). An
+// empty value or one an HTTP header cannot carry is an error, which names
+// keys, never values; one line end that ends a value is dropped.
+func DatadogAuthFrom(data map[string][]byte) (Auth, error) {
+	var unknown []string
+	for k := range data {
+		if k != KeyAPIKey && k != KeyAppKey {
+			unknown = append(unknown, fielderr.Quote(k))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return Auth{}, errors.Errorf(errFmtDatadogKeys, fielderr.List(unknown, ", "))
+	}
+	a := Auth{}
+	for _, k := range []string{KeyAPIKey, KeyAppKey} {
+		v, ok := data[k]
+		if !ok {
+			return Auth{}, errors.Errorf(errFmtDatadogNeeds, k)
+		}
+		text := chomp(v)
+		if text == "" {
+			return Auth{}, errors.Errorf(errFmtEmptyKey, k)
+		}
+		if err := headerSafe(k, text); err != nil {
+			return Auth{}, err
+		}
+		if k == KeyAPIKey {
+			a.APIKey = text
+		} else {
+			a.AppKey = text
+		}
+	}
+	return a, nil
 }
 
 // AuthFrom reads credentials as Crossplane hands them to a function (the

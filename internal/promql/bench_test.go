@@ -142,3 +142,54 @@ func BenchmarkCheckOnce(b *testing.B) {
 		_ = CheckOnce(query)
 	}
 }
+
+func BenchmarkWebAnswerWorst(b *testing.B) {
+	// The most a web provider's answer is decoded whole: maxWebValues
+	// values, objects of long strings up to nearly MaxAnswer bytes, and a
+	// jsonPath whose filter walks them all.
+	var s strings.Builder
+	s.WriteString(`{"items":[`)
+	// Each item is three values to jsonValues: its object, and the comma
+	// before each of its two fields' values but the first.
+	for i := 0; s.Len() < MaxAnswer-200 && 3*i < maxWebValues-8; i++ {
+		if i > 0 {
+			s.WriteByte(',')
+		}
+		fmt.Fprintf(&s, `{"n":"%s","v":%d}`, strings.Repeat("x", 40), i)
+	}
+	s.WriteString(`],"ratio":0.5}`)
+	body := []byte(s.String())
+	if n := jsonValues(body); n > maxWebValues {
+		b.Fatalf("the answer has %d values, more than the bound", n)
+	}
+	w := webAPI{jsonPath: `{.items[?(@.v==-1.0)].v}`}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, outcome := w.answer(body, redact.Secrets{}); outcome != OutcomeNoData {
+			b.Fatal(outcome)
+		}
+	}
+}
+
+func BenchmarkDatadogAnswerManySeries(b *testing.B) {
+	// An answer of nearly MaxAnswer bytes of series: what the decoder keeps
+	// stays one series.
+	var s strings.Builder
+	s.WriteString(`{"status":"ok","series":[`)
+	for i := 0; s.Len() < MaxAnswer-100; i++ {
+		if i > 0 {
+			s.WriteByte(',')
+		}
+		fmt.Fprintf(&s, `{"scope":"pod:web-%06d","pointlist":[[1700000000000.0,1],[1700000020000.0,null]]}`, i)
+	}
+	s.WriteString(`]}`)
+	body := []byte(s.String())
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, outcome := (datadogAPI{}).answer(body, redact.Secrets{}); outcome != OutcomeNoData {
+			b.Fatal(outcome)
+		}
+	}
+}

@@ -50,20 +50,22 @@ const (
 	prometheusErrorState = "error"
 )
 
-// A Querier answers queries; Client is Prometheus's, tests bring their own.
+// A Querier answers queries; Client asks the providers, tests bring their
+// own.
 type Querier interface {
 	// Query asks p for the number query gives at the instant at, within
 	// p's timeout and ctx.
 	Query(ctx context.Context, p Provider, query string, at time.Time) Result
 }
 
-// Client queries Prometheus's HTTP API: GET <address>/api/v1/query with the
-// query and the time (an instant query), with the provider's auth, never
-// following a redirect (credentials must not leave the platform's
-// endpoint), reading at most MaxAnswer bytes, within the provider's timeout
-// and the context's deadline. Its zero value is ready; it keeps connections
-// alive across runs, one pool per CA bundle. It must not be copied once
-// used.
+// Client queries a provider: for Prometheus, GET <address>/api/v1/query
+// with the query and the time (an instant query); for Datadog, its metrics
+// query API over the window; for a web provider, a GET of its URL. It
+// sends the provider's auth, never following a redirect (credentials must
+// not leave the platform's endpoint), reading at most MaxAnswer bytes,
+// within the provider's timeout and the context's deadline. Its zero value
+// is ready; it keeps connections alive across runs, one pool per CA
+// bundle. It must not be copied once used.
 type Client struct {
 	// HTTP, when not nil, makes the requests instead of the Client's own:
 	// its redirects are never followed either, and a provider's CA is then
@@ -102,10 +104,16 @@ func (c *Client) Query(ctx context.Context, p Provider, query string, at time.Ti
 
 // query asks p for the number: the number, or why there is none, and the
 // outcome. What it quotes of the answer goes through secrets, the
-// credentials it sends.
+// credentials it sends. The provider's kind says where the query goes, how
+// it authenticates and how its answer reads; the bounds are the same for
+// every kind.
 func (c *Client) query(ctx context.Context, p Provider, query string, at time.Time, secrets redact.Secrets) (float64, string, string) {
-	u, err := endpoint(p.Address, query, at)
-	if err != nil {
+	kind := p.api()
+	u, err := kind.endpoint(p, query, at)
+	switch {
+	case errors.Is(err, errNoInstant):
+		return 0, whyNoInstant, OutcomeError
+	case err != nil:
 		return 0, fmt.Sprintf(whyFmtAddress, err), OutcomeError
 	}
 	hc, err := c.client(p.Auth.CA)
@@ -117,15 +125,10 @@ func (c *Client) query(ctx context.Context, p Provider, query string, at time.Ti
 	defer cancel()
 	req, err := http.NewRequestWithContext(qctx, http.MethodGet, u, http.NoBody)
 	if err != nil {
-		return 0, fmt.Sprintf(whyFmtAddress, fielderr.Cut(err.Error(), fielderr.MaxValue)), OutcomeError
+		return 0, fmt.Sprintf(whyFmtAddress, secrets.Cut(err.Error())), OutcomeError
 	}
 	req.Header.Set("Accept", "application/json")
-	switch {
-	case p.Auth.BearerToken != "":
-		req.Header.Set(headerAuthorization, "Bearer "+p.Auth.BearerToken)
-	case p.Auth.Username != "":
-		req.SetBasicAuth(p.Auth.Username, p.Auth.Password)
-	}
+	kind.authorize(req, p.Auth)
 
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -146,7 +149,7 @@ func (c *Client) query(ctx context.Context, p Provider, query string, at time.Ti
 			// it may have stopped inside a credential repeated.
 			body = secrets.Truncated(body)
 		}
-		return 0, httpError(resp.StatusCode, body, secrets), OutcomeError
+		return 0, kind.httpError(resp.StatusCode, body, secrets), OutcomeError
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	if err != nil {
@@ -155,28 +158,43 @@ func (c *Client) query(ctx context.Context, p Provider, query string, at time.Ti
 	if len(body) > MaxAnswer {
 		return 0, whyTooLarge, OutcomeError
 	}
+	return kind.answer(body, secrets)
+}
+
+// prometheusAPI is Prometheus's HTTP API: an instant query.
+type prometheusAPI struct{}
+
+func (prometheusAPI) endpoint(p Provider, query string, at time.Time) (string, error) {
+	return endpoint(p.Address, query, at)
+}
+
+// authorize sends the bearer token, or basic auth.
+func (prometheusAPI) authorize(req *http.Request, a Auth) {
+	switch {
+	case a.BearerToken != "":
+		req.Header.Set(headerAuthorization, "Bearer "+a.BearerToken)
+	case a.Username != "":
+		req.SetBasicAuth(a.Username, a.Password)
+	}
+}
+
+func (prometheusAPI) answer(body []byte, secrets redact.Secrets) (float64, string, string) {
 	return answer(body, secrets)
+}
+
+func (prometheusAPI) httpError(status int, body []byte, secrets redact.Secrets) string {
+	return httpError(status, body, secrets)
 }
 
 // endpoint is the URL of an instant query of p at the instant at: at in
 // seconds with milliseconds, Prometheus's precision, so that previews and
 // tests are reproducible; none when at is zero (Prometheus's now).
 func endpoint(address, query string, at time.Time) (string, error) {
-	u, err := url.Parse(address)
-	switch {
-	case err != nil:
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", errors.New(fielderr.Cut(err.Error(), fielderr.MaxValue))
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "", errors.New(errAddressScheme)
-	case u.Host == "":
-		return "", errors.New(errAddressHost)
-	case u.User != nil:
-		return "", errors.New(errAddressUserinfo)
-	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+	u, err := base(address)
+	if err != nil {
+		return "", err
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
 		return "", errors.New(errAddressQuery)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + queryPath
@@ -187,6 +205,27 @@ func endpoint(address, query string, at time.Time) (string, error) {
 	}
 	u.RawQuery = v.Encode()
 	return u.String(), nil
+}
+
+// base reads a provider's address: an http or https URL of a host, without
+// credentials of its own.
+func base(address string) (*url.URL, error) {
+	u, err := url.Parse(address)
+	switch {
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, errors.New(fielderr.Cut(err.Error(), fielderr.MaxValue))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, errors.New(errAddressScheme)
+	case u.Host == "":
+		return nil, errors.New(errAddressHost)
+	case u.User != nil:
+		return nil, errors.New(errAddressUserinfo)
+	}
+	return u, nil
 }
 
 // failure says why a request ended without an answer: the run's end, the

@@ -1,10 +1,11 @@
 // Package promql turns a metric's query into a measured number, bounded and
 // safe: it checks a query as a CanaryRoute writes it, expands its
 // placeholders for the side measured, and asks the provider (Prometheus's
-// HTTP API) for one number. Whatever the provider does (hang, redirect,
-// answer gigabytes, NaN or a thousand series), a query ends within its
-// timeout and the run's deadline, reads at most MaxAnswer bytes, and gives
-// either a finite number or a short reason why there is none.
+// HTTP API, Datadog's metrics query API, or a web endpoint's JSON) for one
+// number. Whatever the provider does (hang, redirect, answer gigabytes,
+// NaN or a thousand series), a query ends within its timeout and the run's
+// deadline, reads at most MaxAnswer bytes, and gives either a finite number
+// or a short reason why there is none.
 package promql
 
 import (
@@ -37,15 +38,43 @@ const (
 	OutcomeError = "error"
 )
 
-// A Provider is one of the Input's metricProviders, resolved: its address,
-// timeout and credentials.
+// Kind is the API a provider speaks: it selects how a query is checked,
+// expanded, sent and read.
+type Kind string
+
+// The kinds of providers.
+const (
+	// KindPrometheus is Prometheus's HTTP API (or one that speaks it). The
+	// zero Kind is KindPrometheus: the one kind there was.
+	KindPrometheus Kind = "prometheus"
+	// KindDatadog is Datadog's metrics query API (GET /api/v1/query).
+	KindDatadog Kind = "datadog"
+	// KindWeb is an HTTP GET of a URL that answers JSON, read by a
+	// jsonPath.
+	KindWeb Kind = "web"
+)
+
+// A Provider is one of the Input's metricProviders, resolved: its kind,
+// address, timeout and credentials. Request turns it, with a query and the
+// side measured, into what one query sends.
 type Provider struct {
 	// Name names the provider in every reason a Result gives.
 	Name string
-	// Address is the base URL of Prometheus's HTTP API, such as
-	// http://prometheus.monitoring.svc:9090; a path is kept as a prefix
-	// (http://thanos/prometheus queries /prometheus/api/v1/query).
+	// Kind is the API the provider speaks; "" is KindPrometheus.
+	Kind Kind
+	// Address is where queries go. For KindPrometheus, the base URL of
+	// Prometheus's HTTP API, such as http://prometheus.monitoring.svc:9090;
+	// a path is kept as a prefix (http://thanos/prometheus queries
+	// /prometheus/api/v1/query). For KindDatadog, the API's base URL,
+	// https://api.<site>. For KindWeb, the URL itself: in the Input's
+	// policy its template, placeholders and all; in a Request, filled.
 	Address string
+	// JSONPath selects the one number of a KindWeb provider's answer, in
+	// kubectl's syntax, such as {.data.ratio}.
+	JSONPath string
+	// Window is how far back a KindDatadog query reaches from the instant
+	// it is asked at: the metric's interval, which Request sets.
+	Window time.Duration
 	// Timeout bounds each query: zero is DefaultTimeout, more than
 	// MaxTimeout is MaxTimeout.
 	Timeout time.Duration
