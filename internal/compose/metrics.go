@@ -10,11 +10,12 @@ import (
 )
 
 // compileMetrics checks the metrics against the policy and compiles their
-// successWhen: each names a provider the Input lists, its query is PromQL
-// with known placeholders, its successWhen a bool over result (and
-// baseline, which only a metric that compares to the primary measures). The
-// errors name the fields. A query is checked once for the runs that read
-// it (promql.CheckOnce): its PromQL check can cost tens of milliseconds.
+// successWhen: each names a provider the Input lists, its query is one the
+// provider's kind takes (PromQL for prometheus) with known placeholders,
+// its successWhen a bool over result (and baseline, which only a metric
+// that compares to the primary measures). The errors name the fields. A
+// PromQL query is checked once for the runs that read it
+// (promql.CheckOnce): its check can cost tens of milliseconds.
 func compileMetrics(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (map[string]*expr.Program, field.ErrorList) {
 	out := map[string]*expr.Program{}
 	var errs field.ErrorList

@@ -590,11 +590,13 @@ type rawMetric struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Provider string `json:"provider"`
 
-	// Query is PromQL that gives one number. {{namespace}}, {{route}},
-	// {{service}} (the measured side's proxy Service or backend),
-	// {{revision}} and {{interval}} are replaced by their values, escaped
-	// for a PromQL string; nothing else is changed. At most 4096
-	// characters.
+	// Query gives one number, in the provider's language: PromQL for a
+	// prometheus provider, a metrics query for datadog, the {{query}} of a
+	// web provider's URL. {{namespace}}, {{route}} (spec's route name,
+	// also with spec.routes), {{service}} (the measured side's proxy
+	// Service or backend), {{revision}} and {{interval}} are replaced by
+	// their values, escaped for the provider; nothing else is changed. At
+	// most 4096 characters.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
