@@ -5,19 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/crossplane-contrib/function-canary-route/test/live/backends"
 	"github.com/crossplane-contrib/function-canary-route/test/live/controlplane"
 )
 
@@ -335,35 +329,8 @@ traffic: {weight: 25}`)
 	serve(t, ns, "web-primary", primary)
 	serve(t, ns, "web-canary", canary)
 
-	conn, err := grpc.NewClient(env.cp.GatewayAddress,
-		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority(hostname(ns)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	health := grpc_health_v1.NewHealthClient(conn)
-	calls := func(ctx context.Context) map[string]int {
-		out := map[string]int{}
-		for range batch {
-			var md metadata.MD
-			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err := health.Check(ctx, &grpc_health_v1.HealthCheckRequest{}, grpc.Header(&md))
-			cancel()
-			switch names := md.Get(strings.ToLower(backends.Header)); {
-			case err != nil:
-				out["error: "+err.Error()]++
-			case len(names) == 1:
-				out[names[0]]++
-			default:
-				out[fmt.Sprintf("no backend named: %v", md)]++
-			}
-		}
-		return out
-	}
+	api := grpcProbe(t, hostname(ns))
 	want := split(25)
-	await(t, settle, fmt.Sprintf("%d gRPC health checks through the gateway answered %s", batch, describeCounts(want)), func(ctx context.Context) (bool, string) {
-		got := calls(ctx)
-		return cmp.Equal(want, got), "answered " + describeCounts(got)
-	})
+	await(t, settle, fmt.Sprintf("%d gRPC health checks through the gateway answered %s", batch, describeCounts(want)), api.answered(want))
 	await(t, settle, "the GRPCRoute accepted by the real gateway alone", acceptedByGateway(gvkGRPCRoute, ns, "web", "True", ""))
 }
