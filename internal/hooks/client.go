@@ -14,6 +14,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/atonce"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/redact"
 )
@@ -23,9 +24,8 @@ const (
 	whyFmtBody        = "cannot make the body: %s"
 	whyFmtUnreachable = "cannot be reached: %s"
 	whyFmtTimedOut    = "timed out after %s"
-	whyRunDeadline    = "the run's deadline passed before it answered"
-	whyRunCanceled    = "the run was canceled before it answered"
-	whyNoAnswer       = "no answer within its timeout"
+	whyRunDeadline    = atonce.WhyRunDeadline
+	whyRunCanceled    = atonce.WhyRunCanceled
 	whyFmtRedirect    = "redirected (HTTP %d to %s); redirects are never followed: set the address the redirect names"
 	whyFmtHTTP        = "HTTP %d: %s"
 	whyTooLarge       = "an answer of more than 64 KiB"
@@ -41,11 +41,7 @@ const (
 	// query value) redacted on its own: Slack's token is 24 characters,
 	// Discord's 68, a Teams workflow's signature 43, while the words of a
 	// path (services, webhooks, workflows) are shorter and stay readable.
-	secretPart = 16
-	// grace is how long CallAll waits, past a call's timeout, for a
-	// Caller to say why it gave up before it says so itself.
-	grace = 100 * time.Millisecond
-
+	secretPart        = 16
 	maxResponseHeader = 64 << 10
 	idleConnTimeout   = 90 * time.Second
 	keepAlive         = 30 * time.Second
@@ -282,38 +278,10 @@ type Call struct {
 // more than a grace of 100 ms, or the run's deadline, is left behind: its
 // result says there was no answer.
 func CallAll(ctx context.Context, c Caller, calls []Call) []Result {
-	answers := make([]chan Result, len(calls))
-	guards := make([]context.Context, len(calls))
-	cancels := make([]context.CancelFunc, len(calls))
-	defer func() {
-		for _, cancel := range cancels {
-			cancel()
-		}
-	}()
-	for i, call := range calls {
-		guards[i], cancels[i] = context.WithTimeout(ctx, call.Webhook.timeout()+grace)
-		// Buffered: a Caller left behind still finishes, and is freed.
-		answers[i] = make(chan Result, 1)
-		go func() { answers[i] <- c.Call(ctx, call.Webhook, call.Payload) }()
-	}
-	results := make([]Result, len(calls))
-	for i, call := range calls {
-		select {
-		case results[i] = <-answers[i]:
-		case <-guards[i].Done():
-			select {
-			case results[i] = <-answers[i]:
-			default:
-				why := whyNoAnswer
-				switch {
-				case errors.Is(ctx.Err(), context.DeadlineExceeded):
-					why = whyRunDeadline
-				case ctx.Err() != nil:
-					why = whyRunCanceled
-				}
-				results[i] = Result{Reason: "webhook " + fielderr.Quote(call.Webhook.Name) + ": " + why}
-			}
-		}
-	}
-	return results
+	return atonce.Do(ctx, len(calls),
+		func(i int) time.Duration { return calls[i].Webhook.timeout() },
+		func(ctx context.Context, i int) Result { return c.Call(ctx, calls[i].Webhook, calls[i].Payload) },
+		func(i int, why string) Result {
+			return Result{Reason: "webhook " + fielderr.Quote(calls[i].Webhook.Name) + ": " + why}
+		})
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/atonce"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/redact"
 )
@@ -26,8 +27,8 @@ const (
 	whyFmtAddress        = "an invalid address: %s"
 	whyFmtUnreachable    = "cannot be reached: %s"
 	whyFmtTimedOut       = "timed out after %s"
-	whyRunDeadline       = "the run's deadline passed before it answered"
-	whyRunCanceled       = "the run was canceled before it answered"
+	whyRunDeadline       = atonce.WhyRunDeadline
+	whyRunCanceled       = atonce.WhyRunCanceled
 	whyFmtRedirect       = "redirected (HTTP %d to %s); redirects are never followed, so that credentials go nowhere else: set the address the redirect names"
 	whyFmtHTTP           = "HTTP %d: %s"
 	whyFmtHTTPError      = "HTTP %d: %s: %s"
