@@ -530,6 +530,27 @@ func TestGetForbidden(t *testing.T) {
 	}
 }
 
+// TestGetForbiddenWorkload: a release's workload the operator may not read
+// is drawn as such, not as a workload that does not exist.
+func TestGetForbiddenWorkload(t *testing.T) {
+	c, mapper := fakeCluster(t, "promoting.yaml")
+	c.PrependReactor("get", "deployments", func(_ k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "podinfo-v2", errors.New("RBAC: denied"))
+	})
+	out, _, err := runCommand(t, c, mapper, "get", "podinfo", "-n", "shop")
+	if err != nil {
+		t.Fatalf("get with deployments forbidden: %v", err)
+	}
+	for _, want := range []string{"v2 (canary)           Deployment shop/podinfo-v2: cannot read (Forbidden)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("get with deployments forbidden: the tree lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "no workload found") {
+		t.Errorf("get with deployments forbidden says a workload was not found:\n%s", out)
+	}
+}
+
 func TestGetOutput(t *testing.T) {
 	c, mapper := fakeCluster(t, "progressing.yaml")
 	out, _, err := runCommand(t, c, mapper, "get", "web", "-n", "demo", "-o", "jsonpath={.status.rollout.phase}")

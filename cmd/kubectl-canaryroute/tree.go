@@ -259,6 +259,12 @@ func (t treeOf) release() {
 	for _, r := range releaseRevisions(t.s.xr, t.s.claim) {
 		w := t.workload(r.revision)
 		desc := "no workload found"
+		if ref, named := workloadRef(t.s.xr, t.s.claim, r.revision); w == nil && named {
+			// A workload the operator may not read is not a missing one.
+			if reason, denied := t.s.unreadable[ref.String()]; denied {
+				desc = ref.String() + ": cannot read (" + reason + ")"
+			}
+		}
 		if w != nil {
 			desc = describe(w) + ": " + replicaCounts(w)
 		}
