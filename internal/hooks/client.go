@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,20 +14,17 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/atonce"
+	"github.com/crossplane-contrib/function-canary-route/internal/egress"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/redact"
 )
 
 const (
-	whyFmtURL         = "an invalid address: %s"
-	whyFmtBody        = "cannot make the body: %s"
-	whyFmtUnreachable = "cannot be reached: %s"
-	whyFmtTimedOut    = "timed out after %s"
-	whyRunDeadline    = atonce.WhyRunDeadline
-	whyRunCanceled    = atonce.WhyRunCanceled
-	whyFmtRedirect    = "redirected (HTTP %d to %s); redirects are never followed: set the address the redirect names"
-	whyFmtHTTP        = "HTTP %d: %s"
-	whyTooLarge       = "an answer of more than 64 KiB"
+	whyFmtURL      = "an invalid address: %s"
+	whyFmtBody     = "cannot make the body: %s"
+	whyFmtRedirect = "redirected (HTTP %d to %s); redirects are never followed: set the address the redirect names"
+	whyFmtHTTP     = "HTTP %d: %s"
+	whyTooLarge    = "an answer of more than 64 KiB"
 
 	errScheme   = "the scheme is not http or https"
 	errHost     = "no host"
@@ -41,10 +37,7 @@ const (
 	// query value) redacted on its own: Slack's token is 24 characters,
 	// Discord's 68, a Teams workflow's signature 43, while the words of a
 	// path (services, webhooks, workflows) are shorter and stay readable.
-	secretPart        = 16
-	maxResponseHeader = 64 << 10
-	idleConnTimeout   = 90 * time.Second
-	keepAlive         = 30 * time.Second
+	secretPart = 16
 )
 
 // A Caller calls webhooks; Client calls them over HTTP, tests bring their
@@ -115,7 +108,7 @@ func (c *Client) call(ctx context.Context, w Webhook, p Payload, secrets redact.
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.client().Do(req)
 	if err != nil {
-		return 0, failure(ctx, cctx, timeout, err, secrets)
+		return 0, egress.Failure(ctx, cctx, timeout, err, secrets)
 	}
 	defer resp.Body.Close() //nolint:errcheck // Nothing was written; the body was read as far as it matters.
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
@@ -127,7 +120,7 @@ func (c *Client) call(ctx context.Context, w Webhook, p Payload, secrets redact.
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	switch {
 	case err != nil && len(answer) == 0:
-		return resp.StatusCode, failure(ctx, cctx, timeout, err, secrets)
+		return resp.StatusCode, egress.Failure(ctx, cctx, timeout, err, secrets)
 	case len(answer) > MaxAnswer:
 		return resp.StatusCode, whyTooLarge
 	case err != nil:
@@ -138,7 +131,7 @@ func (c *Client) call(ctx context.Context, w Webhook, p Payload, secrets redact.
 		return resp.StatusCode, fmt.Sprintf(whyFmtHTTP, resp.StatusCode, secrets.Quote(string(answer)))
 	}
 	if err != nil {
-		return resp.StatusCode, failure(ctx, cctx, timeout, err, secrets)
+		return resp.StatusCode, egress.Failure(ctx, cctx, timeout, err, secrets)
 	}
 	return resp.StatusCode, ""
 }
@@ -146,44 +139,15 @@ func (c *Client) call(ctx context.Context, w Webhook, p Payload, secrets redact.
 // client is the Client's HTTP with redirects refused, or its own.
 func (c *Client) client() *http.Client {
 	if c.HTTP != nil {
-		hc := *c.HTTP
-		hc.CheckRedirect = refuseRedirect
-		return &hc
+		return egress.WithoutRedirects(c.HTTP)
 	}
 	// Calls of one run share it: made once.
 	c.once.Do(func() {
 		// No proxy from the environment: a secret URL goes to its host
 		// only. Dials and handshakes are bounded by the call's context.
-		d := &net.Dialer{Timeout: MaxTimeout, KeepAlive: keepAlive}
-		c.own = &http.Client{CheckRedirect: refuseRedirect, Transport: &http.Transport{
-			Proxy:                  nil,
-			DialContext:            d.DialContext,
-			TLSHandshakeTimeout:    MaxTimeout,
-			ForceAttemptHTTP2:      true,
-			IdleConnTimeout:        idleConnTimeout,
-			MaxResponseHeaderBytes: maxResponseHeader,
-		}}
+		c.own = egress.Client(egress.Transport(nil, MaxTimeout))
 	})
 	return c.own
-}
-
-// refuseRedirect leaves a redirect as the answer.
-func refuseRedirect(*http.Request, []*http.Request) error {
-	return http.ErrUseLastResponse
-}
-
-// failure says why a call ended without an answer: the run's end, the
-// webhook's timeout, or the error without the URL it names.
-func failure(run, call context.Context, timeout time.Duration, err error, secrets redact.Secrets) string {
-	switch {
-	case errors.Is(run.Err(), context.DeadlineExceeded):
-		return whyRunDeadline
-	case run.Err() != nil:
-		return whyRunCanceled
-	case call.Err() != nil:
-		return fmt.Sprintf(whyFmtTimedOut, timeout)
-	}
-	return fmt.Sprintf(whyFmtUnreachable, secrets.Cut(unwrap(err).Error()))
 }
 
 // unwrap drops the URL that net/url's and net/http's errors name.

@@ -3,12 +3,10 @@ package promql
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,17 +16,13 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
-	"github.com/crossplane-contrib/function-canary-route/internal/atonce"
+	"github.com/crossplane-contrib/function-canary-route/internal/egress"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/redact"
 )
 
 const (
 	whyFmtAddress        = "an invalid address: %s"
-	whyFmtUnreachable    = "cannot be reached: %s"
-	whyFmtTimedOut       = "timed out after %s"
-	whyRunDeadline       = atonce.WhyRunDeadline
-	whyRunCanceled       = atonce.WhyRunCanceled
 	whyFmtRedirect       = "redirected (HTTP %d to %s); redirects are never followed, so that credentials go nowhere else: set the address the redirect names"
 	whyFmtHTTP           = "HTTP %d: %s"
 	whyFmtHTTPError      = "HTTP %d: %s: %s"
@@ -42,11 +36,6 @@ const (
 	queryPath            = "/api/v1/query"
 	maxErrorBody         = 64 << 10
 	maxTransports        = 8
-	maxResponseHeader    = 64 << 10
-	idleConnTimeout      = 90 * time.Second
-	maxIdleConnsPerHost  = 4
-	maxIdleConns         = 32
-	keepAlive            = 30 * time.Second
 	headerAuthorization  = "Authorization"
 	prometheusErrorState = "error"
 )
@@ -133,7 +122,7 @@ func (c *Client) query(ctx context.Context, p Provider, query string, at time.Ti
 
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, failure(ctx, qctx, timeout, err, secrets), OutcomeError
+		return 0, egress.Failure(ctx, qctx, timeout, err, secrets), OutcomeError
 	}
 	defer resp.Body.Close() //nolint:errcheck // Nothing was written; the body was read as far as it matters.
 	switch {
@@ -142,7 +131,7 @@ func (c *Client) query(ctx context.Context, p Provider, query string, at time.Ti
 	case resp.StatusCode != http.StatusOK:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		if err != nil && len(body) == 0 {
-			return 0, failure(ctx, qctx, timeout, err, secrets), OutcomeError
+			return 0, egress.Failure(ctx, qctx, timeout, err, secrets), OutcomeError
 		}
 		if err != nil || len(body) == maxErrorBody {
 			// The read stopped short, at the limit, on a broken
@@ -154,7 +143,7 @@ func (c *Client) query(ctx context.Context, p Provider, query string, at time.Ti
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	if err != nil {
-		return 0, failure(ctx, qctx, timeout, err, secrets), OutcomeError
+		return 0, egress.Failure(ctx, qctx, timeout, err, secrets), OutcomeError
 	}
 	if len(body) > MaxAnswer {
 		return 0, whyTooLarge, OutcomeError
@@ -229,26 +218,6 @@ func base(address string) (*url.URL, error) {
 	return u, nil
 }
 
-// failure says why a request ended without an answer: the run's end, the
-// provider's timeout, or the error, which may quote what the provider sent
-// (net/http quotes a malformed status line).
-func failure(run, query context.Context, timeout time.Duration, err error, secrets redact.Secrets) string {
-	switch {
-	case errors.Is(run.Err(), context.DeadlineExceeded):
-		return whyRunDeadline
-	case run.Err() != nil:
-		return whyRunCanceled
-	case query.Err() != nil:
-		return fmt.Sprintf(whyFmtTimedOut, timeout)
-	}
-	// The URL holds the query: say only what went wrong.
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	return fmt.Sprintf(whyFmtUnreachable, secrets.Cut(err.Error()))
-}
-
 // httpError says what an answer other than 200 OK holds: Prometheus's error
 // when it is one, else the start of the body, quoted through secrets.
 func httpError(status int, body []byte, secrets redact.Secrets) string {
@@ -263,9 +232,7 @@ func httpError(status int, body []byte, secrets redact.Secrets) string {
 // Client's HTTP with redirects refused, or one of its own, kept per bundle.
 func (c *Client) client(ca []byte) (*http.Client, error) {
 	if c.HTTP != nil {
-		hc := *c.HTTP
-		hc.CheckRedirect = refuseRedirect
-		return &hc, nil
+		return egress.WithoutRedirects(c.HTTP), nil
 	}
 	key := sha256.Sum256(ca)
 	c.mu.Lock()
@@ -292,31 +259,7 @@ func (c *Client) client(ca []byte) (*http.Client, error) {
 			break
 		}
 	}
-	hc := &http.Client{Transport: transport(roots), CheckRedirect: refuseRedirect}
+	hc := egress.Client(egress.Transport(roots, MaxTimeout))
 	c.transports[key] = hc
 	return hc, nil
-}
-
-// transport makes requests for a provider: no proxy from the environment
-// (the address is the platform's, reached directly), dials and handshakes
-// bounded by the request's context, headers bounded, keep-alives kept.
-func transport(roots *x509.CertPool) *http.Transport {
-	d := &net.Dialer{Timeout: MaxTimeout, KeepAlive: keepAlive}
-	return &http.Transport{
-		Proxy:                  nil,
-		DialContext:            d.DialContext,
-		TLSClientConfig:        &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout:    MaxTimeout,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           maxIdleConns,
-		MaxIdleConnsPerHost:    maxIdleConnsPerHost,
-		IdleConnTimeout:        idleConnTimeout,
-		MaxResponseHeaderBytes: maxResponseHeader,
-	}
-}
-
-// refuseRedirect leaves a redirect as the answer: credentials go to the
-// provider's address only.
-func refuseRedirect(*http.Request, []*http.Request) error {
-	return http.ErrUseLastResponse
 }
