@@ -18,6 +18,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
@@ -69,6 +70,9 @@ type Function struct {
 	// querier queries the providers of traffic.metrics; nil queries
 	// nothing, as previews (--now, crossplane render) do.
 	querier promql.Querier
+	// caller calls the webhooks of traffic.hooks; nil calls nothing, as
+	// previews do.
+	caller hooks.Caller
 	// memory remembers the newest decision answered per composite, which
 	// orders Crossplane's reads; nil remembers nothing, as previews do.
 	memory *freshness.Memory[pipeline.Answer]
@@ -211,6 +215,8 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 		Taken:        pipeline.Measurements(req),
 		ObserveQuery: f.metrics.Query,
 		Workload:     r.required.CanaryWorkload,
+		Caller:       f.caller,
+		HookCalls:    pipeline.HookCalls(req),
 	})
 	if err != nil {
 		return nil, telemetry.Outcome{}, err
@@ -243,6 +249,7 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 		}
 	}
 	pipeline.RecordMeasurements(rsp, out.Measured)
+	pipeline.RecordHookCalls(rsp, out.HookCalls)
 	for _, w := range out.Warnings {
 		pipeline.Event(rsp, true, w.Reason, w.Message)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/crossplane/function-sdk-go"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
@@ -56,17 +57,18 @@ func (c *CLI) Run() error {
 		return err
 	}
 
-	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &promql.Client{Now: time.Now}}
+	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &promql.Client{Now: time.Now}, caller: &hooks.Client{}}
 	if c.RememberEntries > 0 && c.RememberMiB > 0 {
 		fn.memory = freshness.NewMemory[pipeline.Answer](c.RememberEntries, uint64(c.RememberMiB)<<20)
 	}
 	if !c.Now.IsZero() {
 		// A preview: every rollout at one instant, no metric queried (the
-		// recorded measurements stand, and say when one is due), and no
+		// recorded measurements stand, and say when one is due), no
+		// webhook called (a hook without an answer says it waits), and no
 		// memory of earlier answers: its output is a function of its input.
 		fixed := c.Now
-		fn.clock, fn.querier, fn.memory = ClockFunc(func() time.Time { return fixed }), nil, nil
-		log.Info("Evaluating rollouts at a fixed instant, querying no metric", "now", fixed.Format(time.RFC3339))
+		fn.clock, fn.querier, fn.caller, fn.memory = ClockFunc(func() time.Time { return fixed }), nil, nil, nil
+		log.Info("Evaluating rollouts at a fixed instant, querying no metric and calling no webhook", "now", fixed.Format(time.RFC3339))
 	}
 	return c.serve(fn, log)
 }

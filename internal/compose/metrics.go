@@ -48,3 +48,15 @@ func compileMetrics(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compi
 // MetricProgram is the compiled successWhen of a metric's text; nil for
 // one the spec does not hold.
 func (r *Resolved) MetricProgram(text string) *expr.Program { return r.metricPrograms[text] }
+
+// checkHooks checks that each hook names a webhook of the Input: the
+// Input's webhooks are the only addresses the function calls.
+func checkHooks(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
+	var errs field.ErrorList
+	for i, h := range cr.Spec.Traffic.Hooks {
+		if _, ok := pol.Webhooks[h.Webhook]; !ok {
+			errs = append(errs, field.NotFound(field.NewPath("spec", "traffic", "hooks").Index(i).Child("webhook"), fielderr.Cut(h.Webhook, fielderr.MaxValue)))
+		}
+	}
+	return errs
+}

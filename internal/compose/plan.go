@@ -133,6 +133,9 @@ func Resolve(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compiler) (*
 	if r.metricPrograms, errs = compileMetrics(cr, pol, compiler); len(errs) > 0 {
 		return nil, errors.Wrap(fielderr.Summarize(cr.RepathErrors(errs)), errXR)
 	}
+	if errs := checkHooks(cr, pol); len(errs) > 0 {
+		return nil, errors.Wrap(fielderr.Summarize(cr.RepathErrors(errs)), errXR)
+	}
 	primary, primaryErrs := backend.Resolve(cr, xr.RolePrimary)
 	canary, canaryErrs := backend.Resolve(cr, xr.RoleCanary)
 	mirrors, mirrorErrs := backend.Mirrors(cr)

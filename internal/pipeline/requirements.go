@@ -220,3 +220,48 @@ func Measurements(req *fnv1.RunFunctionRequest) map[string]xr.Measurement {
 // maxMeasurementsRecord bounds the record read back: ten measurements of a
 // few hundred bytes each.
 const maxMeasurementsRecord = 64 << 10
+
+// HookCallsKey is the pipeline context key under which a response records
+// the hooks' calls its reconcile made: the next call of the same reconcile
+// knows them, so a hook is called once per transition however often
+// Crossplane calls.
+const HookCallsKey = "canaryroute.fn.crossplane.io/hook-calls"
+
+// RecordHookCalls records the hooks' calls of the reconcile in the
+// response's context; none records nothing.
+func RecordHookCalls(rsp *fnv1.RunFunctionResponse, calls map[string]xr.HookStatus) {
+	if len(calls) == 0 {
+		return
+	}
+	b, err := json.Marshal(calls)
+	if err != nil {
+		return
+	}
+	setContext(rsp, map[string]*structpb.Value{HookCallsKey: structpb.NewStringValue(string(b))})
+}
+
+// HookCalls are the hooks' calls an earlier call of this reconcile
+// recorded; nil on the first call, or for a record that does not decode
+// or is too large (another pipeline step writing the key: the run then
+// goes by the status alone).
+func HookCalls(req *fnv1.RunFunctionRequest) map[string]xr.HookStatus {
+	v, ok := request.GetContextKey(req, HookCallsKey)
+	if !ok || len(v.GetStringValue()) > maxHookCallsRecord {
+		return nil
+	}
+	var m map[string]xr.HookStatus
+	if json.Unmarshal([]byte(v.GetStringValue()), &m) != nil || len(m) > xr.MaxHooks {
+		return nil
+	}
+	for name, rec := range m {
+		// A record is its hook's: one under another name is forged.
+		if rec.Name != name {
+			return nil
+		}
+	}
+	return m
+}
+
+// maxHookCallsRecord bounds the record read back: sixteen records of a
+// few hundred bytes each.
+const maxHookCallsRecord = 16 << 10

@@ -19,8 +19,15 @@ const ReasonAwaitingCapacity = "AwaitingCapacity"
 // capacity for the step's weight, or paused (or anything else) while it
 // waited. Whatever the reason, step 0 at 0% was never entered.
 func entering(in Input, prev *xr.RolloutStatus) bool {
-	return in.Capacity != nil && prev.Step != nil && *prev.Step == 0 &&
-		prev.CanaryWeight.IsZero() && !in.Traffic.Steps[0].Weight.IsZero()
+	if prev.Step == nil || *prev.Step != 0 || !prev.CanaryWeight.IsZero() {
+		return false
+	}
+	// A rollout that waited for its start hooks enters its first step
+	// (and starts its pause) once they answer, whatever its weight.
+	if prev.Reason == ReasonAwaitingConfirmation || prev.Reason == ReasonAwaitingHook {
+		return true
+	}
+	return (in.Capacity != nil || hasStartHooks(in)) && !in.Traffic.Steps[0].Weight.IsZero()
 }
 
 // awaitingEntry keeps a rollout at 0%, at step 0, while the canary cannot
@@ -28,6 +35,9 @@ func entering(in Input, prev *xr.RolloutStatus) bool {
 // false when it can, or nothing gates the weight. The wait counts toward
 // the progress deadline, from when it started.
 func awaitingEntry(in Input, cur xr.RolloutStatus, ev Event) (Decision, bool) {
+	if d, waiting := awaitingStartHooks(in, cur, ev); waiting {
+		return d, true
+	}
 	steps := in.Traffic.Steps
 	if in.Capacity == nil || steps[0].Weight.IsZero() {
 		return Decision{}, false

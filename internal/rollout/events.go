@@ -41,12 +41,20 @@ func transitions(in Input, d Decision) []Event {
 	if s.AwaitingApproval && !prevAwaiting {
 		events = append(events, Event{Reason: ReasonAwaitingApproval, Message: s.Message})
 	}
+	// A confirmation starts waiting: said once, not on every run it waits.
+	prevReason := ""
+	if p := in.Previous; p != nil && prevPhase != "" {
+		prevReason = p.Reason
+	}
+	if s.Reason == ReasonAwaitingConfirmation && prevReason != ReasonAwaitingConfirmation {
+		events = append(events, Event{Reason: ReasonAwaitingConfirmation, Message: s.Message})
+	}
 	return events
 }
 
 // FailureReasons are the reasons a rollout fails for, as status.rollout
 // says: what a metric of failures counts.
-var FailureReasons = []string{ReasonGateFailed, ReasonAnalysisFailed, ReasonMetricFailed, ReasonProgressDeadlineExceeded, ReasonNotAllowedByPolicy}
+var FailureReasons = []string{ReasonGateFailed, ReasonAnalysisFailed, ReasonMetricFailed, ReasonProgressDeadlineExceeded, ReasonNotAllowedByPolicy, ReasonHookFailed}
 
 // EventReasons are the reasons of the events the engine says, one per
 // transition: what a metric of transitions counts.
@@ -55,6 +63,7 @@ var EventReasons = []string{
 	ReasonSucceeded, ReasonAwaitingApproval, ReasonApproved, ReasonPromoted, ReasonRetried,
 	EventPaused, EventFailed, EventAborted, EventAnalysisPassed,
 	ReasonBaking, EventMetricPassed, EventMetricFailing, EventMetricNoData,
+	ReasonAwaitingConfirmation, EventHookSucceeded, EventHookFailed,
 }
 
 // isRestart reports whether an event's reason is one of a restart at step 0.

@@ -148,6 +148,14 @@ type Input struct {
 	CanaryRefused       bool
 	CanaryRefusedReason string
 	Now                 time.Time
+	// Hooks are the records of traffic.hooks' calls, by hook name:
+	// status.rollout.hooks with the calls that earlier calls of this
+	// reconcile, and this run, made. A hook the engine needs an answer of
+	// and has none for is in Decision.Asks.
+	Hooks map[string]xr.HookStatus
+
+	// asks collects the calls the engine asks for while it decides.
+	asks *[]HookCall
 }
 
 // GateObservation is what the function found for one gate.
@@ -228,6 +236,10 @@ type Decision struct {
 	// why.
 	Healthy bool
 	Reason  string
+	// Asks are the hooks' calls the decision needs an answer of, and has
+	// none for: the caller makes them and decides again with their
+	// answers in Input.Hooks.
+	Asks []HookCall
 }
 
 // Decide runs the traffic policy for one pipeline run.
@@ -235,6 +247,8 @@ func Decide(in Input) Decision {
 	// Status times have second precision, so the engine works in seconds:
 	// a time read back from status compares equal to the one written.
 	in.Now = in.Now.Truncate(time.Second)
+	var asks []HookCall
+	in.asks = &asks
 	var d Decision
 	if in.Traffic.Progressive() {
 		d = progressive(in)
@@ -246,6 +260,7 @@ func Decide(in Input) Decision {
 	// run would start from the last one that was.
 	d.Status = d.Status.Bounded()
 	d.Events = append(metricEvents(in, d), transitions(in, d)...)
+	d.Asks = asks
 	return d
 }
 
@@ -335,6 +350,9 @@ func restartOf(in Input) restart {
 	case (prev.Phase == xr.PhaseFailed || (prev.Phase == xr.PhaseAborted && !in.Traffic.Abort)) &&
 		in.Traffic.Retry != "" && in.Traffic.Retry != prev.Retry:
 		return restartRetried
+	// A rollback a hook asked for stays until a new revision or a retry.
+	case prev.Phase == xr.PhaseAborted && prev.Reason == ReasonRollbackRequested:
+		return noRestart
 	case prev.Phase == xr.PhaseAborted && !in.Traffic.Abort:
 		return restartAbortCleared
 	// A canary the policy no longer refuses restarts the revision: it ran
@@ -408,6 +426,8 @@ func progressive(in Input) Decision {
 		// new revision (or a changed canary) retries, so aborting and
 		// clearing abort cannot restart it.
 		return terminal(cur, xr.PhaseFailed, failedReason(prev.Reason), failedMessage(in, prev))
+	case why == noRestart && prev.Phase == xr.PhaseAborted && prev.Reason == ReasonRollbackRequested && !in.Traffic.Paused:
+		return terminal(cur, xr.PhaseAborted, ReasonRollbackRequested, prev.Message)
 	case in.Traffic.Abort:
 		return terminal(cur, xr.PhaseAborted, ReasonAborted, "aborted: all traffic goes to the primary; clear abort to restart from step 0")
 	case in.Traffic.Paused && prev != nil:
@@ -422,6 +442,12 @@ func progressive(in Input) Decision {
 		return advance(in, cur, restartEvent(in, why), true)
 	}
 
+	// A rollback hook that answered 2xx aborts a progressing rollout.
+	if prev.Phase == xr.PhaseProgressing {
+		if msg, requested := rollbackRequested(in, cur); requested {
+			return terminal(cur, xr.PhaseAborted, ReasonRollbackRequested, msg)
+		}
+	}
 	// A rollout waiting to enter its first step enters it once the canary
 	// can carry its weight.
 	if entering(in, prev) {
@@ -469,7 +495,15 @@ func progressive(in Input) Decision {
 		// observation time.
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
 		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonResumed
-		return advance(in, cur, Event{Reason: ReasonResumed, Message: fmt.Sprintf("rollout resumed at step %d (%s%%)", *cur.Step, step.Weight)}, true)
+		resumed := Event{Reason: ReasonResumed, Message: fmt.Sprintf("rollout resumed at step %d (%s%%)", *cur.Step, step.Weight)}
+		// A rollout paused before its first step was confirmed waits for
+		// its start hooks when resumed.
+		if *cur.Step == 0 {
+			if d, waiting := awaitingStartHooks(in, cur, resumed); waiting {
+				return d
+			}
+		}
+		return advance(in, cur, resumed, true)
 	default:
 		cur.Phase = xr.PhaseProgressing
 		return advance(in, cur, Event{}, startAhead)
@@ -502,6 +536,11 @@ func pausedFirst(in Input, cur xr.RolloutStatus, why restart) Decision {
 			// The canary cannot carry the step yet: paused short of it.
 			w = percent.Zero
 		}
+	}
+	if hasStartHooks(in) {
+		// Its start hooks are asked when paused is cleared: short of it
+		// until then.
+		w = percent.Zero
 	}
 	cur.Phase, cur.Reason = xr.PhasePaused, ReasonPaused
 	cur.Message = fmt.Sprintf("paused at step 0 (%s%%)", w)
@@ -679,6 +718,9 @@ func asReadBack(prev xr.RolloutStatus, now time.Time) xr.RolloutStatus {
 // reason it failed.
 func stoppedReason(prev xr.RolloutStatus) string {
 	if prev.Phase == xr.PhaseAborted {
+		if prev.Reason == ReasonRollbackRequested {
+			return ReasonRollbackRequested
+		}
 		return ReasonAborted
 	}
 	return failedReason(prev.Reason)

@@ -48,6 +48,9 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 	if failed, msg := failedMetric(in, cur); failed {
 		return withEvent(terminal(cur, xr.PhaseFailed, ReasonMetricFailed, msg), ev)
 	}
+	if failed, msg := failedHook(in, cur); failed {
+		return withEvent(terminal(cur, xr.PhaseFailed, ReasonHookFailed, msg), ev)
+	}
 	h := holds(in, cur)
 	if h.why != "" && h.beyondPause {
 		if late, msg := pastDeadline(in, cur, h.why); late {
@@ -78,6 +81,11 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 			d.Status.NextStepAt = &metav1.Time{Time: cur.BakeStartedAt.Add(in.Traffic.Bake)}
 			return withPassed(d, in, passed)
 		}
+		// Succeeded waits for every confirm-promotion hook's 2xx.
+		if h, waiting := confirmWait(in, cur, -1); waiting {
+			cur.Reason = ReasonAwaitingConfirmation
+			return withPassed(holding(in, cur, h, ev), in, passed)
+		}
 		return withPassed(succeeded(in, cur, weight, Event{
 			Reason:  ReasonSucceeded,
 			Message: fmt.Sprintf("rollout of revision %s succeeded at %s%%", in.Revision, weight),
@@ -93,6 +101,13 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 		cur.Reason = ReasonAwaitingCapacity
 		ch.requeue = untilDeadline(in, cur.StepStartedAt.Add(steps[i].Pause))
 		return withPassed(holding(in, cur, ch, ev), in, passed)
+	}
+
+	// The next step's weight waits for every confirm-traffic-increase
+	// hook's 2xx.
+	if h, waiting := confirmWait(in, cur, i+1); waiting {
+		cur.Reason = ReasonAwaitingConfirmation
+		return withPassed(holding(in, cur, h, ev), in, passed)
 	}
 
 	next := Event{Reason: ReasonAdvanced, Message: fmt.Sprintf("rollout of revision %s advanced to step %d (%s%%)", in.Revision, i+1, steps[i+1].Weight)}
@@ -134,6 +149,11 @@ func holds(in Input, cur xr.RolloutStatus) hold {
 			}
 			return hold{why: why, requeue: min(untilDeadline(in, due), measure), beyondPause: true}
 		}
+	}
+	// The step's rollout hooks (a load test) run once the gateway carries
+	// its weight; one that has not answered 2xx holds the step.
+	if why, requeue, _ := rolloutHookHold(in, cur); why != "" {
+		return hold{why: why, requeue: min(requeue, measure), beyondPause: !pausing}
 	}
 	if pausing {
 		return hold{why: "pause until " + due.UTC().Format(time.RFC3339), requeue: min(clamp(due.Sub(in.Now)), measure)}

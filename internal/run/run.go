@@ -24,6 +24,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/names"
 	"github.com/crossplane-contrib/function-canary-route/internal/observe"
 	"github.com/crossplane-contrib/function-canary-route/internal/ownership"
@@ -79,6 +80,13 @@ type In struct {
 	// Workload is the object Crossplane fetched for a release's revision
 	// (see pipeline.Workload); nil for none.
 	Workload func(revision string) map[string]any
+	// Caller calls the hooks' webhooks; nil calls nothing (a preview,
+	// whose decision says which hooks it waits for).
+	Caller hooks.Caller
+	// HookCalls are the records of the hooks' calls that earlier calls of
+	// this reconcile made: a hook is called once per transition however
+	// often Crossplane calls.
+	HookCalls map[string]xr.HookStatus
 }
 
 // A Composition is what a decision composed, by composed resource key.
@@ -116,6 +124,9 @@ type Out struct {
 	// Measured are the measurements of this reconcile, the earlier calls'
 	// included, for the calls after this one.
 	Measured map[string]xr.Measurement
+	// HookCalls are the records of this reconcile's hook calls, the
+	// earlier calls' included, for the calls after this one.
+	HookCalls map[string]xr.HookStatus
 	// Release is status.release, and Record what the pipeline's next step
 	// reads of the release: nil without a release.
 	Release *xr.ReleaseStatus
@@ -172,25 +183,34 @@ func Run(ctx context.Context, in In) (Out, error) {
 	ri.Measured = measured(ctx, in, ri, budget)
 	var d rollout.Decision
 	var rel *release.Decision
+	// The hooks the decision asks about are called, and it decides again
+	// with their answers.
+	hr := newHookRun(ctx, in, cr.Status.Rollout)
 	if r := cr.Spec.Release; r != nil {
-		rd := release.Decide(release.Input{
-			Rollout: ri, Release: r, Status: cr.Status.Release,
-			ObservedPrimary:    observedRevision(in.Observed[names.KeyServicePrimary], r.RevisionLabel),
-			ObservedCanary:     observedRevision(in.Observed[names.KeyServiceCanary], r.RevisionLabel),
-			ComposedPrimary:    composedRevision(in.Composed, names.KeyServicePrimary, r.RevisionLabel),
-			ComposedCanary:     composedRevision(in.Composed, names.KeyServiceCanary, r.RevisionLabel),
-			Ready:              readiness(r, in.Workload),
-			RouteWithoutCanary: plan.RoutesWithoutCanary(obs, previewObs),
+		var rd release.Decision
+		d = hr.decide(ri, func(ri rollout.Input) rollout.Decision {
+			rd = release.Decide(release.Input{
+				Rollout: ri, Release: r, Status: cr.Status.Release,
+				ObservedPrimary:    observedRevision(in.Observed[names.KeyServicePrimary], r.RevisionLabel),
+				ObservedCanary:     observedRevision(in.Observed[names.KeyServiceCanary], r.RevisionLabel),
+				ComposedPrimary:    composedRevision(in.Composed, names.KeyServicePrimary, r.RevisionLabel),
+				ComposedCanary:     composedRevision(in.Composed, names.KeyServiceCanary, r.RevisionLabel),
+				Ready:              readiness(r, in.Workload),
+				RouteWithoutCanary: plan.RoutesWithoutCanary(obs, previewObs),
+			})
+			return rd.Rollout
 		})
-		d, rel = rd.Rollout, &rd
+		rel = &rd
 		// A promotion moves the primary Service before the route; leaving
 		// one keeps the canary Service on the promoted revision meanwhile:
 		// the run composes the plan with the revisions its Services select.
 		plan = plan.WithRevisions(rd.PrimaryRevision, rd.CanaryRevision)
 		cr = plan.CR
 	} else {
-		d = rollout.Decide(ri)
+		d = hr.decide(ri, rollout.Decide)
 	}
+	d.Status.Hooks = rollout.HookStatuses(cr.Spec.Traffic.Hooks, hr.records)
+	d.Events = append(d.Events, hr.events...)
 
 	// The route is built and checked even when the previous composition is
 	// held: a spec that cannot be composed is a Fatal either way.
@@ -228,13 +248,14 @@ func Run(ctx context.Context, in In) (Out, error) {
 		return Out{}, errors.Wrap(err, errCompose)
 	}
 	out := Out{
-		Objects:  append(objects, analysis...),
-		Targets:  append(targets, analysisTargets...),
-		Rollout:  d.Status,
-		Events:   d.Events,
-		Requeue:  d.Requeue,
-		Decision: d,
-		Measured: ri.Measured,
+		Objects:   append(objects, analysis...),
+		Targets:   append(targets, analysisTargets...),
+		Rollout:   d.Status,
+		Events:    d.Events,
+		Requeue:   d.Requeue,
+		Decision:  d,
+		Measured:  ri.Measured,
+		HookCalls: hr.carried(),
 	}
 	out.Rollout.CanaryBackends = canaryBackends
 	if cr.Spec.MultiRoute() {

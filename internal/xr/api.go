@@ -454,6 +454,7 @@ type rawBackendTLS struct {
 // +kubebuilder:validation:XValidation:rule="(!has(self.metrics) && !has(self.bake)) || has(self.steps)",message="metrics and bake judge the steps of a progressive rollout: they need steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.metrics) || !has(self.steps) || self.metrics.all(m, !has(m.steps) || m.steps.all(i, i < size(self.steps)))",message="a metric's steps are indexes of traffic.steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.preview) || has(self.steps)",message="a preview shows the canary while a rollout is active: it needs steps"
+// +kubebuilder:validation:XValidation:rule="!has(self.hooks) || has(self.steps)",message="hooks are called at a progressive rollout's moments: they need steps"
 type rawTraffic struct {
 	// Weight is the canary's percent in manual mode, 0 to 100 with at most
 	// two decimals (0.1). Default: 0.
@@ -561,6 +562,70 @@ type rawTraffic struct {
 	// deleted when the rollout ends. HTTPRoute, GRPCRoute and TLSRoute;
 	// it needs steps.
 	Preview *rawPreview `json:"preview,omitempty"`
+
+	// Hooks call the webhooks of the function's Input at the rollout's
+	// moments, as Flagger's webhooks do: a load tester during each step,
+	// a person's or a service's go-ahead, a rollback trigger, a message to
+	// the team's chat. Each call is recorded in status.rollout.hooks, so
+	// that a hook runs once per transition however often Crossplane
+	// calls. Progressive rollouts only. At most 16.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	Hooks []rawHook `json:"hooks,omitempty"`
+}
+
+// rawHook is one of traffic.hooks as written.
+type rawHook struct {
+	// Name of the hook, a DNS-1123 label of at most 32 characters: its
+	// record in status.rollout.hooks.
+	// +required
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Webhook names one of the function Input's webhooks: the platform
+	// team chooses the addresses, authors only when they are called.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Webhook string `json:"webhook"`
+
+	// Type says when the webhook is called and what its answer does:
+	// confirm-rollout (before the first step gets weight; holds until a
+	// 2xx), pre-rollout (once before the first step; failureLimit failures
+	// fail the rollout), rollout (once per step, before its metrics are
+	// judged; a failure holds the step, failureLimit fail the rollout),
+	// confirm-traffic-increase (before each next step's weight),
+	// confirm-promotion (before Succeeded), post-rollout (once after
+	// Succeeded, Failed or Aborted; recorded only), rollback (asked while
+	// the rollout progresses: a 2xx aborts it) and event (once per
+	// transition).
+	// +required
+	// +kubebuilder:validation:Enum=confirm-rollout;pre-rollout;rollout;confirm-traffic-increase;confirm-promotion;post-rollout;rollback;event
+	Type string `json:"type"`
+
+	// Metadata is sent in the call's body as written (Flagger's
+	// loadtester reads its cmd). At most 16 keys; keys of at most 63
+	// characters, values of at most 1024.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 63 && size(self[k]) <= 1024)",message="metadata keys are at most 63 characters and values at most 1024"
+	Metadata map[string]string `json:"metadata,omitempty"`
+
+	// Interval is how soon a hook that did not answer 2xx is asked again:
+	// a confirm-*, a rollback, or a pre-rollout or rollout hook under its
+	// failureLimit. 5s to 1h. Default: 1m.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('5s') && duration(self) <= duration('1h')",message="interval must be between 5s and 1h"
+	Interval *string `json:"interval,omitempty"`
+
+	// FailureLimit is how many failed calls of a pre-rollout or rollout
+	// hook, for one step of one attempt, fail the rollout. 1 to 10.
+	// Default: 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	FailureLimit *int32 `json:"failureLimit,omitempty"`
 }
 
 // rawPreview is traffic.preview as written.
@@ -1048,6 +1113,12 @@ type RolloutStatus struct {
 	// BakeStartedAt is when the last step passed and started baking (see
 	// traffic.bake).
 	BakeStartedAt *metav1.Time `json:"bakeStartedAt,omitempty"`
+	// Hooks are the last call of each of traffic.hooks in this rollout:
+	// what it answered, when, and the transition it was for, so that a
+	// hook runs once per transition however often Crossplane calls. At
+	// most 16.
+	// +kubebuilder:validation:MaxItems=16
+	Hooks []HookStatus `json:"hooks,omitempty"`
 	// Sequence counts the decisions the function recorded in this status:
 	// it grows by one with every change of status.rollout or
 	// status.release, and with the XR's metadata.generation it orders
@@ -1061,6 +1132,44 @@ type RolloutStatus struct {
 	// never reads it back. At most 1024 characters.
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
+}
+
+// Results of a hook's call.
+const (
+	// HookSucceeded: the webhook answered 2xx.
+	HookSucceeded = "Succeeded"
+	// HookFailed: it did not (another status, no answer, too long an
+	// answer).
+	HookFailed = "Failed"
+)
+
+// HookStatus is the last call of one hook.
+type HookStatus struct {
+	// Name of the hook.
+	// +kubebuilder:validation:MaxLength=32
+	Name string `json:"name"`
+	// Transition is what the call was for: the revision, the attempt and
+	// the moment (start, step-N, promotion, rollout, an event's reason, the
+	// phase that ended the rollout). At most 256 characters.
+	// +kubebuilder:validation:MaxLength=256
+	Transition string `json:"transition"`
+	// Time of the call.
+	Time metav1.Time `json:"time"`
+	// Result: Succeeded (2xx) or Failed.
+	// +kubebuilder:validation:Enum=Succeeded;Failed
+	Result string `json:"result"`
+	// Status is the answer's HTTP status; 0 when there was none.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=999
+	Status int32 `json:"status,omitempty"`
+	// Reason says why the call failed, never quoting a secret address.
+	// At most 256 characters.
+	// +kubebuilder:validation:MaxLength=256
+	Reason string `json:"reason,omitempty"`
+	// Failures counts the failed calls for this transition.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	Failures int32 `json:"failures,omitempty"`
 }
 
 // Verdicts of a measurement, beside VerdictPassed and VerdictFailed.

@@ -80,6 +80,16 @@ var (
 	MaxMeasurementValue = limit("status.rollout.metrics[*].measurements[*].value")
 	maxConditionType    = limit("spec.traffic.gates[*].conditionType")
 
+	// MaxHooks is the most hooks traffic.hooks holds, and records
+	// status.rollout.hooks.
+	MaxHooks                   = limit("spec.traffic.hooks")
+	maxHookName                = limit("spec.traffic.hooks[*].name")
+	maxHookMetadata            = limit("spec.traffic.hooks[*].metadata")
+	maxHookMetadataKey         = 63
+	maxHookMetadataValue       = 1024
+	maxHookTransition          = limit("status.rollout.hooks[*].transition")
+	maxHookFailures      int32 = 1000000
+
 	// MaxVerdicts is the most verdicts status.rollout.analysis holds.
 	MaxVerdicts = limit("status.rollout.analysis")
 	// MaxStatusMessage is the most characters of status.rollout.message.

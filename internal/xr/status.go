@@ -276,6 +276,13 @@ func (s RolloutStatus) Bounded() RolloutStatus {
 		}
 		s.Metrics = metrics
 	}
+	if s.Hooks != nil {
+		hooks := make([]HookStatus, 0, min(len(s.Hooks), MaxHooks))
+		for _, h := range s.Hooks[:min(len(s.Hooks), MaxHooks)] {
+			hooks = append(hooks, h.Bounded())
+		}
+		s.Hooks = hooks
+	}
 	return s
 }
 

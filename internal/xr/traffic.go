@@ -78,6 +78,9 @@ func parseTraffic(path *field.Path, kind RouteKind, raw *rawTraffic) (Traffic, f
 	errs = append(errs, controlErrs...)
 	t, metricErrs = parseMetrics(path, t, raw)
 	errs = append(errs, metricErrs...)
+	var hookErrs field.ErrorList
+	t, hookErrs = parseHooks(path.Child("hooks"), t, raw.Hooks)
+	errs = append(errs, hookErrs...)
 	errs = append(errs, expressionTotal(path, t)...)
 	return t, errs
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
@@ -266,6 +267,27 @@ type Traffic struct {
 	// Preview, when set, composes the preview route while a rollout is
 	// active.
 	Preview *Preview
+	// Hooks call the Input's webhooks at the rollout's moments.
+	Hooks []Hook
+}
+
+// DefaultHookInterval is how soon a hook that did not answer 2xx is asked
+// again when the spec does not say.
+const DefaultHookInterval = time.Minute
+
+// A Hook is one of traffic.hooks: a webhook of the Input, called at one
+// kind of moment of the rollout.
+type Hook struct {
+	Name    string
+	Webhook string
+	Type    hooks.Type
+	// Metadata is sent as written.
+	Metadata map[string]string
+	// Interval is how soon a call that did not answer 2xx is made again.
+	Interval time.Duration
+	// FailureLimit is how many failed calls of a pre-rollout or rollout
+	// hook for one transition fail the rollout.
+	FailureLimit int32
 }
 
 // Preview is traffic.preview: a route of its own hostnames that sends every

@@ -1,0 +1,149 @@
+package run
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
+)
+
+// maxAskRounds bounds the rounds of calls a run makes for the hooks the
+// engine asks about: a confirm-rollout's 2xx lets it ask the pre-rollout
+// hooks, whose 2xx lets it ask the first step's rollout hooks. Each round's
+// calls are made at once; the next run asks what is left.
+const maxAskRounds = 3
+
+// hookRun carries the hooks' records through one run: the records known
+// (the status's, the earlier calls' of the reconcile, this run's), the
+// calls this run made, and the events of their results.
+type hookRun struct {
+	ctx     context.Context
+	in      In
+	records map[string]xr.HookStatus
+	// called are the hooks this run called: never twice in a run.
+	called map[string]bool
+	events []rollout.Event
+}
+
+// newHookRun starts a run's records from the status and the earlier calls
+// of the reconcile, the newer record of a hook winning.
+func newHookRun(ctx context.Context, in In, status *xr.RolloutStatus) *hookRun {
+	h := &hookRun{ctx: ctx, in: in, called: map[string]bool{}}
+	h.records = xr.HookRecords(status)
+	for name, rec := range in.HookCalls {
+		if h.records == nil {
+			h.records = map[string]xr.HookStatus{}
+		}
+		if old, ok := h.records[name]; !ok || !rec.Time.Before(&old.Time) {
+			h.records[name] = rec
+		}
+	}
+	return h
+}
+
+// decide decides, calls the hooks the decision asks about and decides
+// again with their answers, up to maxAskRounds rounds; then it tells the
+// event and post-rollout hooks what the decision did. A preview (no
+// Caller) calls nothing: the decision says which hooks it waits for.
+func (h *hookRun) decide(ri rollout.Input, decide func(rollout.Input) rollout.Decision) rollout.Decision {
+	ri.Hooks = h.records
+	d := decide(ri)
+	if len(ri.Traffic.Hooks) == 0 || h.in.Caller == nil {
+		return d
+	}
+	for round := 0; round < maxAskRounds; round++ {
+		if !h.call(ri, d, d.Asks) {
+			break
+		}
+		ri.Hooks = h.records
+		d = decide(ri)
+	}
+	h.call(ri, d, rollout.Tells(ri, d))
+	return d
+}
+
+// call makes the calls of hooks not called yet on this run, at once, and
+// records their answers; it reports whether it made any.
+func (h *hookRun) call(ri rollout.Input, d rollout.Decision, want []rollout.HookCall) bool {
+	var calls []rollout.HookCall
+	for _, c := range want {
+		// An event hook is called once per event of the decision.
+		if !h.called[c.Hook.Name] || c.Event != nil && len(calls) > 0 && calls[len(calls)-1].Hook.Name == c.Hook.Name {
+			calls = append(calls, c)
+		}
+	}
+	if len(calls) == 0 || h.ctx.Err() != nil {
+		return false
+	}
+	resolved := make([]hooks.Call, len(calls))
+	failed := make([]string, len(calls))
+	for i, c := range calls {
+		w, err := h.in.Plan.Policy.Webhooks[c.Hook.Webhook].Resolve(h.in.Credentials)
+		if err != nil {
+			failed[i] = "webhook " + fielderr.Quote(c.Hook.Webhook) + ": " + err.Error()
+		}
+		resolved[i] = hooks.Call{Webhook: w, Payload: h.payload(ri, d, c)}
+	}
+	results := hooks.CallAll(h.ctx, h.in.Caller, resolved)
+	if h.records == nil {
+		h.records = map[string]xr.HookStatus{}
+	}
+	for i, c := range calls {
+		a := rollout.HookAnswer{OK: results[i].OK, Status: results[i].Status, Reason: results[i].Reason}
+		if failed[i] != "" {
+			a = rollout.HookAnswer{Reason: failed[i]}
+		}
+		old := h.records[c.Hook.Name]
+		rec := rollout.Record(old, c, a, h.in.Now)
+		// An event hook told several events keeps its worst answer.
+		if h.called[c.Hook.Name] && old.Transition == rec.Transition && old.Result == xr.HookFailed {
+			rec = old
+		}
+		if ev, ok := rollout.HookEvent(old, rec, c.Hook.Type); ok && !h.called[c.Hook.Name] {
+			h.events = append(h.events, ev)
+		}
+		h.records[c.Hook.Name] = rec
+		h.called[c.Hook.Name] = true
+	}
+	return true
+}
+
+// payload is what a call says: Flagger's payload of the route, with the
+// rollout as the decision leaves it (an event hook: the event's reason and
+// message).
+func (h *hookRun) payload(ri rollout.Input, d rollout.Decision, c rollout.HookCall) hooks.Payload {
+	cr := h.in.Plan.CR
+	s := d.Status
+	p := hooks.Payload{
+		Name: cr.RouteName, Namespace: cr.RouteNamespace, Phase: string(s.Phase), Type: c.Hook.Type,
+		Metadata: c.Hook.Metadata, Revision: ri.Revision, CanaryWeight: s.CanaryWeight,
+		Reason: s.Reason, Message: s.Message, Timestamp: h.in.Now.UTC().Truncate(time.Second),
+	}
+	if s.Step != nil {
+		p.Step = *s.Step
+	}
+	if c.Event != nil {
+		p.Reason, p.Message = c.Event.Reason, c.Event.Message
+	}
+	return p
+}
+
+// carried are the records to hand to the next call of the reconcile: the
+// calls of this reconcile, this run's included.
+func (h *hookRun) carried() map[string]xr.HookStatus {
+	if len(h.called) == 0 {
+		return h.in.HookCalls
+	}
+	out := maps.Clone(h.in.HookCalls)
+	if out == nil {
+		out = map[string]xr.HookStatus{}
+	}
+	for name := range h.called {
+		out[name] = h.records[name]
+	}
+	return out
+}

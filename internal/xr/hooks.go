@@ -1,0 +1,132 @@
+package xr
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
+)
+
+// Bounds of the hooks, as the XRDs write them.
+const (
+	minHookInterval = 5 * time.Second
+	maxHookInterval = time.Hour
+)
+
+// parseHooks reads traffic.hooks, with their defaults. That each names a
+// webhook of the function's Input is checked where the Input is known
+// (package compose).
+func parseHooks(path *field.Path, t Traffic, raw []rawHook) (Traffic, field.ErrorList) {
+	if len(raw) == 0 {
+		return t, nil
+	}
+	var errs field.ErrorList
+	if len(t.Steps) == 0 {
+		errs = append(errs, field.Forbidden(path, "hooks are called at a progressive rollout's moments: they need traffic.steps"))
+	}
+	if len(raw) > MaxHooks {
+		return t, append(errs, field.TooMany(path, len(raw), MaxHooks))
+	}
+	seen := map[string]bool{}
+	for i, rh := range raw {
+		p := path.Index(i)
+		if seen[rh.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), rh.Name))
+		}
+		seen[rh.Name] = true
+		h, hookErrs := parseHook(p, rh)
+		errs = append(errs, hookErrs...)
+		t.Hooks = append(t.Hooks, h)
+	}
+	return t, errs
+}
+
+// parseHook reads one of traffic.hooks.
+func parseHook(p *field.Path, rh rawHook) (Hook, field.ErrorList) {
+	var errs field.ErrorList
+	h := Hook{Name: rh.Name, Webhook: rh.Webhook, Type: hooks.Type(rh.Type), Interval: DefaultHookInterval, FailureLimit: 1}
+	for _, msg := range validation.IsDNS1123Label(rh.Name) {
+		errs = append(errs, field.Invalid(p.Child("name"), rh.Name, "must be a DNS label: "+msg))
+	}
+	if len(rh.Name) > maxHookName {
+		errs = append(errs, field.TooLong(p.Child("name"), rh.Name, maxHookName))
+	}
+	for _, msg := range validation.IsDNS1123Label(rh.Webhook) {
+		errs = append(errs, field.Invalid(p.Child("webhook"), rh.Webhook, "must name a webhook of the function's Input, a DNS label: "+msg))
+	}
+	if !slices.Contains(hooks.Types, h.Type) {
+		valid := make([]string, len(hooks.Types))
+		for i, t := range hooks.Types {
+			valid[i] = string(t)
+		}
+		errs = append(errs, field.NotSupported(p.Child("type"), rh.Type, valid))
+	}
+	if len(rh.Metadata) > maxHookMetadata {
+		errs = append(errs, field.TooMany(p.Child("metadata"), len(rh.Metadata), maxHookMetadata))
+	}
+	for _, k := range slices.Sorted(maps.Keys(rh.Metadata)) {
+		if len(k) > maxHookMetadataKey {
+			errs = append(errs, field.TooLong(p.Child("metadata").Key(k[:maxHookMetadataKey]), k, maxHookMetadataKey))
+		}
+		if v := rh.Metadata[k]; len(v) > maxHookMetadataValue {
+			errs = append(errs, field.TooLong(p.Child("metadata").Key(k), v, maxHookMetadataValue))
+		}
+	}
+	if len(rh.Metadata) > 0 {
+		h.Metadata = maps.Clone(rh.Metadata)
+	}
+	if rh.Interval != nil {
+		d, durErrs := duration(p.Child("interval"), *rh.Interval)
+		errs = append(errs, durErrs...)
+		if len(durErrs) == 0 && (d < minHookInterval || d > maxHookInterval) {
+			errs = append(errs, field.Invalid(p.Child("interval"), *rh.Interval, "must be between 5s and 1h"))
+		}
+		h.Interval = d.Truncate(time.Second)
+	}
+	if f := rh.FailureLimit; f != nil {
+		if *f < 1 || *f > maxFailureLimit {
+			errs = append(errs, field.Invalid(p.Child("failureLimit"), *f, fmt.Sprintf("must be between 1 and %d", maxFailureLimit)))
+		}
+		h.FailureLimit = *f
+	}
+	return h, errs
+}
+
+// HookRecords are status.rollout.hooks by hook name, the newest of a name
+// when a status (written by hand) holds several.
+func HookRecords(s *RolloutStatus) map[string]HookStatus {
+	if s == nil || len(s.Hooks) == 0 {
+		return nil
+	}
+	out := make(map[string]HookStatus, len(s.Hooks))
+	for _, h := range s.Hooks {
+		// A record the XRD would refuse (written by hand) is no record:
+		// writing it back would keep every later status from being
+		// written.
+		if h.Result != HookSucceeded && h.Result != HookFailed || h.Name == "" {
+			continue
+		}
+		h = h.Bounded()
+		if old, ok := out[h.Name]; !ok || old.Time.Before(&h.Time) {
+			out[h.Name] = h
+		}
+	}
+	return out
+}
+
+// Bounded is the record as the API server admits it.
+func (h HookStatus) Bounded() HookStatus {
+	h.Name = fielderr.Cut(h.Name, maxHookName)
+	h.Transition = fielderr.Cut(h.Transition, maxHookTransition)
+	h.Reason = fielderr.Truncate(h.Reason, MaxStatusValue, fielderr.Characters, nil)
+	h.Status = min(max(h.Status, 0), 999)
+	h.Failures = min(max(h.Failures, 0), maxHookFailures)
+	h.Time = clampTimeValue(h.Time)
+	return h
+}
