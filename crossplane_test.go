@@ -23,6 +23,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/promql"
 	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
@@ -81,6 +82,9 @@ type xpSim struct {
 	// querier, when set, answers the metrics' queries; unset, the function
 	// queries nothing, as a preview.
 	querier promql.Querier
+	// caller, when set, calls the hooks' webhooks; unset, the function
+	// calls none, as a preview.
+	caller hooks.Caller
 	// credentials are the pipeline step's credentials, which Crossplane
 	// sends with every call.
 	credentials map[string]*fnv1.Credentials
@@ -254,7 +258,7 @@ func (s *xpSim) reconcile() reconciled {
 		if log == nil {
 			log = logging.NewNopLogger()
 		}
-		process := &Function{log: log, metrics: s.metrics, querier: s.querier}
+		process := &Function{log: log, metrics: s.metrics, querier: s.querier, caller: s.caller}
 		if s.fn != nil {
 			process = s.fn
 		}

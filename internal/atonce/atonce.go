@@ -21,6 +21,9 @@ const (
 // why it gave up before Do says so itself.
 const Grace = 100 * time.Millisecond
 
+// MaxReserve is the most of a run's time Do leaves for the rest of the run.
+const MaxReserve = 2 * time.Second
+
 // Do makes n calls at once, one goroutine each (the callers keep n small:
 // a CanaryRoute has few metrics and hooks), call(ctx, i) within
 // timeout(i) and ctx, and returns their results in order once all have
@@ -28,7 +31,18 @@ const Grace = 100 * time.Millisecond
 // Grace, or the run's deadline, is left behind (its goroutine still
 // finishes, and is freed): its result is late(i, why), why one of the
 // Why* reasons.
+//
+// The calls end a reserve before ctx's deadline (a quarter of the time
+// left, at most MaxReserve): a run whose calls take all its time would
+// answer nothing, not even that they gave no answer, and make the same
+// calls again on every run.
 func Do[R any](ctx context.Context, n int, timeout func(i int) time.Duration, call func(ctx context.Context, i int) R, late func(i int, why string) R) []R {
+	if deadline, ok := ctx.Deadline(); ok {
+		reserve := min(time.Until(deadline)/4, MaxReserve)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-reserve))
+		defer cancel()
+	}
 	answers := make([]chan R, n)
 	guards := make([]context.Context, n)
 	cancels := make([]context.CancelFunc, n)

@@ -151,8 +151,8 @@ func hookWait(in Input, t hooks.Type, tr string) (why string, requeue time.Durat
 		case hookNo:
 			requeue = min(requeue, clamp(rec.Time.Add(h.Interval).Sub(in.Now)))
 			if why == "" {
-				why = fmt.Sprintf("%s hook %s answered %s at %s; asked again at %s", t, h.Name, answerOf(rec),
-					rec.Time.UTC().Format(time.RFC3339), rec.Time.Add(h.Interval).UTC().Format(time.RFC3339))
+				why = fmt.Sprintf("%s hook %s did not answer 2xx at %s (%s); asked again at %s", t, h.Name,
+					rec.Time.UTC().Format(time.RFC3339), answerOf(rec), rec.Time.Add(h.Interval).UTC().Format(time.RFC3339))
 			}
 		}
 	}

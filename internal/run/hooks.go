@@ -5,6 +5,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/atonce"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
@@ -27,6 +28,8 @@ type hookRun struct {
 	// called are the hooks this run called: never twice in a run.
 	called map[string]bool
 	events []rollout.Event
+	// outOfTime stops the rounds once a round ran close to the deadline.
+	outOfTime bool
 }
 
 // newHookRun starts a run's records from the status and the earlier calls
@@ -76,9 +79,16 @@ func (h *hookRun) call(ri rollout.Input, d rollout.Decision, want []rollout.Hook
 			calls = append(calls, c)
 		}
 	}
-	if len(calls) == 0 || h.ctx.Err() != nil {
+	if len(calls) == 0 || h.ctx.Err() != nil || h.outOfTime {
 		return false
 	}
+	defer func() {
+		// A round that ran into the reserve atonce keeps for the rest of
+		// the run leaves the next round to the next run.
+		if deadline, ok := h.ctx.Deadline(); ok && time.Until(deadline) <= atonce.MaxReserve {
+			h.outOfTime = true
+		}
+	}()
 	resolved := make([]hooks.Call, len(calls))
 	failed := make([]string, len(calls))
 	for i, c := range calls {

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
+)
+
+// flaggerPayload is the body Flagger's loadtester decodes
+// (flaggerv1.CanaryWebhookPayload), and what a CanaryRoute adds.
+type flaggerPayload struct {
+	Name         string            `json:"name"`
+	Namespace    string            `json:"namespace"`
+	Phase        string            `json:"phase"`
+	Type         string            `json:"type"`
+	Metadata     map[string]string `json:"metadata"`
+	Revision     string            `json:"revision"`
+	Step         int32             `json:"step"`
+	CanaryWeight float64           `json:"canaryWeight"`
+	Reason       string            `json:"reason"`
+}
+
+// loadTester is a stand-in for Flagger's loadtester: it takes a payload
+// whose metadata has a cmd (400 "cmd not found" otherwise, as the
+// loadtester answers), answers 200 "ok", and keeps each payload.
+type loadTester struct {
+	mu  sync.Mutex
+	got []flaggerPayload
+}
+
+func (l *loadTester) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var p flaggerPayload
+	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&p) != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	if p.Metadata["cmd"] == "" {
+		http.Error(w, "cmd not found", http.StatusBadRequest)
+		return
+	}
+	l.mu.Lock()
+	l.got = append(l.got, p)
+	l.mu.Unlock()
+	_, _ = io.WriteString(w, "ok")
+}
+
+func (l *loadTester) calls() []flaggerPayload {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.got)
+}
+
+// slackHook is a stand-in for a Slack incoming webhook at its secret path:
+// a JSON body with text (400 "invalid_payload" otherwise), "ok" on 200;
+// another path is 404 "no_service", as Slack answers.
+type slackHook struct {
+	path string
+	mu   sync.Mutex
+	text []string
+}
+
+func (s *slackHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != s.path {
+		http.Error(w, "no_service", http.StatusNotFound)
+		return
+	}
+	var m struct {
+		Text string `json:"text"`
+	}
+	if r.Header.Get("Content-Type") != "application/json" || json.NewDecoder(r.Body).Decode(&m) != nil || m.Text == "" {
+		http.Error(w, "invalid_payload", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.text = append(s.text, m.Text)
+	s.mu.Unlock()
+	_, _ = io.WriteString(w, "ok")
+}
+
+func (s *slackHook) messages() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.text)
+}
+
+// gateService answers a confirm hook: 403 until opened, then 200.
+type gateService struct {
+	mu    sync.Mutex
+	open  bool
+	calls int
+}
+
+func (g *gateService) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls++
+	if !g.open {
+		http.Error(w, "not yet", http.StatusForbidden)
+		return
+	}
+	_, _ = io.WriteString(w, "approved")
+}
+
+func (g *gateService) set(open bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open = open
+}
+
+// hooksInput lists the stand-ins as the Input's webhooks; the chat's URL
+// is a secret of the pipeline step's credentials.
+func hooksInput(loadtester, gate string) string {
+	return emptyInput + fmt.Sprintf(`webhooks:
+  - {name: loadtester, url: %q, timeout: 2s}
+  - {name: gate, url: %q}
+  - {name: team-chat, urlFrom: {credentials: chat, key: url}, format: slack}
+`, loadtester, gate)
+}
+
+// hooksXR rolls out through 10% and 50% for 30s each, then 100%, driving
+// the loadtester at each step, asking the gate before Succeeded and
+// telling the chat every transition.
+const hooksXR = `
+    hooks:
+      - {name: load, webhook: loadtester, type: rollout, metadata: {cmd: "hey -z 30s http://podinfo-canary.test:9898/"}}
+      - {name: go-ahead, webhook: gate, type: confirm-promotion, interval: 10s}
+      - {name: tell-the-team, webhook: team-chat, type: event}
+`
+
+// TestHooksAgainstStandIns: a rollout drives Flagger's loadtester once
+// per step, waits for its gate before Succeeded, and tells Slack each
+// transition once, however often Crossplane calls (several calls per
+// reconcile, a reconcile every 5s); the chat's secret URL appears nowhere
+// the cluster or the log would show.
+func TestHooksAgainstStandIns(t *testing.T) {
+	lt := &loadTester{}
+	ltSrv := httptest.NewServer(lt)
+	defer ltSrv.Close()
+	gate := &gateService{}
+	gateSrv := httptest.NewServer(gate)
+	defer gateSrv.Close()
+	const secretPath = "/services/T0001/B0001/s3cr3tS1ackT0kenXYZ"
+	slack := &slackHook{path: secretPath}
+	slackSrv := httptest.NewServer(slack)
+	defer slackSrv.Close()
+
+	s := newSim(t, steppedXR(`[{weight: 10, pause: 30s}, {weight: 50, pause: 30s}, {weight: 100}]`, hooksXR), hooksInput(ltSrv.URL, gateSrv.URL))
+	s.caller = &hooks.Client{}
+	s.credentials = map[string]*fnv1.Credentials{"chat": {Source: &fnv1.Credentials_CredentialData{CredentialData: &fnv1.CredentialData{
+		Data: map[string][]byte{"url": []byte(slackSrv.URL + secretPath + "\n")},
+	}}}}
+	log := newRecordingLog()
+	s.log = log
+	s.tick = time.Second
+
+	var last simRun
+	var events []string
+	for i := range 40 {
+		if i == 30 {
+			gate.set(true)
+		}
+		last = s.run(5 * time.Second)
+		if last.fatal != "" {
+			t.Fatalf("a run is a Fatal: %s", last.fatal)
+		}
+		events = append(events, last.events...)
+		if i == 29 {
+			if got := str(last.out["reason"]); got != "AwaitingConfirmation" {
+				t.Errorf("before the gate opens, the rollout waits for it: reason %q (%s)", got, str(last.out["message"]))
+			}
+		}
+	}
+	if got := str(last.out["phase"]); got != "Succeeded" {
+		t.Fatalf("phase %q, want Succeeded once the gate opened: %s\n%s", got, str(last.out["message"]), s.describe())
+	}
+
+	// The loadtester: one call per step, at the step's weight, with the
+	// hook's cmd.
+	var steps []string
+	for _, p := range lt.calls() {
+		steps = append(steps, fmt.Sprintf("%s %s/%s %s step %d at %g%% cmd=%q", p.Type, p.Namespace, p.Name, p.Revision, p.Step, p.CanaryWeight, p.Metadata["cmd"]))
+	}
+	const cmd = "hey -z 30s http://podinfo-canary.test:9898/"
+	want := []string{
+		fmt.Sprintf("rollout test/podinfo v2 step 0 at 10%% cmd=%q", cmd),
+		fmt.Sprintf("rollout test/podinfo v2 step 1 at 50%% cmd=%q", cmd),
+		fmt.Sprintf("rollout test/podinfo v2 step 2 at 100%% cmd=%q", cmd),
+	}
+	if diff := cmp.Diff(want, steps); diff != "" {
+		t.Errorf("the loadtester's calls: -want +got:\n%s", diff)
+	}
+
+	// The chat: each transition once, as one line.
+	msgs := slack.messages()
+	var reasons []string
+	for _, m := range msgs {
+		for _, r := range []string{"RolloutStarted", "StepAdvanced", "AwaitingConfirmation", "RolloutSucceeded"} {
+			if strings.Contains(m, r) {
+				reasons = append(reasons, r)
+			}
+		}
+		if strings.Contains(m, "\n") || !strings.Contains(m, "podinfo") || !strings.Contains(m, "v2") {
+			t.Errorf("a chat message is one line naming the route and the revision: %q", m)
+		}
+	}
+	if len(reasons) != len(msgs) {
+		t.Errorf("every chat message says a transition: %q", msgs)
+	}
+	wantReasons := []string{"RolloutStarted", "StepAdvanced", "StepAdvanced", "AwaitingConfirmation", "RolloutSucceeded"}
+	if diff := cmp.Diff(wantReasons, reasons); diff != "" {
+		t.Errorf("the chat's messages, each transition once: -want +got:\n%s\n%q", diff, msgs)
+	}
+
+	// The gate: asked at most once per interval (10s), at each reconcile
+	// where it is due, and never before the last step.
+	gate.mu.Lock()
+	gateCalls := gate.calls
+	gate.mu.Unlock()
+	if gateCalls < 2 || gateCalls > 12 {
+		t.Errorf("the gate was asked %d times in the 100s it held the rollout; want one call per 10s interval at most", gateCalls)
+	}
+
+	// The records.
+	hs, _ := last.out["hooks"].([]any)
+	if len(hs) != 3 {
+		t.Errorf("status.rollout.hooks holds a record per hook, got %v", hs)
+	}
+
+	// The secret URL, whole or its token, appears nowhere.
+	seen := []string{log.String(), fmt.Sprint(events), fmt.Sprint(last.out)}
+	for _, r := range s.runs {
+		b, _ := protojson.Marshal(r.rsp)
+		seen = append(seen, string(b))
+	}
+	for _, where := range seen {
+		if strings.Contains(where, "s3cr3tS1ackT0kenXYZ") {
+			t.Fatalf("the chat's secret URL leaked: %.300s", where[strings.Index(where, "s3cr3t")-100:])
+		}
+	}
+}
+
+// TestHooksPreviewCallsNothing: a preview (no caller, as --now and
+// crossplane render run) calls no webhook: the rollout waits at 0% for its
+// confirm-rollout, and says so.
+func TestHooksPreviewCallsNothing(t *testing.T) {
+	gate := &gateService{open: true}
+	srv := httptest.NewServer(gate)
+	defer srv.Close()
+	s := newSim(t, steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, `
+    hooks:
+      - {name: go, webhook: gate, type: confirm-rollout}
+      - {name: chat, webhook: gate, type: event}
+`), hooksInput(srv.URL, srv.URL))
+	var last simRun
+	for range 5 {
+		last = s.run(10 * time.Second)
+	}
+	if got, want := str(last.out["message"]), "waiting at 0% to enter step 0: confirm-rollout hook go has not answered yet"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	if gate.calls != 0 {
+		t.Errorf("a preview called the webhook %d times", gate.calls)
+	}
+}
+
+// TestHooksWebhookRemovedMidRollout: the platform removes a webhook a
+// hook names: a Fatal naming the hook's field; the cluster keeps its last
+// route (Crossplane applies nothing of a Fatal).
+func TestHooksWebhookRemovedMidRollout(t *testing.T) {
+	lt := &loadTester{}
+	srv := httptest.NewServer(lt)
+	defer srv.Close()
+	s := newSim(t, steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, `
+    hooks:
+      - {name: load, webhook: loadtester, type: rollout, metadata: {cmd: hey}}
+`), hooksInput(srv.URL, srv.URL))
+	s.caller = &hooks.Client{}
+	for range 3 {
+		if r := s.run(10 * time.Second); r.fatal != "" {
+			t.Fatalf("a run is a Fatal: %s", r.fatal)
+		}
+	}
+	s.input = emptyInput
+	r := s.run(10 * time.Second)
+	if want := `spec.traffic.hooks[0].webhook: Not found: "loadtester"`; !strings.Contains(r.fatal, want) {
+		t.Errorf("fatal %q, want it to say %q", r.fatal, want)
+	}
+}
+
+// TestHooksHangingWebhookWithinDeadline: a webhook that never answers
+// costs a run no more than its deadline: the run composes, and the record
+// says there was no answer.
+func TestHooksHangingWebhookWithinDeadline(t *testing.T) {
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-block }))
+	defer srv.Close()
+	defer close(block)
+	s := newSim(t, steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, `
+    hooks:
+      - {name: go, webhook: gate, type: confirm-rollout}
+`), hooksInput(srv.URL, srv.URL))
+	s.caller = &hooks.Client{}
+	req := s.request(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	f := &Function{log: newRecordingLog(), clock: ClockFunc(func() time.Time { return s.now }), caller: s.caller}
+	rsp, err := f.RunFunction(ctx, req)
+	if err != nil {
+		t.Fatalf("RunFunction: %v", err)
+	}
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			t.Fatalf("a hanging webhook is a Fatal: %s", r.GetMessage())
+		}
+	}
+	rollout := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["rollout"].(map[string]any)
+	hs, _ := rollout["hooks"].([]any)
+	if len(hs) != 1 {
+		t.Fatalf("want the call recorded, got %v", rollout)
+	}
+	rec := hs[0].(map[string]any)
+	if rec["result"] != "Failed" || !strings.Contains(fmt.Sprint(rec["reason"]), "gate") {
+		t.Errorf("the record of a call without an answer: %v", rec)
+	}
+}
