@@ -248,7 +248,9 @@ func Decide(in Input) Decision {
 	// a time read back from status compares equal to the one written.
 	in.Now = in.Now.Truncate(time.Second)
 	var asks []HookCall
-	in.asks = &asks
+	if len(in.Traffic.Hooks) > 0 {
+		in.asks = &asks
+	}
 	var d Decision
 	if in.Traffic.Progressive() {
 		d = progressive(in)

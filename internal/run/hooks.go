@@ -35,7 +35,7 @@ type hookRun struct {
 // newHookRun starts a run's records from the status and the earlier calls
 // of the reconcile, the newer record of a hook winning.
 func newHookRun(ctx context.Context, in In, status *xr.RolloutStatus) *hookRun {
-	h := &hookRun{ctx: ctx, in: in, called: map[string]bool{}}
+	h := &hookRun{ctx: ctx, in: in}
 	h.records = xr.HookRecords(status)
 	for name, rec := range in.HookCalls {
 		if h.records == nil {
@@ -101,6 +101,9 @@ func (h *hookRun) call(ri rollout.Input, d rollout.Decision, want []rollout.Hook
 	results := hooks.CallAll(h.ctx, h.in.Caller, resolved)
 	if h.records == nil {
 		h.records = map[string]xr.HookStatus{}
+	}
+	if h.called == nil {
+		h.called = map[string]bool{}
 	}
 	for i, c := range calls {
 		a := rollout.HookAnswer{OK: results[i].OK, Status: results[i].Status, Reason: results[i].Reason}
