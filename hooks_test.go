@@ -18,6 +18,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 )
 
@@ -336,5 +337,83 @@ func TestHooksHangingWebhookWithinDeadline(t *testing.T) {
 	rec := hs[0].(map[string]any)
 	if rec["result"] != "Failed" || !strings.Contains(fmt.Sprint(rec["reason"]), "gate") {
 		t.Errorf("the record of a call without an answer: %v", rec)
+	}
+}
+
+// TestHooksStatusWithinTheXRD: attack: sixteen hooks at every limit of
+// the XRD (names, metadata), a status whose records were written by hand
+// (more than sixteen, results the XRD refuses, reasons of thousands of
+// characters, failures past the maximum) and webhooks answering 500 with
+// a long multi-byte body: the XR the XRD admits is read, and the status
+// the run writes is one the XRD admits.
+func TestHooksStatusWithinTheXRD(t *testing.T) {
+	long := strings.Repeat("ü日本\u200b", 3000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, long, http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	types := []string{"confirm-rollout", "pre-rollout", "rollout", "confirm-traffic-increase", "confirm-promotion", "post-rollout", "rollback", "event"}
+	var hs, recs strings.Builder
+	for i := range 16 {
+		name := fmt.Sprintf("h%02d-%s", i, strings.Repeat("x", 28))
+		var md []string
+		for k := range 16 {
+			md = append(md, fmt.Sprintf("%q: %q", fmt.Sprintf("k%02d%s", k, strings.Repeat("k", 60)), strings.Repeat("v", 1024)))
+		}
+		fmt.Fprintf(&hs, "      - {name: %s, webhook: gate, type: %s, interval: 5s, failureLimit: 10, metadata: {%s}}\n", name, types[i%len(types)], strings.Join(md, ", "))
+	}
+	for i := range 20 {
+		result := []string{"Succeeded", "Failed"}[i%2]
+		fmt.Fprintf(&recs, "      - {name: h%02d-%s, transition: %q, time: \"2026-12-02T09:59:00Z\", result: %s, status: 999, failures: 1000000, reason: %q}\n",
+			i%16, strings.Repeat("x", 28), strings.Repeat("t", 256), result, strings.Repeat("r", 256))
+	}
+	x := steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, "    hooks:\n"+hs.String()) + `
+status:
+  rollout:
+    phase: Progressing
+    reason: StepAdvanced
+    revision: v2
+    step: 1
+    stepStartedAt: "2026-12-02T09:58:00Z"
+    canaryWeight: 50
+    primaryWeight: 50
+    hooks:
+` + recs.String()
+	input := hooksInput(srv.URL, srv.URL)
+	req := testRequest(t, x, input, nil)
+	composite := req.GetObserved().GetComposite().GetResource().AsMap()
+	st := composite["status"].(map[string]any)["rollout"].(map[string]any)
+	st["hooks"] = st["hooks"].([]any)[:16] // the XRD holds 16; the read is checked with 20 below
+	if errs := crdschema.XRDs(t, xrdFiles...).Validate(composite); len(errs) > 0 {
+		t.Fatalf("setup: the XRD refuses the XR: %v", errs)
+	}
+	f := functionAt(testNow)
+	f.caller = &hooks.Client{}
+	for _, all := range []bool{false, true} {
+		req := testRequest(t, x, input, nil)
+		if !all {
+			req = testRequest(t, x, input, nil)
+			c := req.GetObserved().GetComposite().GetResource().AsMap()
+			c["status"].(map[string]any)["rollout"].(map[string]any)["hooks"] = st["hooks"]
+			req.Observed.Composite.Resource = mustStruct(t, c)
+		}
+		rsp, err := f.RunFunction(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := fatalOf(rsp); msg != "" {
+			t.Fatalf("a Fatal: %s", msg)
+		}
+		assertXRDAccepts(t, req, rsp)
+		out := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["rollout"].(map[string]any)
+		called := 0
+		for _, r := range out["hooks"].([]any) {
+			if rec := r.(map[string]any); rec["status"] == float64(500) {
+				called++
+			}
+		}
+		if called == 0 {
+			t.Errorf("no webhook answered 500 in the records: the run called none: %v", out["message"])
+		}
 	}
 }
