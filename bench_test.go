@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +24,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/compose"
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 )
 
@@ -351,4 +356,83 @@ func BenchmarkHostileMetrics(b *testing.B) {
 			run(b, req)
 		}
 	})
+}
+
+// hooksBenchXR is a rollout at step 1 of three, its pause over, with a
+// hook of every type (the gateway's acceptance is not awaited: the
+// benchmark has no gateway).
+const hooksBenchXR = `
+    requireAcceptedRoute: false
+    hooks:
+      - {name: go, webhook: gate, type: confirm-rollout}
+      - {name: pre, webhook: gate, type: pre-rollout}
+      - {name: load, webhook: loadtester, type: rollout, metadata: {cmd: "hey -z 1m http://podinfo-canary.test:9898/"}}
+      - {name: more, webhook: gate, type: confirm-traffic-increase}
+      - {name: promote, webhook: gate, type: confirm-promotion}
+      - {name: post, webhook: gate, type: post-rollout}
+      - {name: rollback, webhook: never, type: rollback}
+      - {name: chat, webhook: gate, type: event}
+status:
+  rollout:
+    phase: Progressing
+    reason: StepAdvanced
+    revision: v2
+    step: 1
+    stepStartedAt: "2026-12-02T09:50:00Z"
+    canaryWeight: 50
+    primaryWeight: 50
+`
+
+// BenchmarkHooks measures runs of a rollout with a hook of every type on a
+// webhook on loopback that answers at once (200, and 404 to the rollback
+// hook): Due, where the rollback and rollout hooks are called, then the
+// confirm-traffic-increase hook (two rounds), and the event hook told; Steady, the same run once those calls are recorded
+// in the status (nothing due: the cost of hooks on every other run).
+func BenchmarkHooks(b *testing.B) {
+	asServed(b)
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.URL.Path == "/never" {
+			http.Error(w, "no rollback", http.StatusNotFound)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow }), caller: &hooks.Client{}}
+	xr := steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, hooksBenchXR)
+	input := hooksInput(srv.URL, srv.URL) + fmt.Sprintf("  - {name: never, url: %q}\n", srv.URL+"/never")
+	due := testRequest(b, xr, input, map[string]string{"route-httproute": acceptedRoute(2, 2)})
+	rsp, err := f.RunFunction(context.Background(), due)
+	if err != nil || isFatal(rsp) {
+		b.Fatalf("RunFunction(...): %v %v", err, rsp.GetResults())
+	}
+	// Steady: the status the runs leave once nothing is due (the rollout
+	// holding step 2's pause, every hook answered).
+	steady := proto.Clone(due).(*fnv1.RunFunctionRequest)
+	for range 6 {
+		x := steady.GetObserved().GetComposite().GetResource().AsMap()
+		x["status"] = rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+		steady.Observed.Composite.Resource = mustStruct(b, x)
+		before := calls.Load()
+		if rsp, err = f.RunFunction(context.Background(), steady); err != nil || isFatal(rsp) {
+			b.Fatalf("RunFunction(...): %v %v", err, rsp.GetResults())
+		}
+		if calls.Load() == before {
+			break
+		}
+	}
+	for name, req := range map[string]*fnv1.RunFunctionRequest{"Due": due, "Steady": steady} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			calls.Store(0)
+			for b.Loop() {
+				if _, err := f.RunFunction(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(calls.Load())/float64(b.N), "calls/op")
+		})
+	}
 }
