@@ -401,7 +401,7 @@ func BenchmarkHooks(b *testing.B) {
 	}))
 	defer srv.Close()
 	f := &Function{log: logging.NewNopLogger(), clock: ClockFunc(func() time.Time { return testNow }), caller: &hooks.Client{}}
-	xr := steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, hooksBenchXR)
+	xr := withUID(steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, hooksBenchXR))
 	input := hooksInput(srv.URL, srv.URL) + fmt.Sprintf("  - {name: never, url: %q}\n", srv.URL+"/never")
 	due := testRequest(b, xr, input, map[string]string{"route-httproute": acceptedRoute(2, 2)})
 	rsp, err := f.RunFunction(context.Background(), due)

@@ -215,7 +215,7 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 		Taken:        pipeline.Measurements(req),
 		ObserveQuery: f.metrics.Query,
 		Workload:     r.required.CanaryWorkload,
-		Caller:       f.caller,
+		Caller:       callerFor(f.caller, oxr),
 		HookCalls:    pipeline.HookCalls(req),
 	})
 	if err != nil {
@@ -348,4 +348,15 @@ func (f *Function) plan(req *fnv1.RunFunctionRequest, r *facts, cr *xr.CanaryRou
 		return nil, errors.Wrap(fielderr.Summarize(cr.RepathErrors(errs)), served.ErrNotServed)
 	}
 	return resolved.Plan(versions)
+}
+
+// callerFor is the caller of a run's webhooks: none for an XR without a
+// UID, which no API server hands over (it gives every object one) and
+// crossplane render does, whatever the function's flags: a render, like a
+// preview, calls no webhook.
+func callerFor(c hooks.Caller, oxr *resource.Composite) hooks.Caller {
+	if oxr.Resource.GetUID() == "" {
+		return nil
+	}
+	return c
 }

@@ -191,10 +191,16 @@ func acceptedByGateway(s *structpb.Struct) *structpb.Struct {
 }
 
 // fuzzInput allows the examples' namespaces and names the examples' metric
-// provider. The function under fuzzing has no querier: it never queries.
+// provider and webhooks. The function under fuzzing has no querier and no
+// caller: it never queries, and calls no webhook.
 const fuzzInput = allowMonitoring + `metricProviders:
   - name: prometheus
     prometheus: {address: "http://prometheus.monitoring.svc:9090"}
+webhooks:
+  - {name: loadtester, url: "http://flagger-loadtester.test/"}
+  - {name: loadtester-gate, url: "http://flagger-loadtester.test/gate/check"}
+  - {name: loadtester-rollback, url: "http://flagger-loadtester.test/rollback/check"}
+  - {name: team-chat, urlFrom: {credentials: chat, key: url}, format: slack}
 `
 
 // exampleSeed is an example XR's spec and status, as JSON.

@@ -133,6 +133,12 @@ func hooksInput(loadtester, gate string) string {
 `, loadtester, gate)
 }
 
+// withUID gives a namespaced XR the UID the API server gives every
+// object: a run on an XR without one (crossplane render) calls no webhook.
+func withUID(xr string) string {
+	return strings.Replace(xr, "metadata: {name: podinfo, namespace: test}", "metadata: {name: podinfo, namespace: test, uid: 5b1f0c2e-3d4a-4e5f-8a9b-0c1d2e3f4a5b}", 1)
+}
+
 // hooksXR rolls out through 10% and 50% for 30s each, then 100%, driving
 // the loadtester at each step, asking the gate before Succeeded and
 // telling the chat every transition.
@@ -160,7 +166,7 @@ func TestHooksAgainstStandIns(t *testing.T) {
 	slackSrv := httptest.NewServer(slack)
 	defer slackSrv.Close()
 
-	s := newSim(t, steppedXR(`[{weight: 10, pause: 30s}, {weight: 50, pause: 30s}, {weight: 100}]`, hooksXR), hooksInput(ltSrv.URL, gateSrv.URL))
+	s := newSim(t, withUID(steppedXR(`[{weight: 10, pause: 30s}, {weight: 50, pause: 30s}, {weight: 100}]`, hooksXR)), hooksInput(ltSrv.URL, gateSrv.URL))
 	s.caller = &hooks.Client{}
 	s.credentials = map[string]*fnv1.Credentials{"chat": {Source: &fnv1.Credentials_CredentialData{CredentialData: &fnv1.CredentialData{
 		Data: map[string][]byte{"url": []byte(slackSrv.URL + secretPath + "\n")},
@@ -274,8 +280,17 @@ func TestHooksPreviewCallsNothing(t *testing.T) {
 	if got, want := str(last.out["message"]), "waiting at 0% to enter step 0: confirm-rollout hook go has not answered yet"; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
+	// crossplane render without --now: the function calls webhooks, but
+	// the XR render hands over has no UID, so this run calls none either.
+	s.caller = &hooks.Client{}
+	for range 3 {
+		last = s.run(10 * time.Second)
+	}
+	if got, want := str(last.out["message"]), "waiting at 0% to enter step 0: confirm-rollout hook go has not answered yet"; got != want {
+		t.Errorf("a render: message %q, want %q", got, want)
+	}
 	if gate.calls != 0 {
-		t.Errorf("a preview called the webhook %d times", gate.calls)
+		t.Errorf("a preview or a render called the webhook %d times", gate.calls)
 	}
 }
 
@@ -286,10 +301,10 @@ func TestHooksWebhookRemovedMidRollout(t *testing.T) {
 	lt := &loadTester{}
 	srv := httptest.NewServer(lt)
 	defer srv.Close()
-	s := newSim(t, steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, `
+	s := newSim(t, withUID(steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, `
     hooks:
       - {name: load, webhook: loadtester, type: rollout, metadata: {cmd: hey}}
-`), hooksInput(srv.URL, srv.URL))
+`)), hooksInput(srv.URL, srv.URL))
 	s.caller = &hooks.Client{}
 	for range 3 {
 		if r := s.run(10 * time.Second); r.fatal != "" {
@@ -311,10 +326,10 @@ func TestHooksHangingWebhookWithinDeadline(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-block }))
 	defer srv.Close()
 	defer close(block)
-	s := newSim(t, steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, `
+	s := newSim(t, withUID(steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, `
     hooks:
       - {name: go, webhook: gate, type: confirm-rollout}
-`), hooksInput(srv.URL, srv.URL))
+`)), hooksInput(srv.URL, srv.URL))
 	s.caller = &hooks.Client{}
 	req := s.request(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -367,7 +382,7 @@ func TestHooksStatusWithinTheXRD(t *testing.T) {
 		fmt.Fprintf(&recs, "      - {name: h%02d-%s, transition: %q, time: \"2026-12-02T09:59:00Z\", result: %s, status: 999, failures: 1000000, reason: %q}\n",
 			i%16, strings.Repeat("x", 28), strings.Repeat("t", 256), result, strings.Repeat("r", 256))
 	}
-	x := steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, "    hooks:\n"+hs.String()) + `
+	x := withUID(steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, "    hooks:\n"+hs.String())) + `
 status:
   rollout:
     phase: Progressing

@@ -95,6 +95,7 @@ for d in "${dirs[@]}"; do
   # the output shows it (a document of kind Context).
   [ "$(functions "${d}/functions.yaml" | wc -l)" -gt 1 ] && args+=(--include-context)
   [ -e "${d}/observed.yaml" ] && args+=(--observed-resources "${d}/observed.yaml")
+  [ -e "${d}/credentials.yaml" ] && args+=(--function-credentials "${d}/credentials.yaml")
   [ -e "${d}/required.yaml" ] && args+=(--required-resources "${d}/required.yaml")
   # The CRD schemas a cluster would hand over (required schemas).
   [ -d "${d}/schemas" ] && args+=(--required-schemas "${d}/schemas")

@@ -296,7 +296,7 @@ func render(t *testing.T, dir string, extra ...string) []byte {
 	if _, err := os.Stat(filepath.Join(dir, "schemas")); err == nil {
 		args = append(args, "--required-schemas", filepath.Join(dir, "schemas"))
 	}
-	for flagName, file := range map[string]string{"--observed-resources": "observed.yaml", "--required-resources": "required.yaml"} {
+	for flagName, file := range map[string]string{"--observed-resources": "observed.yaml", "--required-resources": "required.yaml", "--function-credentials": "credentials.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, file)); err == nil {
 			args = append(args, flagName, filepath.Join(dir, file))
 		}

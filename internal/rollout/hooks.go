@@ -83,6 +83,16 @@ func transition(in Input, attempt, moment string) string {
 	return fielderr.Cut(t+"/"+moment, maxTransition)
 }
 
+// since names a moment of a step by the time the step started: each time
+// the rollout enters a step (a restart, a resume, steps edited) is a
+// moment of its own, whose hooks are asked again.
+func since(moment string, started *metav1.Time) string {
+	if started == nil {
+		return moment
+	}
+	return moment + "@" + started.UTC().Format(time.RFC3339)
+}
+
 // maxTransition bounds a record's transition, as the XRDs do.
 const maxTransition = 256
 
@@ -198,7 +208,7 @@ func awaitingStartHooks(in Input, cur xr.RolloutStatus, ev Event) (Decision, boo
 	if !hasStartHooks(in) {
 		return Decision{}, false
 	}
-	tr := transition(in, cur.Attempt, "start")
+	tr := transition(in, cur.Attempt, since("start", cur.StepStartedAt))
 	reason := ReasonAwaitingConfirmation
 	why, requeue, _ := hookWait(in, hooks.ConfirmRollout, tr)
 	if why == "" {
@@ -233,13 +243,13 @@ func rolloutHookHold(in Input, cur xr.RolloutStatus) (why string, requeue time.D
 	if p == nil || p.Step == nil || *p.Step != i || p.Revision != in.Revision || !p.CanaryWeight.Equal(in.Traffic.Steps[i].Weight) {
 		return "", 0, false
 	}
-	return hookWait(in, hooks.Rollout, transition(in, cur.Attempt, fmt.Sprintf("step-%d", i)))
+	return hookWait(in, hooks.Rollout, transition(in, cur.Attempt, since(fmt.Sprintf("step-%d", i), cur.StepStartedAt)))
 }
 
 // failedHook finds a rollout hook of the current step that gave up.
 func failedHook(in Input, cur xr.RolloutStatus) (bool, string) {
 	i := *cur.Step
-	tr := transition(in, cur.Attempt, fmt.Sprintf("step-%d", i))
+	tr := transition(in, cur.Attempt, since(fmt.Sprintf("step-%d", i), cur.StepStartedAt))
 	for _, h := range hooksOf(in, hooks.Rollout) {
 		rec, ok := in.Hooks[h.Name]
 		if ok && rec.Transition == tr && rec.Result == xr.HookFailed && rec.Failures >= h.FailureLimit {
@@ -256,7 +266,7 @@ func confirmWait(in Input, cur xr.RolloutStatus, next int32) (hold, bool) {
 	if next < 0 {
 		t, moment = hooks.ConfirmPromotion, "promotion"
 	}
-	why, requeue, _ := hookWait(in, t, transition(in, cur.Attempt, moment))
+	why, requeue, _ := hookWait(in, t, transition(in, cur.Attempt, since(moment, cur.StepStartedAt)))
 	if why == "" {
 		return hold{}, false
 	}
@@ -282,8 +292,11 @@ func Tells(in Input, d Decision) []HookCall {
 	}
 	phase := d.Status.Phase
 	ended := phase == xr.PhaseSucceeded || phase == xr.PhaseFailed || phase == xr.PhaseAborted
-	if ended && (in.Previous == nil || in.Previous.Phase != phase || in.Previous.Revision != in.Revision) {
-		tr := transition(in, d.Status.Attempt, string(phase))
+	// A rollout ends on a run that leaves another phase behind: never on
+	// the first run (a release's first revision goes straight to
+	// Succeeded: no rollout happened).
+	if p := in.Previous; ended && p != nil && (p.Phase != phase || p.Revision != in.Revision) {
+		tr := transition(in, d.Status.Attempt, since(string(phase), d.Status.StepStartedAt))
 		for _, h := range hooksOf(in, hooks.PostRollout) {
 			if rec, ok := in.Hooks[h.Name]; !ok || rec.Transition != tr {
 				out = append(out, HookCall{Hook: h, Transition: tr})
@@ -330,9 +343,10 @@ func Record(old xr.HookStatus, c HookCall, a HookAnswer, now time.Time) xr.HookS
 const maxFailures = 1000000
 
 // HookEvent is the event of a call whose result differs from the hook's
-// last: a Warning when it failed (a rollback hook's refusal, an answer
-// other than 2xx, is its ordinary answer and says nothing), nothing when
-// the result is the same as before.
+// last for the transition: a Warning when it failed (but for a gate's or
+// a rollback hook's 4xx, its ordinary answer), HookSucceeded when a hook
+// that is asked answered 2xx; nothing when the result is the same as
+// before.
 func HookEvent(old xr.HookStatus, rec xr.HookStatus, t hooks.Type) (Event, bool) {
 	if old.Name == rec.Name && old.Transition == rec.Transition && old.Result == rec.Result {
 		return Event{}, false
@@ -345,7 +359,10 @@ func HookEvent(old xr.HookStatus, rec xr.HookStatus, t hooks.Type) (Event, bool)
 		}
 		return Event{Reason: EventHookSucceeded, Message: fmt.Sprintf("%s hook %s answered %d for %s", t, rec.Name, rec.Status, rec.Transition)}, true
 	}
-	if t == hooks.Rollback && rec.Status != 0 {
+	// A gate's or a rollback hook's refusal (an answer of 4xx) is its
+	// ordinary "not yet", "no": only no answer, or a server's error, warns.
+	asked := t == hooks.Rollback || t == hooks.ConfirmRollout || t == hooks.ConfirmTrafficIncrease || t == hooks.ConfirmPromotion
+	if asked && rec.Status >= 400 && rec.Status < 500 {
 		return Event{}, false
 	}
 	return Event{Reason: EventHookFailed, Warning: true, Message: fmt.Sprintf("%s hook %s failed for %s: %s", t, rec.Name, rec.Transition, answerOf(rec))}, true

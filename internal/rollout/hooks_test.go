@@ -128,7 +128,7 @@ func TestHooksConfirmRollout(t *testing.T) {
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"go v2/start", "go v2/start"}, w.calls); diff != "" {
+	if diff := cmp.Diff([]string{"go v2/start@2026-12-02T10:00:00Z", "go v2/start@2026-12-02T10:00:00Z"}, w.calls); diff != "" {
 		t.Errorf("calls: -want +got:\n%s", diff)
 	}
 }
@@ -161,7 +161,7 @@ func TestHooksConfirmThenPre(t *testing.T) {
 	if diff := cmp.Diff([]string{"0s Progressing RolloutStarted step 0 at 10%"}, lines); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"go v2/start", "pre v2/start"}, w.calls); diff != "" {
+	if diff := cmp.Diff([]string{"go v2/start@2026-12-02T10:00:00Z", "pre v2/start@2026-12-02T10:00:00Z"}, w.calls); diff != "" {
 		t.Errorf("calls: -want +got:\n%s", diff)
 	}
 }
@@ -172,7 +172,8 @@ func TestHooksRolloutOncePerStep(t *testing.T) {
 	if got := lines[len(lines)-1]; got != "7m30s Succeeded RolloutSucceeded step 2 at 100%" {
 		t.Errorf("last run: %s", got)
 	}
-	want := []string{"load v2/step-0", "load v2/step-1", "load v2/step-2"}
+	// Each step's moment is named by when the step started.
+	want := []string{"load v2/step-0@2026-12-02T10:00:00Z", "load v2/step-1@2026-12-02T10:01:00Z", "load v2/step-2@2026-12-02T10:06:00Z"}
 	if diff := cmp.Diff(want, w.calls); diff != "" {
 		t.Errorf("calls: -want +got:\n%s", diff)
 	}
@@ -216,7 +217,9 @@ func TestHooksConfirmTrafficIncreaseAndPromotion(t *testing.T) {
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
-	wantCalls := []string{"more v2/step-1", "more v2/step-1", "promote v2/promotion", "promote v2/promotion"}
+	// The next step's confirmation is named by when the current one
+	// started.
+	wantCalls := []string{"more v2/step-1@2026-12-02T10:00:00Z", "more v2/step-1@2026-12-02T10:00:00Z", "promote v2/promotion@2026-12-02T10:02:00Z", "promote v2/promotion@2026-12-02T10:02:00Z"}
 	if diff := cmp.Diff(wantCalls, w.calls); diff != "" {
 		t.Errorf("calls: -want +got:\n%s", diff)
 	}
@@ -271,7 +274,7 @@ func TestHooksEventOncePerTransition(t *testing.T) {
 	}
 	want := []string{
 		"chat v2/RolloutStarted#", "chat v2/StepAdvanced#", "chat v2/StepAdvanced#", "chat v2/RolloutSucceeded#",
-		"post v2/Succeeded",
+		"post v2/Succeeded@2026-12-02T10:06:00Z",
 	}
 	var got []string
 	for _, c := range w.calls {
@@ -316,5 +319,60 @@ func TestHooksForgedRecords(t *testing.T) {
 				t.Errorf("forged record counted: %s, asks %v", d.Status.Reason, d.Asks)
 			}
 		})
+	}
+}
+
+// TestHooksAskedAgainOnEachEntry: a rollout that enters a step again (abort
+// cleared restarts it at step 0; resume restarts the step's pause) asks
+// its start and rollout hooks again: each entry is a moment of its own.
+func TestHooksAskedAgainOnEachEntry(t *testing.T) {
+	w := &hookWorld{script: map[string]func(int) HookAnswer{"go": ok, "load": ok}}
+	in := hooked(hook("go", hooks.ConfirmRollout), hook("load", hooks.Rollout))
+	in.Traffic.Steps = []xr.Step{{Weight: percent.Int(10), Pause: 10 * time.Minute}, {Weight: percent.Int(100)}}
+	lines := play(t, w, in, time.Minute, 8, func(i int, in *Input) {
+		switch i {
+		case 2:
+			in.Traffic.Abort = true
+		case 5:
+			in.Traffic.Paused = true
+		}
+	})
+	want := []string{
+		"0s Progressing RolloutStarted step 0 at 10%",
+		"1m0s Progressing RolloutStarted step 0 at 10%",
+		"2m0s Aborted Aborted step 0 at 0%",
+		"3m0s Progressing RolloutRestarted step 0 at 10%", // abort cleared: confirmed again, at once
+		"4m0s Progressing RolloutRestarted step 0 at 10%",
+		"5m0s Paused Paused step 0 at 10%",
+		"6m0s Progressing RolloutResumed step 0 at 10%",
+		"7m0s Progressing RolloutResumed step 0 at 10%",
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("-want +got:\n%s", diff)
+	}
+	wantCalls := []string{
+		"go v2/start@2026-12-02T10:00:00Z",
+		"load v2/step-0@2026-12-02T10:00:00Z",
+		"go v2/start@2026-12-02T10:03:00Z",
+		"load v2/step-0@2026-12-02T10:03:00Z",
+		"load v2/step-0@2026-12-02T10:06:00Z", // resumed: the step's load again
+	}
+	if diff := cmp.Diff(wantCalls, w.calls); diff != "" {
+		t.Errorf("calls: -want +got:\n%s", diff)
+	}
+}
+
+// TestHooksPostRolloutNeedsARollout: a first run that goes straight to an
+// end (a release's first revision) tells no post-rollout hook.
+func TestHooksPostRolloutNeedsARollout(t *testing.T) {
+	in := hooked(hook("post", hooks.PostRollout))
+	in.Now = at(0)
+	d := Decision{Status: xr.RolloutStatus{Phase: xr.PhaseSucceeded, Revision: "v2", StepStartedAt: mt(0)}}
+	if tells := Tells(in, d); len(tells) != 0 {
+		t.Errorf("post-rollout told on a first run: %v", tells)
+	}
+	in.Previous = progressing(2, 0)
+	if tells := Tells(in, d); len(tells) != 1 {
+		t.Errorf("post-rollout not told once a rollout Succeeded: %v", tells)
 	}
 }

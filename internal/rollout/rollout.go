@@ -498,9 +498,9 @@ func progressive(in Input) Decision {
 		cur.StepStartedAt = &metav1.Time{Time: in.Now}
 		cur.Phase, cur.Reason = xr.PhaseProgressing, ReasonResumed
 		resumed := Event{Reason: ReasonResumed, Message: fmt.Sprintf("rollout resumed at step %d (%s%%)", *cur.Step, step.Weight)}
-		// A rollout paused before its first step was confirmed waits for
-		// its start hooks when resumed.
-		if *cur.Step == 0 {
+		// A rollout paused before it entered its first step waits for its
+		// start hooks when resumed.
+		if *cur.Step == 0 && prev.CanaryWeight.IsZero() {
 			if d, waiting := awaitingStartHooks(in, cur, resumed); waiting {
 				return d
 			}

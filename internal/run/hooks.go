@@ -14,8 +14,9 @@ import (
 
 // maxAskRounds bounds the rounds of calls a run makes for the hooks the
 // engine asks about: a confirm-rollout's 2xx lets it ask the pre-rollout
-// hooks, whose 2xx lets it ask the first step's rollout hooks. Each round's
-// calls are made at once; the next run asks what is left.
+// hooks; a step's rollout hook's 2xx lets it ask the
+// confirm-traffic-increase hooks of the next. Each round's calls are made
+// at once; the next run asks what is left.
 const maxAskRounds = 3
 
 // hookRun carries the hooks' records through one run: the records known
@@ -30,6 +31,8 @@ type hookRun struct {
 	events []rollout.Event
 	// outOfTime stops the rounds once a round ran close to the deadline.
 	outOfTime bool
+	// ri is the engine's input of the last decision.
+	ri rollout.Input
 }
 
 // newHookRun starts a run's records from the status and the earlier calls
@@ -49,24 +52,39 @@ func newHookRun(ctx context.Context, in In, status *xr.RolloutStatus) *hookRun {
 }
 
 // decide decides, calls the hooks the decision asks about and decides
-// again with their answers, up to maxAskRounds rounds; then it tells the
-// event and post-rollout hooks what the decision did. A preview (no
-// Caller) calls nothing: the decision says which hooks it waits for.
-func (h *hookRun) decide(ri rollout.Input, decide func(rollout.Input) rollout.Decision) rollout.Decision {
+// again with their answers, up to maxAskRounds rounds. Before any call,
+// composable checks that the run can compose what the decision says: a
+// run that ends in a Fatal calls nothing. A preview (no Caller) calls
+// nothing: the decision says which hooks it waits for.
+func (h *hookRun) decide(ri rollout.Input, composable func(rollout.Decision) error, decide func(rollout.Input) rollout.Decision) (rollout.Decision, error) {
 	ri.Hooks = h.records
+	h.ri = ri
 	d := decide(ri)
-	if len(ri.Traffic.Hooks) == 0 || h.in.Caller == nil {
-		return d
+	if len(ri.Traffic.Hooks) == 0 || h.in.Caller == nil || len(d.Asks) == 0 {
+		return d, nil
+	}
+	if err := composable(d); err != nil {
+		return d, err
 	}
 	for round := 0; round < maxAskRounds; round++ {
 		if !h.call(ri, d, d.Asks) {
 			break
 		}
 		ri.Hooks = h.records
+		h.ri = ri
 		d = decide(ri)
 	}
-	h.call(ri, d, rollout.Tells(ri, d))
-	return d
+	return d, nil
+}
+
+// tell tells the event and post-rollout hooks what the run's decision
+// did.
+func (h *hookRun) tell(d rollout.Decision) {
+	if len(h.ri.Traffic.Hooks) == 0 || h.in.Caller == nil {
+		return
+	}
+	h.ri.Hooks = h.records
+	h.call(h.ri, d, rollout.Tells(h.ri, d))
 }
 
 // call makes the calls of hooks not called yet on this run, at once, and

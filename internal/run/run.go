@@ -184,11 +184,19 @@ func Run(ctx context.Context, in In) (Out, error) {
 	var d rollout.Decision
 	var rel *release.Decision
 	// The hooks the decision asks about are called, and it decides again
-	// with their answers.
+	// with their answers; none is called for a spec that cannot be
+	// composed, a Fatal whatever they answer.
 	hr := newHookRun(ctx, in, cr.Status.Rollout)
+	composable := func(d rollout.Decision) error {
+		if _, errs := plan.BuildRoutes(d.CanaryWeight, d.Active, d.Status.Step); len(errs) > 0 {
+			return errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
+		}
+		return nil
+	}
+	var err error
 	if r := cr.Spec.Release; r != nil {
 		var rd release.Decision
-		d = hr.decide(ri, func(ri rollout.Input) rollout.Decision {
+		d, err = hr.decide(ri, composable, func(ri rollout.Input) rollout.Decision {
 			rd = release.Decide(release.Input{
 				Rollout: ri, Release: r, Status: cr.Status.Release,
 				ObservedPrimary:    observedRevision(in.Observed[names.KeyServicePrimary], r.RevisionLabel),
@@ -200,17 +208,18 @@ func Run(ctx context.Context, in In) (Out, error) {
 			})
 			return rd.Rollout
 		})
+		if err != nil {
+			return Out{}, err
+		}
 		rel = &rd
 		// A promotion moves the primary Service before the route; leaving
 		// one keeps the canary Service on the promoted revision meanwhile:
 		// the run composes the plan with the revisions its Services select.
 		plan = plan.WithRevisions(rd.PrimaryRevision, rd.CanaryRevision)
 		cr = plan.CR
-	} else {
-		d = hr.decide(ri, rollout.Decide)
+	} else if d, err = hr.decide(ri, composable, rollout.Decide); err != nil {
+		return Out{}, err
 	}
-	d.Status.Hooks = rollout.HookStatuses(cr.Spec.Traffic.Hooks, hr.records)
-	d.Events = append(d.Events, hr.events...)
 
 	// The route is built and checked even when the previous composition is
 	// held: a spec that cannot be composed is a Fatal either way.
@@ -247,6 +256,11 @@ func Run(ctx context.Context, in In) (Out, error) {
 	if err != nil {
 		return Out{}, errors.Wrap(err, errCompose)
 	}
+	// The event and post-rollout hooks are told what the run composes, once
+	// nothing can make it a Fatal any more.
+	hr.tell(d)
+	d.Status.Hooks = rollout.HookStatuses(cr.Spec.Traffic.Hooks, hr.records)
+	d.Events = append(d.Events, hr.events...)
 	out := Out{
 		Objects:   append(objects, analysis...),
 		Targets:   append(targets, analysisTargets...),
