@@ -247,9 +247,10 @@ func Decide(in Input) Decision {
 	// Status times have second precision, so the engine works in seconds:
 	// a time read back from status compares equal to the one written.
 	in.Now = in.Now.Truncate(time.Second)
-	var asks []HookCall
+	// The collector is allocated only for a rollout with hooks: taking
+	// the address of a local would move it to the heap on every run.
 	if len(in.Traffic.Hooks) > 0 {
-		in.asks = &asks
+		in.asks = new([]HookCall)
 	}
 	var d Decision
 	if in.Traffic.Progressive() {
@@ -262,7 +263,9 @@ func Decide(in Input) Decision {
 	// run would start from the last one that was.
 	d.Status = d.Status.Bounded()
 	d.Events = append(metricEvents(in, d), transitions(in, d)...)
-	d.Asks = asks
+	if in.asks != nil {
+		d.Asks = *in.asks
+	}
 	return d
 }
 
