@@ -216,6 +216,7 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 		ObserveQuery: f.metrics.Query,
 		Workload:     r.required.CanaryWorkload,
 		Caller:       callerFor(f.caller, oxr),
+		ObserveHook:  f.metrics.HookCall,
 		HookCalls:    pipeline.HookCalls(req),
 	})
 	if err != nil {

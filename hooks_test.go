@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
+	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
 
 // flaggerPayload is the body Flagger's loadtester decodes
@@ -174,6 +176,12 @@ func TestHooksAgainstStandIns(t *testing.T) {
 	log := newRecordingLog()
 	s.log = log
 	s.tick = time.Second
+	reg := prometheus.NewRegistry()
+	m, err := telemetry.NewRuns(reg, time.Now, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.metrics = m
 
 	var last simRun
 	var events []string
@@ -240,6 +248,23 @@ func TestHooksAgainstStandIns(t *testing.T) {
 	gate.mu.Unlock()
 	if gateCalls < 2 || gateCalls > 12 {
 		t.Errorf("the gate was asked %d times in the 100s it held the rollout; want one call per 10s interval at most", gateCalls)
+	}
+
+	// The function's own metrics count each call.
+	for _, c := range []struct {
+		hookType, result string
+		want             float64
+	}{
+		{"rollout", telemetry.HookSucceeded, 3},
+		{"confirm-promotion", telemetry.HookRefused, float64(gateCalls - 1)},
+		{"confirm-promotion", telemetry.HookSucceeded, 1},
+		{"event", telemetry.HookSucceeded, float64(len(msgs))},
+		{"rollback", telemetry.HookError, 0},
+	} {
+		got := seriesValue(t, reg, "function_canary_route_hook_calls_total", map[string]string{"type": c.hookType, "result": c.result})
+		if got == nil || *got != c.want {
+			t.Errorf("hook_calls_total{type=%q, result=%q} = %v, want %v", c.hookType, c.result, got, c.want)
+		}
 	}
 
 	// The records.

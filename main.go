@@ -57,7 +57,7 @@ func (c *CLI) Run() error {
 		return err
 	}
 
-	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &promql.Client{Now: time.Now}, caller: &hooks.Client{}}
+	fn := &Function{log: log, clock: ClockFunc(time.Now), querier: &promql.Client{Now: time.Now}, caller: &hooks.Client{Now: time.Now}}
 	if c.RememberEntries > 0 && c.RememberMiB > 0 {
 		fn.memory = freshness.NewMemory[pipeline.Answer](c.RememberEntries, uint64(c.RememberMiB)<<20)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
+	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
@@ -128,6 +129,9 @@ func (h *hookRun) call(ri rollout.Input, d rollout.Decision, want []rollout.Hook
 		if failed[i] != "" {
 			a = rollout.HookAnswer{Reason: failed[i]}
 		}
+		if h.in.ObserveHook != nil {
+			h.in.ObserveHook(string(c.Hook.Type), outcome(a), results[i].Took)
+		}
 		old := h.records[c.Hook.Name]
 		rec := rollout.Record(old, c, a, h.in.Now)
 		// An event hook told several events keeps its worst answer.
@@ -177,4 +181,16 @@ func (h *hookRun) carried() map[string]xr.HookStatus {
 		out[name] = h.records[name]
 	}
 	return out
+}
+
+// outcome is how the function's metrics count an answer.
+func outcome(a rollout.HookAnswer) string {
+	switch {
+	case a.OK:
+		return telemetry.HookSucceeded
+	case a.Status != 0:
+		return telemetry.HookRefused
+	default:
+		return telemetry.HookError
+	}
 }

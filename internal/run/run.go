@@ -87,6 +87,9 @@ type In struct {
 	// this reconcile made: a hook is called once per transition however
 	// often Crossplane calls.
 	HookCalls map[string]xr.HookStatus
+	// ObserveHook counts each call of a hook's webhook; nil counts
+	// nothing.
+	ObserveHook func(hookType, result string, took time.Duration)
 }
 
 // A Composition is what a decision composed, by composed resource key.

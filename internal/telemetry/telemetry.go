@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/freshness"
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/release"
 	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 )
@@ -64,6 +65,10 @@ type Runs struct {
 	// traffic.metrics.
 	queries       *prometheus.CounterVec
 	queryDuration *prometheus.HistogramVec
+	// hookCalls and hookDuration count and time the calls of
+	// traffic.hooks' webhooks.
+	hookCalls    *prometheus.CounterVec
+	hookDuration *prometheus.HistogramVec
 	// rollouts are the series of each CanaryRoute's rollout.
 	rollouts *rollouts
 	// now reads the clock for durations: main.go's wiring gives it
@@ -86,7 +91,7 @@ func NewRuns(reg prometheus.Registerer, now func() time.Time, rollouts int) (*Ru
 		}, []string{"reason"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "function_canary_route_rollout_failures_total",
-			Help: "Rollouts that failed, by the reason status.rollout gives (GateFailed, AnalysisFailed, MetricFailed, ProgressDeadlineExceeded, NotAllowedByPolicy), counted with their RolloutFailed transition.",
+			Help: "Rollouts that failed, by the reason status.rollout gives (GateFailed, AnalysisFailed, MetricFailed, ProgressDeadlineExceeded, NotAllowedByPolicy, HookFailed), counted with their RolloutFailed transition.",
 		}, []string{"reason"}),
 		staleReads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "function_canary_route_stale_reads_total",
@@ -106,10 +111,19 @@ func NewRuns(reg prometheus.Registerer, now func() time.Time, rollouts int) (*Ru
 			Help:    "How long a query of a CanaryRoute's metric takes, by provider.",
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
 		}, []string{"provider"}),
+		hookCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "function_canary_route_hook_calls_total",
+			Help: "Calls of the CanaryRoutes' hooks' webhooks, by hook type and result: succeeded (2xx), refused (another status), error (no answer: unreachable, timed out, redirected, too large, no URL).",
+		}, []string{"type", "result"}),
+		hookDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "function_canary_route_hook_call_duration_seconds",
+			Help:    "How long a call of a hook's webhook takes, by hook type.",
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+		}, []string{"type"}),
 		rollouts: newRollouts(rollouts, now),
 		now:      now,
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.failures, m.staleReads, m.duration, m.queries, m.queryDuration, m.rollouts} {
+	for _, c := range []prometheus.Collector{m.runs, m.transitions, m.failures, m.staleReads, m.duration, m.queries, m.queryDuration, m.hookCalls, m.hookDuration, m.rollouts} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -127,6 +141,11 @@ func NewRuns(reg prometheus.Registerer, now func() time.Time, rollouts int) (*Ru
 	}
 	for _, r := range rollout.FailureReasons {
 		m.failures.WithLabelValues(r)
+	}
+	for _, t := range hooks.Types {
+		for _, r := range []string{HookSucceeded, HookRefused, HookError} {
+			m.hookCalls.WithLabelValues(string(t), r)
+		}
 	}
 	return m, nil
 }
@@ -196,4 +215,21 @@ func (m *Runs) Query(provider, result string, took time.Duration) {
 	}
 	m.queries.WithLabelValues(provider, result).Inc()
 	m.queryDuration.WithLabelValues(provider).Observe(took.Seconds())
+}
+
+// Results of a hook's call, as HookCall counts them.
+const (
+	HookSucceeded = "succeeded"
+	HookRefused   = "refused"
+	HookError     = "error"
+)
+
+// HookCall counts a call of a hook's webhook of a type, which took took
+// and ended with result (HookSucceeded, HookRefused or HookError).
+func (m *Runs) HookCall(hookType, result string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.hookCalls.WithLabelValues(hookType, result).Inc()
+	m.hookDuration.WithLabelValues(hookType).Observe(took.Seconds())
 }
