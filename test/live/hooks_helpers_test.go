@@ -132,14 +132,6 @@ func (h *hookStandIn) describe() string {
 	return b.String()
 }
 
-// calledTimes checks that a stand-in received n calls.
-func (h *hookStandIn) calledTimes(n int) func(context.Context) (bool, string) {
-	return func(context.Context) (bool, string) {
-		got := h.count()
-		return got == n, fmt.Sprintf("the stand-in %s received %d calls:\n%s", h.name, got, h.describe())
-	}
-}
-
 // A loadTester stands in for Flagger's loadtester: it takes a hook's call
 // whose metadata.cmd is a hey command line (hey -z DURATION -q RATE URL),
 // answers 200 "ok" at once, and then sends the load through the real
