@@ -165,8 +165,9 @@ hooks: [{name: load, webhook: loadtester, type: rollout, interval: 5s, metadata:
 	t.Logf("the rollout succeeded %s after the XR was created", took.Round(100*time.Millisecond))
 }
 
-// TestHooksRollbackMidStep: a rollback hook answering 503 is asked about
-// once per interval while the rollout progresses, and changes nothing;
+// TestHooksRollbackMidStep: a rollback hook answering 503 is asked at
+// most once per interval while the rollout progresses, and changes
+// nothing (no event, no hold);
 // once it answers 200, mid-step (at 50%, the step's pause far from over),
 // the rollout is Aborted (RollbackRequested) and every request through the
 // real gateway reaches the primary. It stays Aborted however often
