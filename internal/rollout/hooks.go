@@ -193,6 +193,27 @@ func rollbackRequested(in Input, cur xr.RolloutStatus) (string, bool) {
 	return "", false
 }
 
+// rollbackDue is how soon the rollback hooks of a progressing rollout are
+// asked again: at its interval after a hook's last call for this attempt,
+// soon when it has none.
+func rollbackDue(in Input, s xr.RolloutStatus) (time.Duration, bool) {
+	if s.Phase != xr.PhaseProgressing || len(in.Traffic.Hooks) == 0 {
+		return 0, false
+	}
+	tr := transition(in, s.Attempt, "rollback")
+	due, found := MaxRequeue, false
+	for _, h := range hooksOf(in, hooks.Rollback) {
+		found = true
+		rec, ok := in.Hooks[h.Name]
+		if !ok || rec.Transition != tr || beyondSkew(rec.Time.Time, in.Now) {
+			due = MinRequeue
+			continue
+		}
+		due = min(due, clamp(rec.Time.Add(h.Interval).Sub(in.Now)))
+	}
+	return due, found
+}
+
 // hasStartHooks reports whether the rollout has confirm-rollout or
 // pre-rollout hooks: its first step waits for them at 0%.
 func hasStartHooks(in Input) bool {

@@ -376,3 +376,27 @@ func TestHooksPostRolloutNeedsARollout(t *testing.T) {
 		t.Errorf("post-rollout not told once a rollout Succeeded: %v", tells)
 	}
 }
+
+// TestHooksRollbackAskedEachInterval: a progressing rollout holding a long
+// pause comes back when its rollback hook is due again, not at the end of
+// the pause (found live: a 5s rollback interval was asked once a minute).
+func TestHooksRollbackAskedEachInterval(t *testing.T) {
+	rb := hook("rb", hooks.Rollback)
+	rb.Interval = 5 * time.Second
+	in := hooked(rb)
+	in.Traffic.Steps = []xr.Step{{Weight: percent.Int(10), Pause: 10 * time.Minute}, {Weight: percent.Int(100)}}
+	in.Now = at(2 * time.Minute)
+	prev := *progressing(0, 0)
+	prev.Hooks = []xr.HookStatus{{Name: "rb", Transition: "v2/rollback", Time: *mt(2*time.Minute - 2*time.Second), Result: xr.HookFailed, Status: 503}}
+	in.Previous = &prev
+	in.Hooks = xr.HookRecords(in.Previous)
+	d := Decide(in)
+	if d.Status.Phase != xr.PhaseProgressing || d.Requeue != MinRequeue {
+		t.Errorf("%s, requeue %s: want Progressing, back in %s when the hook is due (3s, at least the minimum)", d.Status.Phase, d.Requeue, MinRequeue)
+	}
+	prev.Hooks[0].Time = *mt(2 * time.Minute)
+	in.Hooks = xr.HookRecords(in.Previous)
+	if d := Decide(in); d.Requeue != 5*time.Second {
+		t.Errorf("requeue %s, want the rollback interval 5s", d.Requeue)
+	}
+}

@@ -266,6 +266,11 @@ func Decide(in Input) Decision {
 	if in.asks != nil {
 		d.Asks = *in.asks
 	}
+	// A progressing rollout comes back when its rollback hooks are due,
+	// whatever else it waits for.
+	if due, ok := rollbackDue(in, d.Status); ok {
+		d.Requeue = min(d.Requeue, due)
+	}
 	return d
 }
 
