@@ -428,7 +428,10 @@ func progressive(in Input) Decision {
 		// new revision (or a changed canary) retries, so aborting and
 		// clearing abort cannot restart it.
 		return terminal(cur, xr.PhaseFailed, failedReason(prev.Reason), failedMessage(in, prev))
-	case why == noRestart && prev.Phase == xr.PhaseAborted && prev.Reason == ReasonRollbackRequested && !in.Traffic.Paused:
+	// A rollback a hook asked for stays, abort set or not: an abort set
+	// with paused (which would otherwise freeze it) must not turn it into
+	// an abort that clearing restarts.
+	case why == noRestart && prev.Phase == xr.PhaseAborted && prev.Reason == ReasonRollbackRequested && (!in.Traffic.Paused || in.Traffic.Abort):
 		return terminal(cur, xr.PhaseAborted, ReasonRollbackRequested, prev.Message)
 	case in.Traffic.Abort:
 		return terminal(cur, xr.PhaseAborted, ReasonAborted, "aborted: all traffic goes to the primary; clear abort to restart from step 0")
