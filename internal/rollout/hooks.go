@@ -76,11 +76,7 @@ const (
 // transition names a moment of the rollout for the hooks' records: the
 // revision, the attempt (a retry's value) and the moment.
 func transition(in Input, attempt, moment string) string {
-	t := in.Revision
-	if attempt != "" {
-		t += "@" + attempt
-	}
-	return fielderr.Cut(t+"/"+moment, maxTransition)
+	return fielderr.Cut(xr.HookTransition(in.Revision, attempt, moment), maxTransition)
 }
 
 // maxTransition bounds a record's transition, as the XRDs do.

@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
+	"github.com/crossplane-contrib/function-canary-route/internal/percent"
+	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
 
 // TestHooksRollbackSurvivesPauseAndAbort: a rollback a hook asked for stays
@@ -41,6 +43,66 @@ func TestHooksRollbackSurvivesPauseAndAbort(t *testing.T) {
 				if diff := cmp.Diff(want, line); diff != "" {
 					t.Errorf("the rollback was lost: -want +got:\n%s\nall runs: %v", diff, lines)
 				}
+			}
+		})
+	}
+}
+
+// TestHooksRecordsOfAnEarlierRollout: a revision rolled out again (v2, then
+// v3, then v2 once more) is a new rollout whose hooks are asked anew: the
+// records its hooks kept from the earlier rollout of v2 (a rollback hook's
+// 2xx, a confirm-promotion's 2xx, a load test's) are no answer for it, or
+// the new rollout is aborted, or promoted, by an answer given to another.
+func TestHooksRecordsOfAnEarlierRollout(t *testing.T) {
+	// firstOnly answers 200 to the first call, 503 to the others.
+	firstOnly := func(i int) HookAnswer {
+		if i == 0 {
+			return ok(i)
+		}
+		return refuse(i)
+	}
+	twoSteps := []xr.Step{{Weight: percent.Int(10), Pause: time.Minute}, {Weight: percent.Int(100)}}
+	cases := map[string]struct {
+		hook   xr.Hook
+		answer func(int) HookAnswer
+		steps  []xr.Step
+		// at is the run that switches to v3 (aborted), then back to v2.
+		at    int
+		runs  int
+		calls int
+	}{
+		"rollback": {
+			hook: hook("rb", hooks.Rollback), answer: firstOnly, steps: steps3(),
+			// 0: v2 at 10%; 1: rb 200, RollbackRequested; 2: v3 aborted;
+			// 3: v2 at 10%; 4: rb asked again (503).
+			at: 2, runs: 5, calls: 2,
+		},
+		"confirm-promotion": {
+			hook: hook("promote", hooks.ConfirmPromotion), answer: ok, steps: twoSteps,
+			// 0: 10%; 1: 100%; 2: promote 200, Succeeded; 3: v3 aborted;
+			// 4: v2 at 10%; 5: 100%; 6: promote asked again.
+			at: 3, runs: 7, calls: 2,
+		},
+		"rollout": {
+			hook: hook("load", hooks.Rollout), answer: ok, steps: twoSteps,
+			// 0: 10%; 1: load step-0; 2: v3 aborted; 3: v2 at 10%; 4:
+			// load step-0 again.
+			at: 2, runs: 5, calls: 2,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := &hookWorld{script: map[string]func(int) HookAnswer{tc.hook.Name: tc.answer}}
+			in := hooked(tc.hook)
+			in.Traffic.Steps = tc.steps
+			lines := play(t, w, in, time.Minute, tc.runs, func(i int, in *Input) {
+				if i == tc.at {
+					in.Revision, in.Traffic.Abort = "v3", true
+				}
+			})
+			if got := w.count(tc.hook.Name); got != tc.calls {
+				t.Errorf("%s hook called %d time(s), want %d: an answer of the earlier rollout of v2 stood for the new one\ncalls: %v\nruns: %v",
+					tc.hook.Name, got, tc.calls, w.calls, lines)
 			}
 		})
 	}

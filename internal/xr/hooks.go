@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -98,14 +99,36 @@ func parseHook(p *field.Path, rh rawHook) (Hook, field.ErrorList) {
 	return h, errs
 }
 
+// HookTransition names a moment of a rollout for the hooks' records: the
+// revision, the attempt (a retry's value) and the moment.
+func HookTransition(revision, attempt, moment string) string {
+	return hookRollout(revision, attempt) + moment
+}
+
+// hookRollout is what every transition of a rollout (a revision's
+// attempt) starts with.
+func hookRollout(revision, attempt string) string {
+	if attempt != "" {
+		return revision + "@" + attempt + "/"
+	}
+	return revision + "/"
+}
+
 // HookRecords are status.rollout.hooks by hook name, the newest of a name
-// when a status (written by hand) holds several.
+// when a status (written by hand) holds several; only the records of the
+// status's own rollout (its revision and attempt): a revision rolled out
+// again (v2, v3, then v2) is a new rollout whose hooks are asked anew, not
+// answered by what they answered the earlier one.
 func HookRecords(s *RolloutStatus) map[string]HookStatus {
 	if s == nil || len(s.Hooks) == 0 {
 		return nil
 	}
 	out := make(map[string]HookStatus, len(s.Hooks))
+	current := hookRollout(s.Revision, s.Attempt)
 	for _, h := range s.Hooks {
+		if !strings.HasPrefix(h.Transition, current) {
+			continue
+		}
 		// A record the XRD would refuse (written by hand) is no record:
 		// writing it back would keep every later status from being
 		// written.
