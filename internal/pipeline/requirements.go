@@ -258,6 +258,11 @@ func HookCalls(req *fnv1.RunFunctionRequest) map[string]xr.HookStatus {
 		if rec.Name != name {
 			return nil
 		}
+		// What the run writes back to status must be what the XRD
+		// admits, like the status's own records.
+		if m[name], ok = rec.Admitted(); !ok {
+			delete(m, name)
+		}
 	}
 	return m
 }

@@ -129,18 +129,26 @@ func HookRecords(s *RolloutStatus) map[string]HookStatus {
 		if !strings.HasPrefix(h.Transition, current) {
 			continue
 		}
-		// A record the XRD would refuse (written by hand) is no record:
-		// writing it back would keep every later status from being
-		// written.
-		if h.Result != HookSucceeded && h.Result != HookFailed || h.Name == "" {
+		h, ok := h.Admitted()
+		if !ok {
 			continue
 		}
-		h = h.Bounded()
 		if old, ok := out[h.Name]; !ok || old.Time.Before(&h.Time) {
 			out[h.Name] = h
 		}
 	}
 	return out
+}
+
+// Admitted is the record bounded as the API server admits it, and false
+// for a record the XRD would refuse whatever its bounds (written by hand,
+// or by another pipeline step): it is no record, and writing it back would
+// keep every later status from being written.
+func (h HookStatus) Admitted() (HookStatus, bool) {
+	if h.Result != HookSucceeded && h.Result != HookFailed || h.Name == "" {
+		return HookStatus{}, false
+	}
+	return h.Bounded(), true
 }
 
 // Bounded is the record as the API server admits it.
