@@ -14,8 +14,9 @@ import (
 
 // TestHooksForgedContextWithinTheXRD: attack: another pipeline step (or a
 // forged context) writes the hook-calls key with records the XRD refuses:
-// a result outside its enum, a reason past 256 characters, a status
-// past 999, negative failures. The records read from status are checked and bounded; those read from the context were
+// a result outside its enum, a transition and a reason past 256
+// characters, a status past 999, negative failures. The records read from
+// status are checked and bounded; those read from the context were
 // written to status as they came, and the API server would then refuse
 // every later status of the XR.
 func TestHooksForgedContextWithinTheXRD(t *testing.T) {
@@ -28,8 +29,8 @@ func TestHooksForgedContextWithinTheXRD(t *testing.T) {
 	future := testNow.Add(time.Hour).UTC().Format(time.RFC3339)
 	cases := map[string]map[string]any{
 		"result outside the enum": {"go": map[string]any{"name": "go", "transition": "v2/start", "time": future, "result": "Maybe"}},
-		"long reason": {"go": map[string]any{
-			"name": "go", "transition": "v2/start", "time": future,
+		"long transition and reason": {"go": map[string]any{
+			"name": "go", "transition": "v2/start" + strings.Repeat("t", 2000), "time": future,
 			"result": "Failed", "reason": strings.Repeat("r", 4000), "status": 5000, "failures": -3,
 		}},
 		"empty result": {"load": map[string]any{"name": "load", "transition": "v2/step-0", "time": future, "result": ""}},

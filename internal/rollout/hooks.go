@@ -76,7 +76,16 @@ const (
 // transition names a moment of the rollout for the hooks' records: the
 // revision, the attempt (a retry's value) and the moment.
 func transition(in Input, attempt, moment string) string {
-	return fielderr.Cut(xr.HookTransition(in.Revision, attempt, moment), maxTransition)
+	// Cut within the XRD's bound, in characters as it counts them, and
+	// told apart from another cut the same way by a digest of the whole.
+	return fielderr.Truncate(xr.HookTransition(in.Revision, attempt, moment), maxTransition, fielderr.Characters, digestOf)
+}
+
+// digestOf is a short digest of a string.
+func digestOf(s string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return fmt.Sprintf("#%08x", h.Sum32())
 }
 
 // maxTransition bounds a record's transition, as the XRDs do.

@@ -1,8 +1,11 @@
 package rollout
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -105,5 +108,45 @@ func TestHooksRecordsOfAnEarlierRollout(t *testing.T) {
 					tc.hook.Name, got, tc.calls, w.calls, lines)
 			}
 		})
+	}
+}
+
+// TestHooksTransitionWithinTheXRD: a transition is at most 256 characters,
+// as the XRD admits it, for the longest revision and retry (63 each) and a
+// decision of many events (ten metrics passing as the step advances); and
+// two decisions' events are told apart however it is cut. A transition cut
+// by fielderr.Cut kept 256 bytes and then added "...(N characters)".
+func TestHooksTransitionWithinTheXRD(t *testing.T) {
+	in := hooked(hook("chat", hooks.Event))
+	in.Revision = strings.Repeat("r", 63)
+	var ten, eleven []Event
+	for i := range 11 {
+		e := Event{Reason: EventMetricPassed, Message: fmt.Sprintf("metric m%d passed", i)}
+		if i < 10 {
+			ten = append(ten, e)
+		}
+		eleven = append(eleven, e)
+	}
+	ten = append(ten, Event{Reason: ReasonAdvanced, Message: "advanced"})
+	eleven = append(eleven, Event{Reason: ReasonAdvanced, Message: "advanced"})
+	seen := map[string]bool{}
+	for _, events := range [][]Event{ten, eleven} {
+		d := Decision{Events: events, Status: xr.RolloutStatus{Phase: xr.PhaseProgressing, Attempt: strings.Repeat("a", 63)}}
+		tells := Tells(in, d)
+		if len(tells) == 0 {
+			t.Fatal("nothing told")
+		}
+		tr := tells[0].Transition
+		if n := utf8.RuneCountInString(tr); n > 256 {
+			t.Errorf("a transition of %d characters, the XRD admits 256: %q", n, tr)
+		}
+		rec := Record(xr.HookStatus{}, tells[0], HookAnswer{OK: true, Status: 200}, at(0))
+		if rec.Bounded() != rec {
+			t.Errorf("the record is not within its bounds: %q", rec.Transition)
+		}
+		if seen[tr] {
+			t.Errorf("two decisions' events have one transition %q: the second is never told", tr)
+		}
+		seen[tr] = true
 	}
 }

@@ -153,8 +153,10 @@ func (h HookStatus) Admitted() (HookStatus, bool) {
 
 // Bounded is the record as the API server admits it.
 func (h HookStatus) Bounded() HookStatus {
-	h.Name = fielderr.Cut(h.Name, maxHookName)
-	h.Transition = fielderr.Cut(h.Transition, maxHookTransition)
+	// Within the bound, as the XRD counts it (fielderr.Cut adds its note
+	// beyond the bound).
+	h.Name = fielderr.Truncate(h.Name, maxHookName, fielderr.Characters, nil)
+	h.Transition = fielderr.Truncate(h.Transition, maxHookTransition, fielderr.Characters, nil)
 	h.Reason = fielderr.Truncate(h.Reason, MaxStatusValue, fielderr.Characters, nil)
 	h.Status = min(max(h.Status, 0), 999)
 	h.Failures = min(max(h.Failures, 0), maxHookFailures)
