@@ -3,12 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
 )
 
@@ -53,5 +61,56 @@ func TestHooksForgedContextWithinTheXRD(t *testing.T) {
 			}
 			assertXRDAccepts(t, req, rsp)
 		})
+	}
+}
+
+// recorder answers 200 and keeps each payload's type and reason.
+type recorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var p flaggerPayload
+	_ = json.NewDecoder(req.Body).Decode(&p)
+	r.mu.Lock()
+	r.got = append(r.got, p.Type+" "+p.Reason)
+	r.mu.Unlock()
+	_, _ = io.WriteString(w, "ok")
+}
+
+func (r *recorder) calls() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+// TestHooksToldNothingOfAFatalRun: a run that decides to advance and then
+// is a Fatal (step 1's analysis Job is another team's: the takeover rule)
+// advanced nothing: Crossplane applies nothing of it, and the next
+// reconcile decides the same again. An event hook told "StepAdvanced" on
+// each of those runs tells the team, over and over, of an advance that
+// never happened; it is told of a transition only once a run answers it.
+func TestHooksToldNothingOfAFatalRun(t *testing.T) {
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	s := newSim(t, analysisXR(`[{weight: 10}, {weight: 50, analysis: [smoke]}, {weight: 100}]`, `
+    hooks:
+      - {name: chat, webhook: chat, type: event}
+`), emptyInput+fmt.Sprintf("webhooks:\n  - {name: chat, url: %q}\n", srv.URL))
+	s.caller = &hooks.Client{}
+	s.add(`{apiVersion: batch/v1, kind: Job, metadata: {name: podinfo-v2-1-smoke, namespace: test, labels: {team: other}}, spec: {x: 1}}`)
+	fatals := 0
+	for range 8 {
+		if r := s.run(0); r.fatal != "" {
+			fatals++
+		}
+	}
+	if fatals < 3 {
+		t.Fatalf("setup: want the runs reaching step 1 to be Fatals, got %d\n%s", fatals, s.describe())
+	}
+	if diff := cmp.Diff([]string{"event RolloutStarted"}, rec.calls()); diff != "" {
+		t.Errorf("the event hook's calls, of transitions answered only: -want +got:\n%s", diff)
 	}
 }

@@ -30,6 +30,8 @@ type hookRun struct {
 	events []rollout.Event
 	// outOfTime stops the rounds once a round ran close to the deadline.
 	outOfTime bool
+	// decided is the input of the last decision, its records included.
+	decided rollout.Input
 }
 
 // newHookRun starts a run's records from the status and the earlier calls
@@ -49,12 +51,12 @@ func newHookRun(ctx context.Context, in In, status *xr.RolloutStatus) *hookRun {
 }
 
 // decide decides, calls the hooks the decision asks about and decides
-// again with their answers, up to maxAskRounds rounds; then it tells the
-// event and post-rollout hooks what the decision did. A preview (no
+// again with their answers, up to maxAskRounds rounds. A preview (no
 // Caller) calls nothing: the decision says which hooks it waits for.
 func (h *hookRun) decide(ri rollout.Input, decide func(rollout.Input) rollout.Decision) rollout.Decision {
 	ri.Hooks = h.records
 	d := decide(ri)
+	h.decided = ri
 	if len(ri.Traffic.Hooks) == 0 || h.in.Caller == nil {
 		return d
 	}
@@ -64,9 +66,29 @@ func (h *hookRun) decide(ri rollout.Input, decide func(rollout.Input) rollout.De
 		}
 		ri.Hooks = h.records
 		d = decide(ri)
+		h.decided = ri
 	}
-	h.call(ri, d, rollout.Tells(ri, d))
 	return d
+}
+
+// Told tells the event and post-rollout hooks what the decision did, and
+// keeps their records and events in the answer. The caller calls it once
+// it knows Crossplane applies the answer (its requirements settled, no
+// Fatal): a call of a reconcile that Crossplane calls again, or whose next
+// call is a Fatal, applies nothing, and a transition told then would be
+// told again on every reconcile that decides it, though it never happens.
+func (o Out) Told() Out {
+	h := o.hooks
+	if h == nil || len(h.decided.Traffic.Hooks) == 0 || h.in.Caller == nil {
+		return o
+	}
+	before := len(h.events)
+	h.call(h.decided, o.Decision, rollout.Tells(h.decided, o.Decision))
+	o.Rollout.Hooks = rollout.HookStatuses(o.hookSpec, h.records)
+	o.Decision.Status.Hooks = o.Rollout.Hooks
+	o.Events = append(o.Events, h.events[before:]...)
+	o.HookCalls = h.carried()
+	return o
 }
 
 // call makes the calls of hooks not called yet on this run, at once, and
