@@ -257,9 +257,13 @@ func failedHook(in Input, cur xr.RolloutStatus) (bool, string) {
 // confirmWait is what a confirm-traffic-increase (before step next) or
 // confirm-promotion (next < 0: before Succeeded) hook holds.
 func confirmWait(in Input, cur xr.RolloutStatus, next int32) (hold, bool) {
-	t, moment := hooks.ConfirmTrafficIncrease, fmt.Sprintf("step-%d", next)
-	if next < 0 {
-		t, moment = hooks.ConfirmPromotion, "promotion"
+	// A confirmation is of a move to a weight: steps edited meanwhile
+	// make the next move another, which a 2xx for the old one does not
+	// confirm.
+	steps := in.Traffic.Steps
+	t, moment := hooks.ConfirmPromotion, fmt.Sprintf("promotion-at-%s", steps[len(steps)-1].Weight)
+	if next >= 0 {
+		t, moment = hooks.ConfirmTrafficIncrease, fmt.Sprintf("step-%d-at-%s", next, steps[next].Weight)
 	}
 	why, requeue, _ := hookWait(in, t, transition(in, cur.Attempt, moment))
 	if why == "" {

@@ -150,3 +150,52 @@ func TestHooksTransitionWithinTheXRD(t *testing.T) {
 		seen[tr] = true
 	}
 }
+
+// TestHooksConfirmationOfAnEditedStep: a confirm-traffic-increase or
+// confirm-promotion hook's 2xx confirms a move to a weight; the steps
+// edited meanwhile (the rollout relocated, or a Succeeded one Progressing
+// again) make the next move one to another weight, which its 2xx for the
+// old one must not confirm.
+func TestHooksConfirmationOfAnEditedStep(t *testing.T) {
+	cases := map[string]struct {
+		hook  xr.Hook
+		steps []xr.Step
+		// edited are the steps from run 2 on.
+		edited []xr.Step
+		runs   int
+	}{
+		"confirm-traffic-increase": {
+			hook: hook("more", hooks.ConfirmTrafficIncrease),
+			// 0: 10%; 1: more 200 for 50%, at 50%; 2: 50% is no step any
+			// more: back to 10%; 3: the move to 60% asks again.
+			steps:  []xr.Step{{Weight: percent.Int(10), Pause: time.Minute}, {Weight: percent.Int(50), Pause: time.Minute}, {Weight: percent.Int(100)}},
+			edited: []xr.Step{{Weight: percent.Int(10), Pause: time.Minute}, {Weight: percent.Int(60), Pause: time.Minute}, {Weight: percent.Int(100)}},
+			runs:   4,
+		},
+		"confirm-promotion": {
+			hook: hook("promote", hooks.ConfirmPromotion),
+			// 0: 10%; 1: 50%, the last step; 2: promote 200, Succeeded at
+			// 50%; a step of 100% added: 3: Progressing at 50%; 4: 100%;
+			// 5: the promotion at 100% asks again.
+			steps:  []xr.Step{{Weight: percent.Int(10), Pause: time.Minute}, {Weight: percent.Int(50)}},
+			edited: []xr.Step{{Weight: percent.Int(10), Pause: time.Minute}, {Weight: percent.Int(50)}, {Weight: percent.Int(100)}},
+			runs:   7,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := &hookWorld{script: map[string]func(int) HookAnswer{tc.hook.Name: ok}}
+			in := hooked(tc.hook)
+			in.Traffic.Steps = tc.steps
+			lines := play(t, w, in, time.Minute, tc.runs, func(i int, in *Input) {
+				if i >= 3 || name == "confirm-traffic-increase" && i >= 2 {
+					in.Traffic.Steps = tc.edited
+				}
+			})
+			if got := w.count(tc.hook.Name); got != 2 {
+				t.Errorf("%s hook called %d time(s), want 2: its 2xx for one weight confirmed a move to another\ncalls: %v\nruns: %v",
+					tc.hook.Name, got, w.calls, lines)
+			}
+		})
+	}
+}

@@ -216,7 +216,7 @@ func TestHooksConfirmTrafficIncreaseAndPromotion(t *testing.T) {
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
-	wantCalls := []string{"more v2/step-1", "more v2/step-1", "promote v2/promotion", "promote v2/promotion"}
+	wantCalls := []string{"more v2/step-1-at-50", "more v2/step-1-at-50", "promote v2/promotion-at-50", "promote v2/promotion-at-50"}
 	if diff := cmp.Diff(wantCalls, w.calls); diff != "" {
 		t.Errorf("calls: -want +got:\n%s", diff)
 	}
