@@ -199,3 +199,49 @@ func TestHooksConfirmationOfAnEditedStep(t *testing.T) {
 		})
 	}
 }
+
+// TestHooksAskedAnewOnARestart: a rollout started over within its revision
+// and attempt (abort cleared, a changed canary) asks its hooks anew: a
+// post-rollout hook is told once per end (aborted, restarted, aborted
+// again: two ends), a changed canary gets its own load test and
+// confirmation. The records of the rollout before (their transitions
+// "v2/Aborted", "v2/step-0", "v2/start") stood for the new one.
+func TestHooksAskedAnewOnARestart(t *testing.T) {
+	twoSteps := []xr.Step{{Weight: percent.Int(10), Pause: time.Minute}, {Weight: percent.Int(100)}}
+	changedAt := func(n int) func(i int, in *Input) {
+		return func(i int, in *Input) {
+			in.CanaryDigest = "d1"
+			if i >= n {
+				in.CanaryDigest = "d2"
+			}
+		}
+	}
+	cases := map[string]struct {
+		hook xr.Hook
+		edit func(i int, in *Input)
+		runs int
+	}{
+		// 0: 10%; 1: aborted; 2: restarted; 3: aborted again.
+		"post-rollout, aborted twice": {hook: hook("post", hooks.PostRollout), edit: func(i int, in *Input) { in.Traffic.Abort = i == 1 || i == 3 }, runs: 5},
+		// 0: 10%; 1: 100%; 2: Succeeded; 3: the canary changed: 10%;
+		// 4: 100%; 5: Succeeded again.
+		"post-rollout, succeeded twice": {hook: hook("post", hooks.PostRollout), edit: changedAt(3), runs: 7},
+		// 0: 10%; 1: load step-0; 2: the canary changed: 10%; 3: its
+		// load test.
+		"rollout, the canary changed": {hook: hook("load", hooks.Rollout), edit: changedAt(2), runs: 4},
+		// 0: confirmed, 10%; 1: aborted; 2: abort cleared: confirmed
+		// again before 10%.
+		"confirm-rollout, abort cleared": {hook: hook("go", hooks.ConfirmRollout), edit: func(i int, in *Input) { in.Traffic.Abort = i == 1 }, runs: 3},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := &hookWorld{script: map[string]func(int) HookAnswer{tc.hook.Name: ok}}
+			in := hooked(tc.hook)
+			in.Traffic.Steps = twoSteps
+			lines := play(t, w, in, time.Minute, tc.runs, tc.edit)
+			if got := w.count(tc.hook.Name); got != 2 {
+				t.Errorf("%s hook called %d time(s), want 2 (once per rollout)\ncalls: %v\nruns: %v", tc.hook.Name, got, w.calls, lines)
+			}
+		})
+	}
+}

@@ -71,6 +71,13 @@ func (w *hookWorld) decide(in Input) Decision {
 	}
 	in.Hooks = records
 	d := Decide(in)
+	if d.Restarted {
+		// The rollout starts over: the status's records are the rollout
+		// before's.
+		records = map[string]xr.HookStatus{}
+		in.Hooks = records
+		d = Decide(in)
+	}
 	for round := 0; round < 3 && call(d.Asks); round++ {
 		d = Decide(in)
 	}

@@ -56,6 +56,14 @@ func newHookRun(ctx context.Context, in In, status *xr.RolloutStatus) *hookRun {
 func (h *hookRun) decide(ri rollout.Input, decide func(rollout.Input) rollout.Decision) rollout.Decision {
 	ri.Hooks = h.records
 	d := decide(ri)
+	if d.Restarted && len(ri.Traffic.Hooks) > 0 {
+		// The rollout starts over: the status's records are the rollout
+		// before's; the calls of this reconcile (made for this start)
+		// stay.
+		h.records = maps.Clone(h.in.HookCalls)
+		ri.Hooks = h.records
+		d = decide(ri)
+	}
 	h.decided = ri
 	if len(ri.Traffic.Hooks) == 0 || h.in.Caller == nil {
 		return d
