@@ -245,3 +245,35 @@ func TestHooksAskedAnewOnARestart(t *testing.T) {
 		})
 	}
 }
+
+// TestHooksConfirmAfterADarkStep: a first step at 0% (a dark launch, or
+// testers only) whose move to the next step waits for a
+// confirm-traffic-increase hook waits there: AwaitingConfirmation at step
+// 0 at 0% is not a rollout short of its first step (waiting for its start
+// hooks), which the run after would "enter" again, restarting the step's
+// start and saying StepAdvanced, every other run.
+func TestHooksConfirmAfterADarkStep(t *testing.T) {
+	w := &hookWorld{script: map[string]func(int) HookAnswer{"more": refuse}}
+	in := hooked(hook("more", hooks.ConfirmTrafficIncrease))
+	in.Traffic.Steps = []xr.Step{{Weight: percent.Zero, Pause: time.Minute}, {Weight: percent.Int(50)}}
+	var prev *xr.RolloutStatus
+	var reasons []string
+	for i := range 6 {
+		run := in
+		run.Now = at(time.Duration(i) * time.Minute)
+		run.Previous = prev
+		d := w.decide(run)
+		for _, e := range d.Events {
+			reasons = append(reasons, e.Reason)
+		}
+		if i >= 2 && (d.Status.StepStartedAt == nil || !d.Status.StepStartedAt.Equal(mt(0))) {
+			t.Errorf("run %d: step 0 started at %v, want at 0s: waiting for a confirmation restarted it", i, d.Status.StepStartedAt)
+		}
+		s := d.Status
+		prev = &s
+	}
+	want := []string{ReasonStarted, ReasonAwaitingConfirmation}
+	if diff := cmp.Diff(want, reasons); diff != "" {
+		t.Errorf("events: -want +got:\n%s", diff)
+	}
+}
