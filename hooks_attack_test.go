@@ -14,7 +14,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/pipeline"
@@ -112,5 +115,66 @@ func TestHooksToldNothingOfAFatalRun(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"event RolloutStarted"}, rec.calls()); diff != "" {
 		t.Errorf("the event hook's calls, of transitions answered only: -want +got:\n%s", diff)
+	}
+}
+
+// TestHooksDeterministic: the same request, with the same webhooks'
+// answers, gives byte-identical desired state and context: hooks of every
+// type, some answering 200 and some 503, records in status.
+func TestHooksDeterministic(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/no") {
+			http.Error(w, "<html>not yet</html>", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	x := steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, `
+    hooks:
+      - {name: a, webhook: ok, type: confirm-rollout}
+      - {name: b, webhook: ok, type: pre-rollout}
+      - {name: c, webhook: ko, type: rollout}
+      - {name: d, webhook: ko, type: rollback}
+      - {name: e, webhook: ok, type: event}
+      - {name: f, webhook: ko, type: event}
+      - {name: g, webhook: ok, type: post-rollout}
+      - {name: h, webhook: ko, type: confirm-promotion}
+      - {name: i, webhook: ko, type: confirm-traffic-increase}
+`)
+	input := emptyInput + fmt.Sprintf("webhooks:\n  - {name: ok, url: %q}\n  - {name: ko, url: %q}\n", srv.URL+"/yes", srv.URL+"/no")
+	var outs []string
+	for range 3 {
+		f := functionAt(testNow)
+		f.caller = &hooks.Client{}
+		// A reconcile's two calls: the second, with the first's context,
+		// is the one Crossplane applies (and the one that tells).
+		var rsp *fnv1.RunFunctionResponse
+		for call := range 2 {
+			req := testRequest(t, x, input, nil)
+			if call == 1 {
+				req.Context = rsp.GetContext()
+			}
+			var err error
+			if rsp, err = f.RunFunction(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			if msg := fatalOf(rsp); msg != "" {
+				t.Fatalf("a Fatal: %s", msg)
+			}
+		}
+		b, err := protojson.Marshal(&fnv1.RunFunctionResponse{Desired: rsp.GetDesired(), Context: rsp.GetContext(), Results: rsp.GetResults()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, string(b))
+	}
+	if !strings.Contains(outs[0], `\"name\":\"e\"`) {
+		t.Fatalf("setup: no webhook's answer recorded: %.1000s", outs[0])
+	}
+	for i := range outs[1:] {
+		if diff := cmp.Diff(outs[0], outs[i+1]); diff != "" {
+			t.Errorf("run %d differs from the first: -first +this:\n%s", i+1, diff)
+		}
 	}
 }
