@@ -247,7 +247,8 @@ func failedHook(in Input, cur xr.RolloutStatus) (bool, string) {
 	tr := transition(in, cur.Attempt, fmt.Sprintf("step-%d", i))
 	for _, h := range hooksOf(in, hooks.Rollout) {
 		rec, ok := in.Hooks[h.Name]
-		if ok && rec.Transition == tr && rec.Result == xr.HookFailed && rec.Failures >= h.FailureLimit {
+		// A record dated beyond the clock skew is no call, as ask reads it.
+		if ok && rec.Transition == tr && rec.Result == xr.HookFailed && rec.Failures >= h.FailureLimit && !beyondSkew(rec.Time.Time, in.Now) {
 			return true, fmt.Sprintf("rollout hook %s of step %d failed %d time(s), its failureLimit: %s", h.Name, i, rec.Failures, answerOf(rec))
 		}
 	}

@@ -277,3 +277,21 @@ func TestHooksConfirmAfterADarkStep(t *testing.T) {
 		t.Errorf("events: -want +got:\n%s", diff)
 	}
 }
+
+// TestHooksFutureFailureIsNoFailure: a rollout hook's record dated beyond
+// the clock skew (written by hand) is no call, as ask reads it: it must not
+// fail the rollout either (failedHook read it as failures spent).
+func TestHooksFutureFailureIsNoFailure(t *testing.T) {
+	in := hooked(hook("load", hooks.Rollout))
+	in.Now = at(2 * time.Minute)
+	in.Previous = &xr.RolloutStatus{
+		Phase: xr.PhaseProgressing, Reason: ReasonAdvanced, Revision: "v2", Step: i32(0), StepStartedAt: mt(0),
+		CanaryWeight: percent.Int(10), PrimaryWeight: percent.Int(90),
+		Hooks: []xr.HookStatus{{Name: "load", Transition: "v2/step-0", Result: xr.HookFailed, Failures: 5, Status: 500, Time: *mt(48 * time.Hour)}},
+	}
+	in.Hooks = xr.HookRecords(in.Previous)
+	d := Decide(in)
+	if d.Status.Phase != xr.PhaseProgressing || len(d.Asks) != 1 {
+		t.Errorf("a record from the future counted: %s %s (%s), asks %v", d.Status.Phase, d.Status.Reason, d.Status.Message, d.Asks)
+	}
+}
