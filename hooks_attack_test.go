@@ -143,7 +143,7 @@ func TestHooksDeterministic(t *testing.T) {
       - {name: i, webhook: ko, type: confirm-traffic-increase}
 `)
 	input := emptyInput + fmt.Sprintf("webhooks:\n  - {name: ok, url: %q}\n  - {name: ko, url: %q}\n", srv.URL+"/yes", srv.URL+"/no")
-	var outs []string
+	outs := make([]string, 0, 3)
 	for range 3 {
 		f := functionAt(testNow)
 		f.caller = &hooks.Client{}

@@ -119,7 +119,7 @@ func TestHooksRecordsOfAnEarlierRollout(t *testing.T) {
 func TestHooksTransitionWithinTheXRD(t *testing.T) {
 	in := hooked(hook("chat", hooks.Event))
 	in.Revision = strings.Repeat("r", 63)
-	var ten, eleven []Event
+	ten, eleven := make([]Event, 0, 11), make([]Event, 0, 12)
 	for i := range 11 {
 		e := Event{Reason: EventMetricPassed, Message: fmt.Sprintf("metric m%d passed", i)}
 		if i < 10 {
@@ -257,7 +257,7 @@ func TestHooksConfirmAfterADarkStep(t *testing.T) {
 	in := hooked(hook("more", hooks.ConfirmTrafficIncrease))
 	in.Traffic.Steps = []xr.Step{{Weight: percent.Zero, Pause: time.Minute}, {Weight: percent.Int(50)}}
 	var prev *xr.RolloutStatus
-	var reasons []string
+	reasons := make([]string, 0, 2)
 	for i := range 6 {
 		run := in
 		run.Now = at(time.Duration(i) * time.Minute)
