@@ -178,3 +178,46 @@ func TestHooksDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestHooksCallEventsReachTheCluster: a hook's call whose result changes
+// is said in an event (HookFailed, HookSucceeded), once. Crossplane calls
+// the function again within a reconcile until its requirements settle and
+// applies only the last response: the calls are made on the first call,
+// whose events Crossplane drops, and the later calls, which find the
+// call's record in the context, said nothing.
+func TestHooksCallEventsReachTheCluster(t *testing.T) {
+	gate := &gateService{}
+	srv := httptest.NewServer(gate)
+	defer srv.Close()
+	s := newSim(t, steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, `
+    hooks:
+      - {name: go-ahead, webhook: gate, type: confirm-promotion, interval: 10s}
+`), hooksInput(srv.URL, srv.URL))
+	s.caller = &hooks.Client{}
+	var events []string
+	for i := range 30 {
+		if i == 20 {
+			gate.set(true)
+		}
+		r := s.run(5 * time.Second)
+		if r.fatal != "" {
+			t.Fatalf("a Fatal: %s", r.fatal)
+		}
+		for _, e := range r.events {
+			if strings.Contains(e, "Hook") {
+				events = append(events, e)
+			}
+		}
+	}
+	var reasons []string
+	for _, e := range events {
+		for _, r := range []string{"HookFailed", "HookSucceeded"} {
+			if strings.Contains(e, r) {
+				reasons = append(reasons, r)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"HookFailed", "HookSucceeded"}, reasons); diff != "" {
+		t.Errorf("the hook's events, once per change: -want +got:\n%s\n%q\n%s", diff, events, s.describe())
+	}
+}

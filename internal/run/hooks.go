@@ -20,14 +20,16 @@ const maxAskRounds = 3
 
 // hookRun carries the hooks' records through one run: the records known
 // (the status's, the earlier calls' of the reconcile, this run's), the
-// calls this run made, and the events of their results.
+// status's own, and the calls this run made.
 type hookRun struct {
 	ctx     context.Context
 	in      In
 	records map[string]xr.HookStatus
+	// status are the status's records: what the calls of this reconcile
+	// are said against (callEvents).
+	status map[string]xr.HookStatus
 	// called are the hooks this run called: never twice in a run.
 	called map[string]bool
-	events []rollout.Event
 	// outOfTime stops the rounds once a round ran close to the deadline.
 	outOfTime bool
 	// decided is the input of the last decision, its records included.
@@ -39,6 +41,7 @@ type hookRun struct {
 func newHookRun(ctx context.Context, in In, status *xr.RolloutStatus) *hookRun {
 	h := &hookRun{ctx: ctx, in: in}
 	h.records = xr.HookRecords(status)
+	h.status = maps.Clone(h.records)
 	for name, rec := range in.HookCalls {
 		if h.records == nil {
 			h.records = map[string]xr.HookStatus{}
@@ -90,11 +93,10 @@ func (o Out) Told() Out {
 	if h == nil || len(h.decided.Traffic.Hooks) == 0 || h.in.Caller == nil {
 		return o
 	}
-	before := len(h.events)
 	h.call(h.decided, o.Decision, rollout.Tells(h.decided, o.Decision))
 	o.Rollout.Hooks = rollout.HookStatuses(o.hookSpec, h.records)
 	o.Decision.Status.Hooks = o.Rollout.Hooks
-	o.Events = append(o.Events, h.events[before:]...)
+	o.Events = append(o.Events, h.callEvents()...)
 	o.HookCalls = h.carried()
 	return o
 }
@@ -146,9 +148,6 @@ func (h *hookRun) call(ri rollout.Input, d rollout.Decision, want []rollout.Hook
 		if h.called[c.Hook.Name] && old.Transition == rec.Transition && old.Result == xr.HookFailed {
 			rec = old
 		}
-		if ev, ok := rollout.HookEvent(old, rec, c.Hook.Type); ok && !h.called[c.Hook.Name] {
-			h.events = append(h.events, ev)
-		}
 		h.records[c.Hook.Name] = rec
 		h.called[c.Hook.Name] = true
 	}
@@ -187,6 +186,26 @@ func (h *hookRun) carried() map[string]xr.HookStatus {
 	}
 	for name := range h.called {
 		out[name] = h.records[name]
+	}
+	return out
+}
+
+// callEvents are the events of the calls of this reconcile (this run's and
+// the earlier calls'), each said against the status's record: Crossplane
+// applies only the last call of a reconcile, and drops the events of the
+// calls before, which make most calls; said against the status, every call
+// of the reconcile says the same, the last one included.
+func (h *hookRun) callEvents() []rollout.Event {
+	var out []rollout.Event
+	for _, hk := range h.decided.Traffic.Hooks {
+		_, earlier := h.in.HookCalls[hk.Name]
+		rec, ok := h.records[hk.Name]
+		if !ok || !h.called[hk.Name] && !earlier {
+			continue
+		}
+		if ev, ok := rollout.HookEvent(h.status[hk.Name], rec, hk.Type); ok {
+			out = append(out, ev)
+		}
 	}
 	return out
 }

@@ -251,7 +251,6 @@ func Run(ctx context.Context, in In) (Out, error) {
 	// The event and post-rollout hooks are told once the caller knows
 	// Crossplane applies the answer (Out.Told).
 	d.Status.Hooks = rollout.HookStatuses(cr.Spec.Traffic.Hooks, hr.records)
-	d.Events = append(d.Events, hr.events...)
 	out := Out{
 		Objects:   append(objects, analysis...),
 		Targets:   append(targets, analysisTargets...),
