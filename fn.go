@@ -234,6 +234,11 @@ func (f *Function) answer(ctx context.Context, log logging.Logger, req *fnv1.Run
 	for _, p := range r.plan.Routes() {
 		pipeline.RequireSchemas(rsp, req, r.selfGVK, p.Need, p.Versions.Source)
 	}
+	// Crossplane applies this answer (its requirements are the call
+	// before's): the hooks are told what it does.
+	if pipeline.Settled(req, rsp) {
+		out = out.Told()
+	}
 	if err := setDesired(rsp, out.Objects); err != nil {
 		return nil, telemetry.Outcome{}, errors.Wrap(err, errSetDesired)
 	}

@@ -258,10 +258,16 @@ func HookCalls(req *fnv1.RunFunctionRequest) map[string]xr.HookStatus {
 		if rec.Name != name {
 			return nil
 		}
+		// What the run writes back to status must be what the XRD
+		// admits, like the status's own records.
+		if m[name], ok = rec.Admitted(); !ok {
+			delete(m, name)
+		}
 	}
 	return m
 }
 
-// maxHookCallsRecord bounds the record read back: sixteen records of a
-// few hundred bytes each.
-const maxHookCallsRecord = 16 << 10
+// maxHookCallsRecord bounds the record read back: sixteen records whose
+// transition and reason of 256 characters each JSON may escape to six
+// bytes a character (an HTML error page's '<'), about 3 KiB a record.
+const maxHookCallsRecord = 64 << 10

@@ -23,8 +23,11 @@ func entering(in Input, prev *xr.RolloutStatus) bool {
 		return false
 	}
 	// A rollout that waited for its start hooks enters its first step
-	// (and starts its pause) once they answer, whatever its weight.
-	if prev.Reason == ReasonAwaitingConfirmation || prev.Reason == ReasonAwaitingHook {
+	// (and starts its pause) once they answer, whatever its weight. A
+	// wait short of the first step has no next step's time, where a step
+	// entered at 0% that waits for a confirm-traffic-increase hook to
+	// move on has one: that step is not entered again.
+	if (prev.Reason == ReasonAwaitingConfirmation || prev.Reason == ReasonAwaitingHook) && prev.NextStepAt == nil {
 		return true
 	}
 	return (in.Capacity != nil || hasStartHooks(in)) && !in.Traffic.Steps[0].Weight.IsZero()

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -307,7 +308,40 @@ func genInput(src source) Input {
 	genControls(src, &in)
 	in.Previous = genPrevious(src, in.Traffic.Steps)
 	genMetrics(src, &in)
+	genHooks(src, &in)
 	return in
+}
+
+// genHooks adds hooks of any type, and their records as the status and
+// the earlier calls of a reconcile may hold them: of this rollout's
+// transitions or another's, any result (some the XRD refuses), any
+// failures, dated anywhere (the future included).
+func genHooks(src source, in *Input) {
+	if len(in.Traffic.Steps) == 0 || chance(src, 3) {
+		return
+	}
+	for i := range 1 + src.IntN(4) {
+		h := xr.Hook{
+			Name: fmt.Sprintf("h%d", i), Webhook: "wh", Type: pick(src, hooks.Types...),
+			Interval: pick(src, 5*time.Second, time.Minute), FailureLimit: int32(1 + src.IntN(3)),
+		}
+		in.Traffic.Hooks = append(in.Traffic.Hooks, h)
+		if chance(src, 3) {
+			continue
+		}
+		if in.Hooks == nil {
+			in.Hooks = map[string]xr.HookStatus{}
+		}
+		in.Hooks[h.Name] = xr.HookStatus{
+			Name: h.Name,
+			Transition: pick(src, "v2/start", "v2/step-0", "v2/step-1", "v2/step-1-at-50", "v2/step-2-at-100",
+				"v2/promotion-at-100", "v2/rollback", "v2@1/rollback", "v2@1/start", "v1/start", "bogus"),
+			Time:     metav1.Time{Time: at(genSpan(src))},
+			Result:   pick(src, xr.HookSucceeded, xr.HookSucceeded, xr.HookFailed, "Bogus"),
+			Status:   pick[int32](src, 0, 200, 503),
+			Failures: pick[int32](src, 0, 1, 2, 5),
+		}
+	}
 }
 
 // genMetrics adds metrics, a bake, measurements (recorded, and taken this

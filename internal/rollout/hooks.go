@@ -76,11 +76,16 @@ const (
 // transition names a moment of the rollout for the hooks' records: the
 // revision, the attempt (a retry's value) and the moment.
 func transition(in Input, attempt, moment string) string {
-	t := in.Revision
-	if attempt != "" {
-		t += "@" + attempt
-	}
-	return fielderr.Cut(t+"/"+moment, maxTransition)
+	// Cut within the XRD's bound, in characters as it counts them, and
+	// told apart from another cut the same way by a digest of the whole.
+	return fielderr.Truncate(xr.HookTransition(in.Revision, attempt, moment), maxTransition, fielderr.Characters, digestOf)
+}
+
+// digestOf is a short digest of a string.
+func digestOf(s string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return fmt.Sprintf("#%08x", h.Sum32())
 }
 
 // since names a moment of a step by the time the step started: each time
@@ -273,7 +278,8 @@ func failedHook(in Input, cur xr.RolloutStatus) (bool, string) {
 	tr := transition(in, cur.Attempt, since(fmt.Sprintf("step-%d", i), cur.StepStartedAt))
 	for _, h := range hooksOf(in, hooks.Rollout) {
 		rec, ok := in.Hooks[h.Name]
-		if ok && rec.Transition == tr && rec.Result == xr.HookFailed && rec.Failures >= h.FailureLimit {
+		// A record dated beyond the clock skew is no call, as ask reads it.
+		if ok && rec.Transition == tr && rec.Result == xr.HookFailed && rec.Failures >= h.FailureLimit && !beyondSkew(rec.Time.Time, in.Now) {
 			return true, fmt.Sprintf("rollout hook %s of step %d failed %d time(s), its failureLimit: %s", h.Name, i, rec.Failures, answerOf(rec))
 		}
 	}
@@ -283,9 +289,13 @@ func failedHook(in Input, cur xr.RolloutStatus) (bool, string) {
 // confirmWait is what a confirm-traffic-increase (before step next) or
 // confirm-promotion (next < 0: before Succeeded) hook holds.
 func confirmWait(in Input, cur xr.RolloutStatus, next int32) (hold, bool) {
-	t, moment := hooks.ConfirmTrafficIncrease, fmt.Sprintf("step-%d", next)
-	if next < 0 {
-		t, moment = hooks.ConfirmPromotion, "promotion"
+	// A confirmation is of a move to a weight: steps edited meanwhile
+	// make the next move another, which a 2xx for the old one does not
+	// confirm.
+	steps := in.Traffic.Steps
+	t, moment := hooks.ConfirmPromotion, fmt.Sprintf("promotion-at-%s", steps[len(steps)-1].Weight)
+	if next >= 0 {
+		t, moment = hooks.ConfirmTrafficIncrease, fmt.Sprintf("step-%d-at-%s", next, steps[next].Weight)
 	}
 	why, requeue, _ := hookWait(in, t, transition(in, cur.Attempt, since(moment, cur.StepStartedAt)))
 	if why == "" {

@@ -71,6 +71,13 @@ func (w *hookWorld) decide(in Input) Decision {
 	}
 	in.Hooks = records
 	d := Decide(in)
+	if d.Restarted {
+		// The rollout starts over: the status's records are the rollout
+		// before's.
+		records = map[string]xr.HookStatus{}
+		in.Hooks = records
+		d = Decide(in)
+	}
 	for round := 0; round < 3 && call(d.Asks); round++ {
 		d = Decide(in)
 	}
@@ -217,9 +224,9 @@ func TestHooksConfirmTrafficIncreaseAndPromotion(t *testing.T) {
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
-	// The next step's confirmation is named by when the current one
-	// started.
-	wantCalls := []string{"more v2/step-1@2026-12-02T10:00:00Z", "more v2/step-1@2026-12-02T10:00:00Z", "promote v2/promotion@2026-12-02T10:02:00Z", "promote v2/promotion@2026-12-02T10:02:00Z"}
+	// A confirmation names the move (the step and its weight) and when
+	// the step the rollout is at started.
+	wantCalls := []string{"more v2/step-1-at-50@2026-12-02T10:00:00Z", "more v2/step-1-at-50@2026-12-02T10:00:00Z", "promote v2/promotion-at-50@2026-12-02T10:02:00Z", "promote v2/promotion-at-50@2026-12-02T10:02:00Z"}
 	if diff := cmp.Diff(wantCalls, w.calls); diff != "" {
 		t.Errorf("calls: -want +got:\n%s", diff)
 	}

@@ -119,7 +119,7 @@ func violations(in Input, d Decision) []string {
 	last := steps[len(steps)-1].Weight
 	switch {
 	case s.Phase == xr.PhaseProgressing && awaitingEntryStatus(in, s):
-		if !strings.HasPrefix(s.Message, "waiting at 0% to enter step 0: ") || in.Capacity == nil {
+		if !strings.HasPrefix(s.Message, "waiting at 0% to enter step 0: ") || in.Capacity == nil && !hasStartHooks(in) {
 			bad("waiting to enter step 0 with message %q, capacity gate %t", s.Message, in.Capacity != nil)
 		}
 	case s.Phase == xr.PhaseProgressing:
@@ -139,8 +139,8 @@ func violations(in Input, d Decision) []string {
 		}
 	case s.Phase == xr.PhasePaused && shortOfStep0(in, s):
 		// Paused while it waited to enter step 0: at 0%, capacity-gated.
-		if in.Capacity == nil {
-			bad("paused short of step 0 at 0%% without a capacity gate")
+		if in.Capacity == nil && !hasStartHooks(in) {
+			bad("paused short of step 0 at 0%% without a capacity gate or start hooks")
 		}
 	case s.Phase == xr.PhasePaused, s.Phase == xr.PhaseSucceeded:
 		if !w.Equal(step.Weight) || last.Less(w) {
@@ -240,6 +240,12 @@ func wantActive(in Input, d Decision) bool {
 // awaitingEntryStatus reports whether a status waits at 0% to enter the
 // first step, for the canary's capacity.
 func awaitingEntryStatus(in Input, s xr.RolloutStatus) bool {
+	if (s.Reason == ReasonAwaitingConfirmation || s.Reason == ReasonAwaitingHook) && hasStartHooks(in) &&
+		s.CanaryWeight.IsZero() && s.Step != nil && *s.Step == 0 && strings.HasPrefix(s.Message, "waiting at 0% to enter step 0: ") {
+		// Or for its confirm-rollout and pre-rollout hooks, whatever step
+		// 0's weight.
+		return true
+	}
 	return s.Reason == ReasonAwaitingCapacity && s.CanaryWeight.IsZero() && s.Step != nil && *s.Step == 0 &&
 		len(in.Traffic.Steps) > 0 && !in.Traffic.Steps[0].Weight.IsZero()
 }
@@ -345,6 +351,13 @@ func rerunViolations(in Input, d Decision) []string {
 	}
 	in.Previous = prev
 	d2 := Decide(in)
+	if len(d2.Asks) > 0 || len(in.Hooks) > 0 {
+		// A hook asked about (a step's rollout hook, asked once the
+		// previous run was at the step's weight), or a record of an answer
+		// that only this run's step consults (a rollback hook's 2xx, read
+		// once the restart is behind): news the status may say.
+		return nil
+	}
 	after, err := json.Marshal(d2.Status)
 	if err != nil {
 		return []string{err.Error()}

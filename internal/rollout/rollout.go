@@ -240,6 +240,13 @@ type Decision struct {
 	// none for: the caller makes them and decides again with their
 	// answers in Input.Hooks.
 	Asks []HookCall
+	// Restarted says the decision starts the rollout over at step 0 (a new
+	// revision, a retry, abort cleared, a changed canary, ...): the hooks'
+	// records of the status are of the rollout before, no answer for this
+	// one (a load test of the old canary, a confirmation of its promotion,
+	// its post-rollout told): the caller drops them and decides again.
+	// Said only of a rollout with hooks.
+	Restarted bool
 }
 
 // Decide runs the traffic policy for one pipeline run.
@@ -436,7 +443,10 @@ func progressive(in Input) Decision {
 		// new revision (or a changed canary) retries, so aborting and
 		// clearing abort cannot restart it.
 		return terminal(cur, xr.PhaseFailed, failedReason(prev.Reason), failedMessage(in, prev))
-	case why == noRestart && prev.Phase == xr.PhaseAborted && prev.Reason == ReasonRollbackRequested && !in.Traffic.Paused:
+	// A rollback a hook asked for stays, abort set or not: an abort set
+	// with paused (which would otherwise freeze it) must not turn it into
+	// an abort that clearing restarts.
+	case why == noRestart && prev.Phase == xr.PhaseAborted && prev.Reason == ReasonRollbackRequested && (!in.Traffic.Paused || in.Traffic.Abort):
 		return terminal(cur, xr.PhaseAborted, ReasonRollbackRequested, prev.Message)
 	case in.Traffic.Abort:
 		return terminal(cur, xr.PhaseAborted, ReasonAborted, "aborted: all traffic goes to the primary; clear abort to restart from step 0")
@@ -446,10 +456,12 @@ func progressive(in Input) Decision {
 		return pausedFirst(in, cur, why)
 	case why != noRestart:
 		cur.Reason = restartReason[why]
-		if d, waiting := awaitingEntry(in, cur, restartEvent(in, why)); waiting {
-			return d
+		d, waiting := awaitingEntry(in, cur, restartEvent(in, why))
+		if !waiting {
+			d = advance(in, cur, restartEvent(in, why), true)
 		}
-		return advance(in, cur, restartEvent(in, why), true)
+		d.Restarted = len(in.Traffic.Hooks) > 0
+		return d
 	}
 
 	// A rollback hook that answered 2xx aborts a progressing rollout.

@@ -22,18 +22,20 @@ const maxAskRounds = 3
 
 // hookRun carries the hooks' records through one run: the records known
 // (the status's, the earlier calls' of the reconcile, this run's), the
-// calls this run made, and the events of their results.
+// status's own, and the calls this run made.
 type hookRun struct {
 	ctx     context.Context
 	in      In
 	records map[string]xr.HookStatus
+	// status are the status's records: what the calls of this reconcile
+	// are said against (callEvents).
+	status map[string]xr.HookStatus
 	// called are the hooks this run called: never twice in a run.
 	called map[string]bool
-	events []rollout.Event
 	// outOfTime stops the rounds once a round ran close to the deadline.
 	outOfTime bool
-	// ri is the engine's input of the last decision.
-	ri rollout.Input
+	// decided is the input of the last decision, its records included.
+	decided rollout.Input
 }
 
 // newHookRun starts a run's records from the status and the earlier calls
@@ -41,6 +43,7 @@ type hookRun struct {
 func newHookRun(ctx context.Context, in In, status *xr.RolloutStatus) *hookRun {
 	h := &hookRun{ctx: ctx, in: in}
 	h.records = xr.HookRecords(status)
+	h.status = maps.Clone(h.records)
 	for name, rec := range in.HookCalls {
 		if h.records == nil {
 			h.records = map[string]xr.HookStatus{}
@@ -59,33 +62,50 @@ func newHookRun(ctx context.Context, in In, status *xr.RolloutStatus) *hookRun {
 // nothing: the decision says which hooks it waits for.
 func (h *hookRun) decide(ri rollout.Input, composable func(rollout.Decision) error, decide func(rollout.Input) rollout.Decision) (rollout.Decision, error) {
 	ri.Hooks = h.records
-	h.ri = ri
 	d := decide(ri)
+	if d.Restarted && len(ri.Traffic.Hooks) > 0 {
+		// The rollout starts over: the status's records are the rollout
+		// before's; the calls of this reconcile (made for this start)
+		// stay.
+		h.records = maps.Clone(h.in.HookCalls)
+		ri.Hooks = h.records
+		d = decide(ri)
+	}
+	h.decided = ri
 	if len(ri.Traffic.Hooks) == 0 || h.in.Caller == nil || len(d.Asks) == 0 {
 		return d, nil
 	}
 	if err := composable(d); err != nil {
 		return d, err
 	}
-	for round := 0; round < maxAskRounds; round++ {
+	for range maxAskRounds {
 		if !h.call(ri, d, d.Asks) {
 			break
 		}
 		ri.Hooks = h.records
-		h.ri = ri
 		d = decide(ri)
+		h.decided = ri
 	}
 	return d, nil
 }
 
-// tell tells the event and post-rollout hooks what the run's decision
-// did.
-func (h *hookRun) tell(d rollout.Decision) {
-	if len(h.ri.Traffic.Hooks) == 0 || h.in.Caller == nil {
-		return
+// Told tells the event and post-rollout hooks what the decision did, and
+// keeps their records and events in the answer. The caller calls it once
+// it knows Crossplane applies the answer (its requirements settled, no
+// Fatal): a call of a reconcile that Crossplane calls again, or whose next
+// call is a Fatal, applies nothing, and a transition told then would be
+// told again on every reconcile that decides it, though it never happens.
+func (o Out) Told() Out {
+	h := o.hooks
+	if h == nil || len(h.decided.Traffic.Hooks) == 0 || h.in.Caller == nil {
+		return o
 	}
-	h.ri.Hooks = h.records
-	h.call(h.ri, d, rollout.Tells(h.ri, d))
+	h.call(h.decided, o.Decision, rollout.Tells(h.decided, o.Decision))
+	o.Rollout.Hooks = rollout.HookStatuses(o.hookSpec, h.records)
+	o.Decision.Status.Hooks = o.Rollout.Hooks
+	o.Events = append(o.Events, h.callEvents()...)
+	o.HookCalls = h.carried()
+	return o
 }
 
 // call makes the calls of hooks not called yet on this run, at once, and
@@ -138,9 +158,6 @@ func (h *hookRun) call(ri rollout.Input, d rollout.Decision, want []rollout.Hook
 		if h.called[c.Hook.Name] && old.Transition == rec.Transition && old.Result == xr.HookFailed {
 			rec = old
 		}
-		if ev, ok := rollout.HookEvent(old, rec, c.Hook.Type); ok && !h.called[c.Hook.Name] {
-			h.events = append(h.events, ev)
-		}
 		h.records[c.Hook.Name] = rec
 		h.called[c.Hook.Name] = true
 	}
@@ -179,6 +196,26 @@ func (h *hookRun) carried() map[string]xr.HookStatus {
 	}
 	for name := range h.called {
 		out[name] = h.records[name]
+	}
+	return out
+}
+
+// callEvents are the events of the calls of this reconcile (this run's and
+// the earlier calls'), each said against the status's record: Crossplane
+// applies only the last call of a reconcile, and drops the events of the
+// calls before, which make most calls; said against the status, every call
+// of the reconcile says the same, the last one included.
+func (h *hookRun) callEvents() []rollout.Event {
+	var out []rollout.Event
+	for _, hk := range h.decided.Traffic.Hooks {
+		_, earlier := h.in.HookCalls[hk.Name]
+		rec, ok := h.records[hk.Name]
+		if !ok || !h.called[hk.Name] && !earlier {
+			continue
+		}
+		if ev, ok := rollout.HookEvent(h.status[hk.Name], rec, hk.Type); ok {
+			out = append(out, ev)
+		}
 	}
 	return out
 }

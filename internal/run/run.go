@@ -130,6 +130,9 @@ type Out struct {
 	// HookCalls are the records of this reconcile's hook calls, the
 	// earlier calls' included, for the calls after this one.
 	HookCalls map[string]xr.HookStatus
+	// hooks and hookSpec tell the event and post-rollout hooks (Told).
+	hooks    *hookRun
+	hookSpec []xr.Hook
 	// Release is status.release, and Record what the pipeline's next step
 	// reads of the release: nil without a release.
 	Release *xr.ReleaseStatus
@@ -259,11 +262,9 @@ func Run(ctx context.Context, in In) (Out, error) {
 	if err != nil {
 		return Out{}, errors.Wrap(err, errCompose)
 	}
-	// The event and post-rollout hooks are told what the run composes, once
-	// nothing can make it a Fatal any more.
-	hr.tell(d)
+	// The event and post-rollout hooks are told once the caller knows
+	// Crossplane applies the answer (Out.Told).
 	d.Status.Hooks = rollout.HookStatuses(cr.Spec.Traffic.Hooks, hr.records)
-	d.Events = append(d.Events, hr.events...)
 	out := Out{
 		Objects:   append(objects, analysis...),
 		Targets:   append(targets, analysisTargets...),
@@ -273,6 +274,8 @@ func Run(ctx context.Context, in In) (Out, error) {
 		Decision:  d,
 		Measured:  ri.Measured,
 		HookCalls: hr.carried(),
+		hooks:     hr,
+		hookSpec:  cr.Spec.Traffic.Hooks,
 	}
 	out.Rollout.CanaryBackends = canaryBackends
 	if cr.Spec.MultiRoute() {

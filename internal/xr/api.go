@@ -1149,7 +1149,8 @@ type HookStatus struct {
 	// +kubebuilder:validation:MaxLength=32
 	Name string `json:"name"`
 	// Transition is what the call was for: the revision, the attempt and
-	// the moment (start, step-N, promotion, rollout, an event's reason, the
+	// the moment (start, step-N, step-N-at-W, promotion-at-W, each with the
+	// time its step started; rollback; the events' reasons and digest; the
 	// phase that ended the rollout). At most 256 characters.
 	// +kubebuilder:validation:MaxLength=256
 	Transition string `json:"transition"`

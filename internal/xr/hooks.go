@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -98,21 +99,40 @@ func parseHook(p *field.Path, rh rawHook) (Hook, field.ErrorList) {
 	return h, errs
 }
 
+// HookTransition names a moment of a rollout for the hooks' records: the
+// revision, the attempt (a retry's value) and the moment.
+func HookTransition(revision, attempt, moment string) string {
+	return hookRollout(revision, attempt) + moment
+}
+
+// hookRollout is what every transition of a rollout (a revision's
+// attempt) starts with.
+func hookRollout(revision, attempt string) string {
+	if attempt != "" {
+		return revision + "@" + attempt + "/"
+	}
+	return revision + "/"
+}
+
 // HookRecords are status.rollout.hooks by hook name, the newest of a name
-// when a status (written by hand) holds several.
+// when a status (written by hand) holds several; only the records of the
+// status's own rollout (its revision and attempt): a revision rolled out
+// again (v2, v3, then v2) is a new rollout whose hooks are asked anew, not
+// answered by what they answered the earlier one.
 func HookRecords(s *RolloutStatus) map[string]HookStatus {
 	if s == nil || len(s.Hooks) == 0 {
 		return nil
 	}
 	out := make(map[string]HookStatus, len(s.Hooks))
+	current := hookRollout(s.Revision, s.Attempt)
 	for _, h := range s.Hooks {
-		// A record the XRD would refuse (written by hand) is no record:
-		// writing it back would keep every later status from being
-		// written.
-		if h.Result != HookSucceeded && h.Result != HookFailed || h.Name == "" {
+		if !strings.HasPrefix(h.Transition, current) {
 			continue
 		}
-		h = h.Bounded()
+		h, ok := h.Admitted()
+		if !ok {
+			continue
+		}
 		if old, ok := out[h.Name]; !ok || old.Time.Before(&h.Time) {
 			out[h.Name] = h
 		}
@@ -120,10 +140,23 @@ func HookRecords(s *RolloutStatus) map[string]HookStatus {
 	return out
 }
 
+// Admitted is the record bounded as the API server admits it, and false
+// for a record the XRD would refuse whatever its bounds (written by hand,
+// or by another pipeline step): it is no record, and writing it back would
+// keep every later status from being written.
+func (h HookStatus) Admitted() (HookStatus, bool) {
+	if h.Result != HookSucceeded && h.Result != HookFailed || h.Name == "" {
+		return HookStatus{}, false
+	}
+	return h.Bounded(), true
+}
+
 // Bounded is the record as the API server admits it.
 func (h HookStatus) Bounded() HookStatus {
-	h.Name = fielderr.Cut(h.Name, maxHookName)
-	h.Transition = fielderr.Cut(h.Transition, maxHookTransition)
+	// Within the bound, as the XRD counts it (fielderr.Cut adds its note
+	// beyond the bound).
+	h.Name = fielderr.Truncate(h.Name, maxHookName, fielderr.Characters, nil)
+	h.Transition = fielderr.Truncate(h.Transition, maxHookTransition, fielderr.Characters, nil)
 	h.Reason = fielderr.Truncate(h.Reason, MaxStatusValue, fielderr.Characters, nil)
 	h.Status = min(max(h.Status, 0), 999)
 	h.Failures = min(max(h.Failures, 0), maxHookFailures)
