@@ -184,7 +184,7 @@ func TestHooksAgainstStandIns(t *testing.T) {
 	s.metrics = m
 
 	var last simRun
-	var events []string
+	events := make([]string, 0, 64)
 	for i := range 40 {
 		if i == 30 {
 			gate.set(true)
@@ -206,8 +206,9 @@ func TestHooksAgainstStandIns(t *testing.T) {
 
 	// The loadtester: one call per step, at the step's weight, with the
 	// hook's cmd.
-	var steps []string
-	for _, p := range lt.calls() {
+	calls := lt.calls()
+	steps := make([]string, 0, len(calls))
+	for _, p := range calls {
 		steps = append(steps, fmt.Sprintf("%s %s/%s %s step %d at %g%% cmd=%q", p.Type, p.Namespace, p.Name, p.Revision, p.Step, p.CanaryWeight, p.Metadata["cmd"]))
 	}
 	const cmd = "hey -z 30s http://podinfo-canary.test:9898/"
@@ -274,7 +275,8 @@ func TestHooksAgainstStandIns(t *testing.T) {
 	}
 
 	// The secret URL, whole or its token, appears nowhere.
-	seen := []string{log.String(), fmt.Sprint(events), fmt.Sprint(last.out)}
+	seen := make([]string, 0, 3+len(s.runs))
+	seen = append(seen, log.String(), fmt.Sprint(events), fmt.Sprint(last.out))
 	for _, r := range s.runs {
 		b, _ := protojson.Marshal(r.rsp)
 		seen = append(seen, string(b))
@@ -396,7 +398,7 @@ func TestHooksStatusWithinTheXRD(t *testing.T) {
 	var hs, recs strings.Builder
 	for i := range 16 {
 		name := fmt.Sprintf("h%02d-%s", i, strings.Repeat("x", 28))
-		var md []string
+		md := make([]string, 0, 16)
 		for k := range 16 {
 			md = append(md, fmt.Sprintf("%q: %q", fmt.Sprintf("k%02d%s", k, strings.Repeat("k", 60)), strings.Repeat("v", 1024)))
 		}

@@ -358,7 +358,7 @@ func eventsMoment(events []Event) string {
 func Record(old xr.HookStatus, c HookCall, a HookAnswer, now time.Time) xr.HookStatus {
 	rec := xr.HookStatus{
 		Name: c.Hook.Name, Transition: c.Transition, Time: metav1.Time{Time: now.Truncate(time.Second)},
-		Result: xr.HookSucceeded, Status: int32(min(max(a.Status, 0), 999)), //nolint:gosec // Bounded.
+		Result: xr.HookSucceeded, Status: int32(min(max(a.Status, 0), 999)),
 	}
 	if old.Name == c.Hook.Name && old.Transition == c.Transition {
 		rec.Failures = old.Failures
@@ -378,7 +378,7 @@ const maxFailures = 1000000
 // a rollback hook's 4xx, its ordinary answer), HookSucceeded when a hook
 // that is asked answered 2xx; nothing when the result is the same as
 // before.
-func HookEvent(old xr.HookStatus, rec xr.HookStatus, t hooks.Type) (Event, bool) {
+func HookEvent(old, rec xr.HookStatus, t hooks.Type) (Event, bool) {
 	if old.Name == rec.Name && old.Transition == rec.Transition && old.Result == rec.Result {
 		return Event{}, false
 	}

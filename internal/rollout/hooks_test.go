@@ -101,9 +101,9 @@ func hook(name string, t hooks.Type) xr.Hook {
 // step, weight) and the calls.
 func play(t *testing.T, w *hookWorld, in Input, every time.Duration, n int, edit func(i int, in *Input)) []string {
 	t.Helper()
-	var lines []string
+	lines := make([]string, 0, n)
 	var prev *xr.RolloutStatus
-	for i := 0; i < n; i++ {
+	for i := range n {
 		in := in
 		in.Now = at(time.Duration(i) * every)
 		in.Previous = prev
@@ -283,7 +283,7 @@ func TestHooksEventOncePerTransition(t *testing.T) {
 		"chat v2/RolloutStarted#", "chat v2/StepAdvanced#", "chat v2/StepAdvanced#", "chat v2/RolloutSucceeded#",
 		"post v2/Succeeded@2026-12-02T10:06:00Z",
 	}
-	var got []string
+	got := make([]string, 0, len(w.calls))
 	for _, c := range w.calls {
 		if j := strings.Index(c, "#"); j > 0 {
 			c = c[:j+1]

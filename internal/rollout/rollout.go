@@ -435,32 +435,7 @@ func progressive(in Input) Decision {
 	// does not move the rollout on.
 	startAhead := why == noRestart && prev.StepStartedAt != nil && prev.StepStartedAt.After(in.Now)
 
-	switch {
-	case in.CanaryRefused:
-		return terminal(cur, xr.PhaseFailed, ReasonNotAllowedByPolicy, "canary refused: "+in.CanaryRefusedReason)
-	case why == noRestart && prev.Phase == xr.PhaseFailed:
-		// A failed revision stays failed, aborted or paused or not: only a
-		// new revision (or a changed canary) retries, so aborting and
-		// clearing abort cannot restart it.
-		return terminal(cur, xr.PhaseFailed, failedReason(prev.Reason), failedMessage(in, prev))
-	// A rollback a hook asked for stays, abort set or not: an abort set
-	// with paused (which would otherwise freeze it) must not turn it into
-	// an abort that clearing restarts.
-	case why == noRestart && prev.Phase == xr.PhaseAborted && prev.Reason == ReasonRollbackRequested && (!in.Traffic.Paused || in.Traffic.Abort):
-		return terminal(cur, xr.PhaseAborted, ReasonRollbackRequested, prev.Message)
-	case in.Traffic.Abort:
-		return terminal(cur, xr.PhaseAborted, ReasonAborted, "aborted: all traffic goes to the primary; clear abort to restart from step 0")
-	case in.Traffic.Paused && prev != nil:
-		return frozen(in, why)
-	case in.Traffic.Paused:
-		return pausedFirst(in, cur, why)
-	case why != noRestart:
-		cur.Reason = restartReason[why]
-		d, waiting := awaitingEntry(in, cur, restartEvent(in, why))
-		if !waiting {
-			d = advance(in, cur, restartEvent(in, why), true)
-		}
-		d.Restarted = len(in.Traffic.Hooks) > 0
+	if d, ok := stoppedOrStarted(in, cur, why); ok {
 		return d
 	}
 
@@ -530,6 +505,42 @@ func progressive(in Input) Decision {
 		cur.Phase = xr.PhaseProgressing
 		return advance(in, cur, Event{}, startAhead)
 	}
+}
+
+// stoppedOrStarted decides a run that neither holds nor moves a rollout
+// under way: one the policy refuses, that failed or was rolled back,
+// aborted, paused, or that starts over at step 0.
+func stoppedOrStarted(in Input, cur xr.RolloutStatus, why restart) (Decision, bool) {
+	prev := in.Previous
+	switch {
+	case in.CanaryRefused:
+		return terminal(cur, xr.PhaseFailed, ReasonNotAllowedByPolicy, "canary refused: "+in.CanaryRefusedReason), true
+	case why == noRestart && prev.Phase == xr.PhaseFailed:
+		// A failed revision stays failed, aborted or paused or not: only a
+		// new revision (or a changed canary) retries, so aborting and
+		// clearing abort cannot restart it.
+		return terminal(cur, xr.PhaseFailed, failedReason(prev.Reason), failedMessage(in, prev)), true
+	// A rollback a hook asked for stays, abort set or not: an abort set
+	// with paused (which would otherwise freeze it) must not turn it into
+	// an abort that clearing restarts.
+	case why == noRestart && prev.Phase == xr.PhaseAborted && prev.Reason == ReasonRollbackRequested && (!in.Traffic.Paused || in.Traffic.Abort):
+		return terminal(cur, xr.PhaseAborted, ReasonRollbackRequested, prev.Message), true
+	case in.Traffic.Abort:
+		return terminal(cur, xr.PhaseAborted, ReasonAborted, "aborted: all traffic goes to the primary; clear abort to restart from step 0"), true
+	case in.Traffic.Paused && prev != nil:
+		return frozen(in, why), true
+	case in.Traffic.Paused:
+		return pausedFirst(in, cur, why), true
+	case why != noRestart:
+		cur.Reason = restartReason[why]
+		d, waiting := awaitingEntry(in, cur, restartEvent(in, why))
+		if !waiting {
+			d = advance(in, cur, restartEvent(in, why), true)
+		}
+		d.Restarted = len(in.Traffic.Hooks) > 0
+		return d, true
+	}
+	return Decision{}, false
 }
 
 // enter moves a rollout waiting short of its first step into it, once the

@@ -67,29 +67,8 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 		return withPassed(holding(in, cur, h, ev), in, passed)
 	}
 
-	weight := steps[i].Weight
 	if int(i) == len(steps)-1 {
-		started := cur.BakeStartedAt == nil
-		if c, h, ok := baking(in, cur); ok {
-			cur = c
-			cur.Reason = ReasonBaking
-			if started {
-				ev = Event{Reason: ReasonBaking, Message: fmt.Sprintf("rollout of revision %s passed its last step (%s%%): its metrics are measured for %s before it succeeds", in.Revision, weight, in.Traffic.Bake)}
-			}
-			d := holding(in, cur, h, ev)
-			// The next move is the bake's end.
-			d.Status.NextStepAt = &metav1.Time{Time: cur.BakeStartedAt.Add(in.Traffic.Bake)}
-			return withPassed(d, in, passed)
-		}
-		// Succeeded waits for every confirm-promotion hook's 2xx.
-		if h, waiting := confirmWait(in, cur, -1); waiting {
-			cur.Reason = ReasonAwaitingConfirmation
-			return withPassed(holding(in, cur, h, ev), in, passed)
-		}
-		return withPassed(succeeded(in, cur, weight, Event{
-			Reason:  ReasonSucceeded,
-			Message: fmt.Sprintf("rollout of revision %s succeeded at %s%%", in.Revision, weight),
-		}), in, passed)
+		return withPassed(lastStep(in, cur, ev), in, passed)
 	}
 
 	// The canary scales ahead of its traffic: the move waits until it can
@@ -127,6 +106,33 @@ func advance(in Input, cur xr.RolloutStatus, ev Event, moved bool) Decision {
 		h = hold{why: holdDue, requeue: MinRequeue}
 	}
 	return withPassed(holding(in, cur, h, next), in, passed)
+}
+
+// lastStep is a rollout whose last step passed: it bakes, waits for its
+// confirm-promotion hooks, or succeeds.
+func lastStep(in Input, cur xr.RolloutStatus, ev Event) Decision {
+	weight := in.Traffic.Steps[*cur.Step].Weight
+	started := cur.BakeStartedAt == nil
+	if c, h, ok := baking(in, cur); ok {
+		cur = c
+		cur.Reason = ReasonBaking
+		if started {
+			ev = Event{Reason: ReasonBaking, Message: fmt.Sprintf("rollout of revision %s passed its last step (%s%%): its metrics are measured for %s before it succeeds", in.Revision, weight, in.Traffic.Bake)}
+		}
+		d := holding(in, cur, h, ev)
+		// The next move is the bake's end.
+		d.Status.NextStepAt = &metav1.Time{Time: cur.BakeStartedAt.Add(in.Traffic.Bake)}
+		return d
+	}
+	// Succeeded waits for every confirm-promotion hook's 2xx.
+	if h, waiting := confirmWait(in, cur, -1); waiting {
+		cur.Reason = ReasonAwaitingConfirmation
+		return holding(in, cur, h, ev)
+	}
+	return succeeded(in, cur, weight, Event{
+		Reason:  ReasonSucceeded,
+		Message: fmt.Sprintf("rollout of revision %s succeeded at %s%%", in.Revision, weight),
+	})
 }
 
 // holds says what holds the current step, if anything, and when to look

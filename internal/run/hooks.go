@@ -128,6 +128,30 @@ func (h *hookRun) call(ri rollout.Input, d rollout.Decision, want []rollout.Hook
 			h.outOfTime = true
 		}
 	}()
+	answers := h.answers(ri, d, calls)
+	if h.records == nil {
+		h.records = map[string]xr.HookStatus{}
+	}
+	if h.called == nil {
+		h.called = map[string]bool{}
+	}
+	for i, c := range calls {
+		old := h.records[c.Hook.Name]
+		rec := rollout.Record(old, c, answers[i], h.in.Now)
+		// An event hook told several events keeps its worst answer.
+		if h.called[c.Hook.Name] && old.Transition == rec.Transition && old.Result == xr.HookFailed {
+			rec = old
+		}
+		h.records[c.Hook.Name] = rec
+		h.called[c.Hook.Name] = true
+	}
+	return true
+}
+
+// answers makes the calls at once and gives their answers, in order: a
+// webhook whose address cannot be read (its credentials) is called not at
+// all, and answers why.
+func (h *hookRun) answers(ri rollout.Input, d rollout.Decision, calls []rollout.HookCall) []rollout.HookAnswer {
 	resolved := make([]hooks.Call, len(calls))
 	failed := make([]string, len(calls))
 	for i, c := range calls {
@@ -138,30 +162,17 @@ func (h *hookRun) call(ri rollout.Input, d rollout.Decision, want []rollout.Hook
 		resolved[i] = hooks.Call{Webhook: w, Payload: h.payload(ri, d, c)}
 	}
 	results := hooks.CallAll(h.ctx, h.in.Caller, resolved)
-	if h.records == nil {
-		h.records = map[string]xr.HookStatus{}
-	}
-	if h.called == nil {
-		h.called = map[string]bool{}
-	}
+	out := make([]rollout.HookAnswer, len(calls))
 	for i, c := range calls {
-		a := rollout.HookAnswer{OK: results[i].OK, Status: results[i].Status, Reason: results[i].Reason}
+		out[i] = rollout.HookAnswer{OK: results[i].OK, Status: results[i].Status, Reason: results[i].Reason}
 		if failed[i] != "" {
-			a = rollout.HookAnswer{Reason: failed[i]}
+			out[i] = rollout.HookAnswer{Reason: failed[i]}
 		}
 		if h.in.ObserveHook != nil {
-			h.in.ObserveHook(string(c.Hook.Type), outcome(a), results[i].Took)
+			h.in.ObserveHook(string(c.Hook.Type), outcome(out[i]), results[i].Took)
 		}
-		old := h.records[c.Hook.Name]
-		rec := rollout.Record(old, c, a, h.in.Now)
-		// An event hook told several events keeps its worst answer.
-		if h.called[c.Hook.Name] && old.Transition == rec.Transition && old.Result == xr.HookFailed {
-			rec = old
-		}
-		h.records[c.Hook.Name] = rec
-		h.called[c.Hook.Name] = true
 	}
-	return true
+	return out
 }
 
 // payload is what a call says: Flagger's payload of the route, with the

@@ -187,44 +187,19 @@ func Run(ctx context.Context, in In) (Out, error) {
 		Now:                 in.Now,
 	}
 	ri.Measured = measured(ctx, in, ri, budget)
-	var d rollout.Decision
-	var rel *release.Decision
 	// The hooks the decision asks about are called, and it decides again
-	// with their answers; none is called for a spec that cannot be
-	// composed, a Fatal whatever they answer.
+	// with their answers.
 	hr := newHookRun(ctx, in, cr.Status.Rollout)
-	composable := func(d rollout.Decision) error {
-		if _, errs := plan.BuildRoutes(d.CanaryWeight, d.Active, d.Status.Step); len(errs) > 0 {
-			return errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
-		}
-		return nil
+	d, rel, err := decide(in, plan, ri, hr, plan.RoutesWithoutCanary(obs, previewObs))
+	if err != nil {
+		return Out{}, err
 	}
-	var err error
-	if r := cr.Spec.Release; r != nil {
-		var rd release.Decision
-		d, err = hr.decide(ri, composable, func(ri rollout.Input) rollout.Decision {
-			rd = release.Decide(release.Input{
-				Rollout: ri, Release: r, Status: cr.Status.Release,
-				ObservedPrimary:    observedRevision(in.Observed[names.KeyServicePrimary], r.RevisionLabel),
-				ObservedCanary:     observedRevision(in.Observed[names.KeyServiceCanary], r.RevisionLabel),
-				ComposedPrimary:    composedRevision(in.Composed, names.KeyServicePrimary, r.RevisionLabel),
-				ComposedCanary:     composedRevision(in.Composed, names.KeyServiceCanary, r.RevisionLabel),
-				Ready:              readiness(r, in.Workload),
-				RouteWithoutCanary: plan.RoutesWithoutCanary(obs, previewObs),
-			})
-			return rd.Rollout
-		})
-		if err != nil {
-			return Out{}, err
-		}
-		rel = &rd
+	if rel != nil {
 		// A promotion moves the primary Service before the route; leaving
 		// one keeps the canary Service on the promoted revision meanwhile:
 		// the run composes the plan with the revisions its Services select.
-		plan = plan.WithRevisions(rd.PrimaryRevision, rd.CanaryRevision)
+		plan = plan.WithRevisions(rel.PrimaryRevision, rel.CanaryRevision)
 		cr = plan.CR
-	} else if d, err = hr.decide(ri, composable, rollout.Decide); err != nil {
-		return Out{}, err
 	}
 
 	// The route is built and checked even when the previous composition is
@@ -246,13 +221,7 @@ func Run(ctx context.Context, in In) (Out, error) {
 	if err := ctx.Err(); err != nil {
 		return Out{}, errors.Wrap(err, errDeadline)
 	}
-	held := in.Observed
-	if d.HoldPrevious && in.Composed != nil {
-		held = map[names.Key]map[string]any{}
-		for k, o := range in.Composed.All() {
-			held[names.Key(k)] = o
-		}
-	}
+	held := heldObjects(in, d)
 	moving := canaryMoving(cr, in.Observed[names.KeyServiceCanary])
 	previews := make([]compose.PreviewState, len(routes))
 	for i := range routes {
@@ -289,6 +258,54 @@ func Run(ctx context.Context, in In) (Out, error) {
 	}
 	out.Conditions, out.Warnings = plan.RoutesConditions(in.Conditions, obs, grants, d)
 	return out, nil
+}
+
+// heldObjects are the objects a run holds: what the newest decision
+// composed, when the decision holds it and it is known; else what was
+// observed.
+func heldObjects(in In, d rollout.Decision) map[names.Key]map[string]any {
+	if !d.HoldPrevious || in.Composed == nil {
+		return in.Observed
+	}
+	held := map[names.Key]map[string]any{}
+	for k, o := range in.Composed.All() {
+		held[names.Key(k)] = o
+	}
+	return held
+}
+
+// decide is the decision of the run, and a release's: the engine's (with
+// a release, release.Decide's around it), with the hooks it asks about
+// called. None is called for a spec that cannot be composed, a Fatal
+// whatever they answer. routeWithoutCanary is plan.RoutesWithoutCanary of
+// the observed routes.
+func decide(in In, plan *compose.Plan, ri rollout.Input, hr *hookRun, routeWithoutCanary func() (bool, string)) (rollout.Decision, *release.Decision, error) {
+	composable := func(d rollout.Decision) error {
+		if _, errs := plan.BuildRoutes(d.CanaryWeight, d.Active, d.Status.Step); len(errs) > 0 {
+			return errors.Wrap(fielderr.Summarize(errs), errBuildRoute)
+		}
+		return nil
+	}
+	cr := plan.CR
+	r := cr.Spec.Release
+	if r == nil {
+		d, err := hr.decide(ri, composable, rollout.Decide)
+		return d, nil, err
+	}
+	var rd release.Decision
+	d, err := hr.decide(ri, composable, func(ri rollout.Input) rollout.Decision {
+		rd = release.Decide(release.Input{
+			Rollout: ri, Release: r, Status: cr.Status.Release,
+			ObservedPrimary:    observedRevision(in.Observed[names.KeyServicePrimary], r.RevisionLabel),
+			ObservedCanary:     observedRevision(in.Observed[names.KeyServiceCanary], r.RevisionLabel),
+			ComposedPrimary:    composedRevision(in.Composed, names.KeyServicePrimary, r.RevisionLabel),
+			ComposedCanary:     composedRevision(in.Composed, names.KeyServiceCanary, r.RevisionLabel),
+			Ready:              readiness(r, in.Workload),
+			RouteWithoutCanary: routeWithoutCanary,
+		})
+		return rd.Rollout
+	})
+	return d, &rd, err
 }
 
 // measured are the measurements of this run: those an earlier call of the
