@@ -459,3 +459,34 @@ status:
 		}
 	}
 }
+
+// TestHooksChatWebhookDecidesNothing: a chat's webhook (format slack,
+// msteams, discord) answers 200 to any message: a hook whose answer
+// decides (a confirmation, a rollback, a load test) naming one is a Fatal
+// naming the hook; event and post-rollout hooks may use it.
+func TestHooksChatWebhookDecidesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		hookType string
+		fatal    bool
+	}{
+		{"confirm-rollout", true}, {"pre-rollout", true}, {"rollout", true}, {"confirm-traffic-increase", true},
+		{"confirm-promotion", true}, {"rollback", true}, {"event", false}, {"post-rollout", false},
+	} {
+		t.Run(tc.hookType, func(t *testing.T) {
+			x := steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, "    hooks:\n      - {name: h, webhook: team-chat, type: "+tc.hookType+"}\n")
+			req := testRequest(t, x, hooksInput("http://loadtester.test/", "http://gate.test/"), nil)
+			rsp, err := functionAt(testNow).RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := fatalOf(rsp)
+			want := "spec.traffic.hooks[0].webhook: Invalid value: \"team-chat\": a slack webhook posts a chat message"
+			if !tc.fatal && msg != "" {
+				t.Errorf("a %s hook on a slack webhook: Fatal %q, want none", tc.hookType, msg)
+			}
+			if got := strings.Contains(msg, want); got != tc.fatal {
+				t.Errorf("a %s hook on a slack webhook: Fatal %q, want a Fatal saying %q: %v", tc.hookType, msg, want, tc.fatal)
+			}
+		})
+	}
+}

@@ -1,10 +1,13 @@
 package compose
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/expr"
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
+	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
 	"github.com/crossplane-contrib/function-canary-route/internal/policy"
 	"github.com/crossplane-contrib/function-canary-route/internal/xr"
 )
@@ -49,13 +52,22 @@ func compileMetrics(cr *xr.CanaryRoute, pol *policy.Policy, compiler *expr.Compi
 // one the spec does not hold.
 func (r *Resolved) MetricProgram(text string) *expr.Program { return r.metricPrograms[text] }
 
-// checkHooks checks that each hook names a webhook of the Input: the
-// Input's webhooks are the only addresses the function calls.
+// checkHooks checks that each hook names a webhook of the Input (the
+// Input's webhooks are the only addresses the function calls), and that a
+// hook whose answer decides something does not name a chat's webhook: a
+// chat service answers 200 to every message, so a confirmation would always
+// pass and a rollback hook abort every rollout.
 func checkHooks(cr *xr.CanaryRoute, pol *policy.Policy) field.ErrorList {
 	var errs field.ErrorList
 	for i, h := range cr.Spec.Traffic.Hooks {
-		if _, ok := pol.Webhooks[h.Webhook]; !ok {
-			errs = append(errs, field.NotFound(field.NewPath("spec", "traffic", "hooks").Index(i).Child("webhook"), fielderr.Cut(h.Webhook, fielderr.MaxValue)))
+		p := field.NewPath("spec", "traffic", "hooks").Index(i).Child("webhook")
+		w, ok := pol.Webhooks[h.Webhook]
+		switch {
+		case !ok:
+			errs = append(errs, field.NotFound(p, fielderr.Cut(h.Webhook, fielderr.MaxValue)))
+		case w.Format != "" && w.Format != hooks.FormatGeneric && h.Type != hooks.Event && h.Type != hooks.PostRollout:
+			errs = append(errs, field.Invalid(p, h.Webhook, fmt.Sprintf(
+				"a %s webhook posts a chat message, whose service answers 200 to any message: it cannot answer a %s hook; use it for event and post-rollout hooks", w.Format, h.Type)))
 		}
 	}
 	return errs
