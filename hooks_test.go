@@ -21,6 +21,7 @@ import (
 
 	"github.com/crossplane-contrib/function-canary-route/internal/crdschema"
 	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
+	"github.com/crossplane-contrib/function-canary-route/internal/rollout"
 	"github.com/crossplane-contrib/function-canary-route/internal/telemetry"
 )
 
@@ -486,6 +487,75 @@ func TestHooksChatWebhookDecidesNothing(t *testing.T) {
 			}
 			if got := strings.Contains(msg, want); got != tc.fatal {
 				t.Errorf("a %s hook on a slack webhook: Fatal %q, want a Fatal saying %q: %v", tc.hookType, msg, want, tc.fatal)
+			}
+		})
+	}
+}
+
+// eventHook is a stand-in of a generic webhook that keeps the reason of
+// each event it is told.
+type eventHook struct {
+	mu      sync.Mutex
+	reasons map[string]int
+}
+
+func (e *eventHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var p flaggerPayload
+	if json.NewDecoder(r.Body).Decode(&p) != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	e.mu.Lock()
+	e.reasons[p.Reason]++
+	e.mu.Unlock()
+	_, _ = io.WriteString(w, "ok")
+}
+
+// TestHooksLaggingCaches: the fresh-state schedules (a rollout of v2, an
+// abort and its clearing, then v3, a reconcile every 10s on caches that
+// lag by up to 4 versions) with an event hook: every transition the
+// cluster was told (the results of the answers Crossplane applied) is told
+// to the hook exactly once; a stale read, answered with the newest
+// decision, tells nothing again.
+func TestHooksLaggingCaches(t *testing.T) {
+	for seed := range seeds() {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			chat := &eventHook{reasons: map[string]int{}}
+			srv := httptest.NewServer(chat)
+			defer srv.Close()
+			s := newLaggingSim(t, steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, `
+    hooks:
+      - {name: chat, webhook: gate, type: event}
+`), seed, 4, true)
+			s.input = hooksInput(srv.URL, srv.URL)
+			s.fn.caller = &hooks.Client{}
+			var wrong []string
+			for i := range 120 {
+				switch i {
+				case 12:
+					s.edit("traffic.abort", true)
+				case 30:
+					s.edit("traffic.abort", nil)
+				case 60:
+					s.edit("canary.revision", "v3")
+				case 100:
+					s.maxLag = 0
+				}
+				wrong = append(wrong, s.reconcileLagging()...)
+				s.now = s.now.Add(10 * time.Second)
+			}
+			if len(wrong) > 0 {
+				t.Fatalf("the fresh-state checks failed:\n%s", strings.Join(wrong, "\n"))
+			}
+			chat.mu.Lock()
+			defer chat.mu.Unlock()
+			for _, reason := range rollout.EventReasons {
+				if told, said := chat.reasons[reason], s.reasons[reason]; told != said {
+					t.Errorf("%s: told the event hook %d times, said to the cluster %d times", reason, told, said)
+				}
+			}
+			if chat.reasons["RolloutSucceeded"] == 0 {
+				t.Errorf("the event hook was never told the rollout succeeded: %v", chat.reasons)
 			}
 		})
 	}
