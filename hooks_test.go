@@ -372,10 +372,10 @@ func TestHooksHangingWebhookWithinDeadline(t *testing.T) {
 			t.Fatalf("a hanging webhook is a Fatal: %s", r.GetMessage())
 		}
 	}
-	rollout := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["rollout"].(map[string]any)
-	hs, _ := rollout["hooks"].([]any)
+	status := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["rollout"].(map[string]any)
+	hs, _ := status["hooks"].([]any)
 	if len(hs) != 1 {
-		t.Fatalf("want the call recorded, got %v", rollout)
+		t.Fatalf("want the call recorded, got %v", status)
 	}
 	rec := hs[0].(map[string]any)
 	if rec["result"] != "Failed" || !strings.Contains(fmt.Sprint(rec["reason"]), "gate") {
@@ -470,8 +470,14 @@ func TestHooksChatWebhookDecidesNothing(t *testing.T) {
 		hookType string
 		fatal    bool
 	}{
-		{"confirm-rollout", true}, {"pre-rollout", true}, {"rollout", true}, {"confirm-traffic-increase", true},
-		{"confirm-promotion", true}, {"rollback", true}, {"event", false}, {"post-rollout", false},
+		{"confirm-rollout", true},
+		{"pre-rollout", true},
+		{"rollout", true},
+		{"confirm-traffic-increase", true},
+		{"confirm-promotion", true},
+		{"rollback", true},
+		{"event", false},
+		{"post-rollout", false},
 	} {
 		t.Run(tc.hookType, func(t *testing.T) {
 			x := steppedXR(`[{weight: 10, pause: 30s}, {weight: 100}]`, "    hooks:\n      - {name: h, webhook: team-chat, type: "+tc.hookType+"}\n")
