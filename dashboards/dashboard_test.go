@@ -19,7 +19,8 @@ import (
 )
 
 // scraped are the series names a function serves once it has decided a
-// rollout with a measurement and queried a provider: its registry as
+// rollout with a measurement, queried a provider and called a hook's
+// webhook: its registry as
 // main.go wires it, scraped over HTTP in the exposition format.
 func scraped(t *testing.T) map[string]bool {
 	t.Helper()
@@ -41,6 +42,7 @@ func scraped(t *testing.T) map[string]bool {
 		}),
 	}, now)
 	runs.Query("prometheus", "ok", time.Second)
+	runs.HookCall("rollout", telemetry.HookSucceeded, 100*time.Millisecond)
 
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer srv.Close()
