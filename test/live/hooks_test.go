@@ -333,25 +333,29 @@ traffic:
 		t.Errorf("the generic webhook was told %q, want each transition once: %q", told, want)
 	}
 
-	// The Kubernetes events of the XR: the same transitions.
+	// The Kubernetes events of the XR: the same transitions. Crossplane
+	// records them after it applies the answer, and the API server serves
+	// them a moment later: they are awaited.
 	for _, reason := range []string{"RolloutStarted", "StepAdvanced", "RolloutSucceeded"} {
-		msgs, _, err := eventsOf(t.Context(), ns, "web", reason)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var toldMsgs []string
 		for _, c := range calls {
 			if c.p.Reason == reason {
 				toldMsgs = append(toldMsgs, c.p.Message)
 			}
 		}
-		// Crossplane says which pipeline step an event came from.
-		for i := range msgs {
-			msgs[i] = strings.TrimPrefix(msgs[i], `Pipeline step "canary-route": `)
-		}
-		if strings.Join(msgs, "|") != strings.Join(slices.Sorted(slices.Values(toldMsgs)), "|") {
-			t.Errorf("%s: the XR's events say %q, the webhook was told %q", reason, msgs, toldMsgs)
-		}
+		want := strings.Join(slices.Sorted(slices.Values(toldMsgs)), "|")
+		await(t, settle, "the XR's "+reason+" events say what the webhook was told", func(ctx context.Context) (bool, string) {
+			msgs, _, err := eventsOf(ctx, ns, "web", reason)
+			if err != nil {
+				return false, err.Error()
+			}
+			// Crossplane says which pipeline step an event came from.
+			for i := range msgs {
+				msgs[i] = strings.TrimPrefix(msgs[i], `Pipeline step "canary-route": `)
+			}
+			got := strings.Join(msgs, "|")
+			return got == want, fmt.Sprintf("the XR's events say %q, the webhook was told %q", msgs, toldMsgs)
+		})
 	}
 
 	// The Slack webhook: the same transitions, one line each, at the
