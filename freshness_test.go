@@ -315,7 +315,12 @@ func freshScenario(t *testing.T, seed uint64, remember bool, opts ...func(*laggi
 
 // freshScenarioOf is freshScenario over other steps.
 func freshScenarioOf(t *testing.T, steps string, seed uint64, remember bool, opts ...func(*laggingSim)) (*laggingSim, []string) {
-	s := newLaggingSim(t, steppedXR(steps, ""), seed, 4, remember)
+	return freshScenarioXR(t, steppedXR(steps, ""), seed, remember, opts...)
+}
+
+// freshScenarioXR is freshScenario of another CanaryRoute.
+func freshScenarioXR(t *testing.T, xrYAML string, seed uint64, remember bool, opts ...func(*laggingSim)) (*laggingSim, []string) {
+	s := newLaggingSim(t, xrYAML, seed, 4, remember)
 	for _, o := range opts {
 		o(s)
 	}

@@ -529,27 +529,13 @@ func TestHooksLaggingCaches(t *testing.T) {
 			chat := &eventHook{reasons: map[string]int{}}
 			srv := httptest.NewServer(chat)
 			defer srv.Close()
-			s := newLaggingSim(t, steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, `
+			s, wrong := freshScenarioXR(t, steppedXR(`[{weight: 10, pause: 1m}, {weight: 50, pause: 1m}, {weight: 100}]`, `
     hooks:
       - {name: chat, webhook: gate, type: event}
-`), seed, 4, true)
-			s.input = hooksInput(srv.URL, srv.URL)
-			s.fn.caller = &hooks.Client{}
-			var wrong []string
-			for i := range 120 {
-				switch i {
-				case 12:
-					s.edit("traffic.abort", true)
-				case 30:
-					s.edit("traffic.abort", nil)
-				case 60:
-					s.edit("canary.revision", "v3")
-				case 100:
-					s.maxLag = 0
-				}
-				wrong = append(wrong, s.reconcileLagging()...)
-				s.now = s.now.Add(10 * time.Second)
-			}
+`), seed, true, func(s *laggingSim) {
+				s.input = hooksInput(srv.URL, srv.URL)
+				s.fn.caller = &hooks.Client{}
+			})
 			if len(wrong) > 0 {
 				t.Fatalf("the fresh-state checks failed:\n%s", strings.Join(wrong, "\n"))
 			}
