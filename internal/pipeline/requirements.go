@@ -191,14 +191,7 @@ const MeasurementsKey = "canaryroute.fn.crossplane.io/measurements"
 // response's context, which it copies first; none records nothing. The
 // record is their JSON, whose map keys come out sorted.
 func RecordMeasurements(rsp *fnv1.RunFunctionResponse, m map[string]xr.Measurement) {
-	if len(m) == 0 {
-		return
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return
-	}
-	setContext(rsp, map[string]*structpb.Value{MeasurementsKey: structpb.NewStringValue(string(b))})
+	recordContext(rsp, MeasurementsKey, m)
 }
 
 // Measurements are the measurements an earlier call of this reconcile
@@ -206,12 +199,33 @@ func RecordMeasurements(rsp *fnv1.RunFunctionResponse, m map[string]xr.Measureme
 // (another pipeline step writing the key, a misconfiguration: the run then
 // measures again).
 func Measurements(req *fnv1.RunFunctionRequest) map[string]xr.Measurement {
-	v, ok := request.GetContextKey(req, MeasurementsKey)
-	if !ok || len(v.GetStringValue()) > maxMeasurementsRecord {
+	return contextRecord[xr.Measurement](req, MeasurementsKey, maxMeasurementsRecord, xr.MaxMetrics)
+}
+
+// recordContext records a reconcile's map of records under a key of the
+// response's context, as JSON (its keys sorted); none records nothing.
+func recordContext[T any](rsp *fnv1.RunFunctionResponse, key string, m map[string]T) {
+	if len(m) == 0 {
+		return
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	setContext(rsp, map[string]*structpb.Value{key: structpb.NewStringValue(string(b))})
+}
+
+// contextRecord is the map of records an earlier call of the reconcile
+// recorded under a key; nil for none, or for a record of more than
+// maxBytes or maxEntries, or that does not decode: any pipeline step may
+// write the key.
+func contextRecord[T any](req *fnv1.RunFunctionRequest, key string, maxBytes, maxEntries int) map[string]T {
+	v, ok := request.GetContextKey(req, key)
+	if !ok || len(v.GetStringValue()) > maxBytes {
 		return nil
 	}
-	var m map[string]xr.Measurement
-	if json.Unmarshal([]byte(v.GetStringValue()), &m) != nil || len(m) > xr.MaxMetrics {
+	var m map[string]T
+	if json.Unmarshal([]byte(v.GetStringValue()), &m) != nil || len(m) > maxEntries {
 		return nil
 	}
 	return m
@@ -230,14 +244,7 @@ const HookCallsKey = "canaryroute.fn.crossplane.io/hook-calls"
 // RecordHookCalls records the hooks' calls of the reconcile in the
 // response's context; none records nothing.
 func RecordHookCalls(rsp *fnv1.RunFunctionResponse, calls map[string]xr.HookStatus) {
-	if len(calls) == 0 {
-		return
-	}
-	b, err := json.Marshal(calls)
-	if err != nil {
-		return
-	}
-	setContext(rsp, map[string]*structpb.Value{HookCallsKey: structpb.NewStringValue(string(b))})
+	recordContext(rsp, HookCallsKey, calls)
 }
 
 // HookCalls are the hooks' calls an earlier call of this reconcile
@@ -245,14 +252,7 @@ func RecordHookCalls(rsp *fnv1.RunFunctionResponse, calls map[string]xr.HookStat
 // or is too large (another pipeline step writing the key: the run then
 // goes by the status alone).
 func HookCalls(req *fnv1.RunFunctionRequest) map[string]xr.HookStatus {
-	v, ok := request.GetContextKey(req, HookCallsKey)
-	if !ok || len(v.GetStringValue()) > maxHookCallsRecord {
-		return nil
-	}
-	var m map[string]xr.HookStatus
-	if json.Unmarshal([]byte(v.GetStringValue()), &m) != nil || len(m) > xr.MaxHooks {
-		return nil
-	}
+	m := contextRecord[xr.HookStatus](req, HookCallsKey, maxHookCallsRecord, xr.MaxHooks)
 	for name, rec := range m {
 		// A record is its hook's: one under another name is forged.
 		if rec.Name != name {
@@ -260,9 +260,12 @@ func HookCalls(req *fnv1.RunFunctionRequest) map[string]xr.HookStatus {
 		}
 		// What the run writes back to status must be what the XRD
 		// admits, like the status's own records.
-		if m[name], ok = rec.Admitted(); !ok {
+		admitted, ok := rec.Admitted()
+		if !ok {
 			delete(m, name)
+			continue
 		}
+		m[name] = admitted
 	}
 	return m
 }

@@ -1,23 +1,15 @@
 package xr
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane-contrib/function-canary-route/internal/fielderr"
 	"github.com/crossplane-contrib/function-canary-route/internal/hooks"
-)
-
-// Bounds of the hooks, as the XRDs write them.
-const (
-	minHookInterval = 5 * time.Second
-	maxHookInterval = time.Hour
 )
 
 // parseHooks reads traffic.hooks, with their defaults. That each names a
@@ -51,7 +43,7 @@ func parseHooks(path *field.Path, t Traffic, raw []rawHook) (Traffic, field.Erro
 // parseHook reads one of traffic.hooks.
 func parseHook(p *field.Path, rh rawHook) (Hook, field.ErrorList) {
 	var errs field.ErrorList
-	h := Hook{Name: rh.Name, Webhook: rh.Webhook, Type: hooks.Type(rh.Type), Interval: DefaultHookInterval, FailureLimit: 1}
+	h := Hook{Name: rh.Name, Webhook: rh.Webhook, Type: hooks.Type(rh.Type)}
 	for _, msg := range validation.IsDNS1123Label(rh.Name) {
 		errs = append(errs, field.Invalid(p.Child("name"), rh.Name, "must be a DNS label: "+msg))
 	}
@@ -82,20 +74,10 @@ func parseHook(p *field.Path, rh rawHook) (Hook, field.ErrorList) {
 	if len(rh.Metadata) > 0 {
 		h.Metadata = maps.Clone(rh.Metadata)
 	}
-	if rh.Interval != nil {
-		d, durErrs := duration(p.Child("interval"), *rh.Interval)
-		errs = append(errs, durErrs...)
-		if len(durErrs) == 0 && (d < minHookInterval || d > maxHookInterval) {
-			errs = append(errs, field.Invalid(p.Child("interval"), *rh.Interval, "must be between 5s and 1h"))
-		}
-		h.Interval = d.Truncate(time.Second)
-	}
-	if f := rh.FailureLimit; f != nil {
-		if *f < 1 || *f > maxFailureLimit {
-			errs = append(errs, field.Invalid(p.Child("failureLimit"), *f, fmt.Sprintf("must be between 1 and %d", maxFailureLimit)))
-		}
-		h.FailureLimit = *f
-	}
+	var intervalErrs, limitErrs field.ErrorList
+	h.Interval, intervalErrs = parseInterval(p.Child("interval"), rh.Interval, DefaultHookInterval)
+	h.FailureLimit, limitErrs = parseFailureLimit(p.Child("failureLimit"), rh.FailureLimit)
+	errs = append(append(errs, intervalErrs...), limitErrs...)
 	return h, errs
 }
 

@@ -13,10 +13,11 @@ import (
 
 // Bounds of the metrics, as the XRDs write them.
 const (
-	minMetricInterval = 5 * time.Second
-	maxMetricInterval = time.Hour
-	maxBake           = 24 * time.Hour
-	maxFailureLimit   = 10
+	// minInterval and maxInterval bound a metric's and a hook's interval.
+	minInterval     = 5 * time.Second
+	maxInterval     = time.Hour
+	maxBake         = 24 * time.Hour
+	maxFailureLimit = 10
 )
 
 // parseMetrics reads traffic.metrics and traffic.bake. The query's PromQL,
@@ -71,7 +72,7 @@ func parseMetric(p *field.Path, rm rawMetric, steps []Step) (Metric, field.Error
 	var errs field.ErrorList
 	m := Metric{
 		Name: rm.Name, Provider: rm.Provider, Query: rm.Query, SuccessWhen: rm.SuccessWhen,
-		Interval: DefaultMetricInterval, FailureLimit: 1, NoData: NoDataHold, Steps: rm.Steps, DryRun: rm.DryRun,
+		NoData: NoDataHold, Steps: rm.Steps, DryRun: rm.DryRun,
 	}
 	for _, msg := range validation.IsDNS1123Label(rm.Name) {
 		errs = append(errs, field.Invalid(p.Child("name"), rm.Name, "must be a DNS label: "+msg))
@@ -88,26 +89,17 @@ func parseMetric(p *field.Path, rm rawMetric, steps []Step) (Metric, field.Error
 	if rm.SuccessWhen == "" {
 		errs = append(errs, field.Required(p.Child("successWhen"), "a measurement passes when this expression over result (and baseline) is true, such as result <= 0.01"))
 	}
-	if rm.Interval != nil {
-		d, durErrs := duration(p.Child("interval"), *rm.Interval)
-		errs = append(errs, durErrs...)
-		if len(durErrs) == 0 && (d < minMetricInterval || d > maxMetricInterval) {
-			errs = append(errs, field.Invalid(p.Child("interval"), *rm.Interval, "must be between 5s and 1h"))
-		}
-		m.Interval = d.Truncate(time.Second)
-	}
+	var intervalErrs, limitErrs field.ErrorList
+	m.Interval, intervalErrs = parseInterval(p.Child("interval"), rm.Interval, DefaultMetricInterval)
+	errs = append(errs, intervalErrs...)
 	if c := rm.CompareTo; c != nil {
 		if *c != "primary" {
 			errs = append(errs, field.NotSupported(p.Child("compareTo"), *c, []string{"primary"}))
 		}
 		m.CompareToPrimary = true
 	}
-	if f := rm.FailureLimit; f != nil {
-		if *f < 1 || *f > maxFailureLimit {
-			errs = append(errs, field.Invalid(p.Child("failureLimit"), *f, fmt.Sprintf("must be between 1 and %d", maxFailureLimit)))
-		}
-		m.FailureLimit = *f
-	}
+	m.FailureLimit, limitErrs = parseFailureLimit(p.Child("failureLimit"), rm.FailureLimit)
+	errs = append(errs, limitErrs...)
 	if n := rm.NoData; n != nil {
 		switch NoData(*n) {
 		case NoDataHold, NoDataPass, NoDataFail:
@@ -117,6 +109,31 @@ func parseMetric(p *field.Path, rm rawMetric, steps []Step) (Metric, field.Error
 		}
 	}
 	return m, append(errs, metricSteps(p.Child("steps"), m, steps)...)
+}
+
+// parseInterval reads the interval of a metric or a hook: 5s to 1h, in
+// whole seconds; def when none is written.
+func parseInterval(p *field.Path, raw *string, def time.Duration) (time.Duration, field.ErrorList) {
+	if raw == nil {
+		return def, nil
+	}
+	d, errs := duration(p, *raw)
+	if len(errs) == 0 && (d < minInterval || d > maxInterval) {
+		errs = append(errs, field.Invalid(p, *raw, "must be between 5s and 1h"))
+	}
+	return d.Truncate(time.Second), errs
+}
+
+// parseFailureLimit reads the failureLimit of a metric or a hook: 1 to
+// 10; 1 when none is written.
+func parseFailureLimit(p *field.Path, raw *int32) (int32, field.ErrorList) {
+	if raw == nil {
+		return 1, nil
+	}
+	if *raw < 1 || *raw > maxFailureLimit {
+		return *raw, field.ErrorList{field.Invalid(p, *raw, fmt.Sprintf("must be between 1 and %d", maxFailureLimit))}
+	}
+	return *raw, nil
 }
 
 // metricSteps checks the steps a metric names: a set of at least one
