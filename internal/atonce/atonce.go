@@ -21,6 +21,19 @@ const (
 // why it gave up before Do says so itself.
 const Grace = 100 * time.Millisecond
 
+// Timeout is a call's timeout as its caller configured it: zero (or less)
+// is def, more than most is most.
+func Timeout(configured, def, most time.Duration) time.Duration {
+	switch {
+	case configured <= 0:
+		return def
+	case configured > most:
+		return most
+	default:
+		return configured
+	}
+}
+
 // MaxReserve is the most of a run's time Do leaves for the rest of the run.
 const MaxReserve = 2 * time.Second
 

@@ -11,6 +11,7 @@ package hooks
 import (
 	"time"
 
+	"github.com/crossplane-contrib/function-canary-route/internal/atonce"
 	"github.com/crossplane-contrib/function-canary-route/internal/percent"
 )
 
@@ -126,14 +127,7 @@ type Webhook struct {
 
 // timeout is the webhook's timeout, defaulted and bounded.
 func (w Webhook) timeout() time.Duration {
-	switch {
-	case w.Timeout <= 0:
-		return DefaultTimeout
-	case w.Timeout > MaxTimeout:
-		return MaxTimeout
-	default:
-		return w.Timeout
-	}
+	return atonce.Timeout(w.Timeout, DefaultTimeout, MaxTimeout)
 }
 
 // A Result is one call's answer.

@@ -10,6 +10,8 @@ package promql
 
 import (
 	"time"
+
+	"github.com/crossplane-contrib/function-canary-route/internal/atonce"
 )
 
 const (
@@ -84,14 +86,7 @@ type Provider struct {
 
 // timeout is the provider's timeout, defaulted and bounded.
 func (p Provider) timeout() time.Duration {
-	switch {
-	case p.Timeout <= 0:
-		return DefaultTimeout
-	case p.Timeout > MaxTimeout:
-		return MaxTimeout
-	default:
-		return p.Timeout
-	}
+	return atonce.Timeout(p.Timeout, DefaultTimeout, MaxTimeout)
 }
 
 // A Result is one query's answer: a number, or why there is none.
