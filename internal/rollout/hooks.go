@@ -364,14 +364,12 @@ func Record(old xr.HookStatus, c HookCall, a HookAnswer, now time.Time) xr.HookS
 		rec.Failures = old.Failures
 	}
 	if !a.OK {
-		rec.Result, rec.Reason = xr.HookFailed, quote(a.Reason)
-		rec.Failures = min(rec.Failures+1, maxFailures)
+		rec.Result, rec.Reason = xr.HookFailed, a.Reason
+		rec.Failures++
 	}
-	return rec
+	// Within what the XRD admits, as every record the status holds.
+	return rec.Bounded()
 }
-
-// maxFailures bounds a record's failures, as the XRDs do.
-const maxFailures = 1000000
 
 // HookEvent is the event of a call whose result differs from the hook's
 // last for the transition: a Warning when it failed (but for a gate's or

@@ -152,27 +152,33 @@ func (h *hookRun) call(ri rollout.Input, d rollout.Decision, want []rollout.Hook
 // webhook whose address cannot be read (its credentials) is called not at
 // all, and answers why.
 func (h *hookRun) answers(ri rollout.Input, d rollout.Decision, calls []rollout.HookCall) []rollout.HookAnswer {
-	resolved := make([]hooks.Call, len(calls))
-	failed := make([]string, len(calls))
+	out := make([]rollout.HookAnswer, len(calls))
+	resolved := make([]hooks.Call, 0, len(calls))
+	// at are the indexes in calls of the calls resolved.
+	at := make([]int, 0, len(calls))
 	for i, c := range calls {
 		w, err := h.in.Plan.Policy.Webhooks[c.Hook.Webhook].Resolve(h.in.Credentials)
 		if err != nil {
-			failed[i] = "webhook " + fielderr.Quote(c.Hook.Webhook) + ": " + err.Error()
+			out[i] = rollout.HookAnswer{Reason: "webhook " + fielderr.Quote(c.Hook.Webhook) + ": " + err.Error()}
+			h.observe(c, out[i], 0)
+			continue
 		}
-		resolved[i] = hooks.Call{Webhook: w, Payload: h.payload(ri, d, c)}
+		resolved = append(resolved, hooks.Call{Webhook: w, Payload: h.payload(ri, d, c)})
+		at = append(at, i)
 	}
-	results := hooks.CallAll(h.ctx, h.in.Caller, resolved)
-	out := make([]rollout.HookAnswer, len(calls))
-	for i, c := range calls {
-		out[i] = rollout.HookAnswer{OK: results[i].OK, Status: results[i].Status, Reason: results[i].Reason}
-		if failed[i] != "" {
-			out[i] = rollout.HookAnswer{Reason: failed[i]}
-		}
-		if h.in.ObserveHook != nil {
-			h.in.ObserveHook(string(c.Hook.Type), outcome(out[i]), results[i].Took)
-		}
+	for k, r := range hooks.CallAll(h.ctx, h.in.Caller, resolved) {
+		i := at[k]
+		out[i] = rollout.HookAnswer{OK: r.OK, Status: r.Status, Reason: r.Reason}
+		h.observe(calls[i], out[i], r.Took)
 	}
 	return out
+}
+
+// observe counts a call in the function's metrics.
+func (h *hookRun) observe(c rollout.HookCall, a rollout.HookAnswer, took time.Duration) {
+	if h.in.ObserveHook != nil {
+		h.in.ObserveHook(string(c.Hook.Type), outcome(a), took)
+	}
 }
 
 // payload is what a call says: Flagger's payload of the route, with the
