@@ -117,10 +117,8 @@ func hooksOf(in Input, t hooks.Type) []xr.Hook {
 // interval has passed (never again for a hook that gave up). The record is
 // the hook's last call for the transition, zero without one.
 func ask(in Input, h xr.Hook, t string) (hookState, xr.HookStatus) {
-	rec, ok := in.Hooks[h.Name]
-	// A record of another transition, or dated beyond the clock skew
-	// (written by hand), is no call for this one.
-	if !ok || rec.Transition != t || beyondSkew(rec.Time.Time, in.Now) {
+	rec, ok := recordFor(in, h, t)
+	if !ok {
 		in.want(HookCall{Hook: h, Transition: t})
 		return hookUnanswered, xr.HookStatus{}
 	}
@@ -133,6 +131,17 @@ func ask(in Input, h xr.Hook, t string) (hookState, xr.HookStatus) {
 		in.want(HookCall{Hook: h, Transition: t})
 	}
 	return hookNo, rec
+}
+
+// recordFor is a hook's record of its last call for a transition: a
+// record of another transition, or dated beyond the clock skew (written by
+// hand), is no call for this one.
+func recordFor(in Input, h xr.Hook, t string) (xr.HookStatus, bool) {
+	rec, ok := in.Hooks[h.Name]
+	if !ok || rec.Transition != t || beyondSkew(rec.Time.Time, in.Now) {
+		return xr.HookStatus{}, false
+	}
+	return rec, true
 }
 
 // want records a call the engine asks for, once per hook.
@@ -209,8 +218,8 @@ func rollbackDue(in Input, s xr.RolloutStatus) (time.Duration, bool) {
 	due, found := MaxRequeue, false
 	for _, h := range hooksOf(in, hooks.Rollback) {
 		found = true
-		rec, ok := in.Hooks[h.Name]
-		if !ok || rec.Transition != tr || beyondSkew(rec.Time.Time, in.Now) {
+		rec, ok := recordFor(in, h, tr)
+		if !ok {
 			due = MinRequeue
 			continue
 		}
@@ -269,18 +278,21 @@ func rolloutHookHold(in Input, cur xr.RolloutStatus) (why string, requeue time.D
 	if p == nil || p.Step == nil || *p.Step != i || p.Revision != in.Revision || !p.CanaryWeight.Equal(in.Traffic.Steps[i].Weight) {
 		return "", 0, false
 	}
-	return hookWait(in, hooks.Rollout, transition(in, cur.Attempt, since(fmt.Sprintf("step-%d", i), cur.StepStartedAt)))
+	return hookWait(in, hooks.Rollout, stepMoment(in, cur))
+}
+
+// stepMoment is the transition of the current step's rollout hooks: the
+// step, and when it started.
+func stepMoment(in Input, cur xr.RolloutStatus) string {
+	return transition(in, cur.Attempt, since(fmt.Sprintf("step-%d", *cur.Step), cur.StepStartedAt))
 }
 
 // failedHook finds a rollout hook of the current step that gave up.
 func failedHook(in Input, cur xr.RolloutStatus) (bool, string) {
-	i := *cur.Step
-	tr := transition(in, cur.Attempt, since(fmt.Sprintf("step-%d", i), cur.StepStartedAt))
+	tr := stepMoment(in, cur)
 	for _, h := range hooksOf(in, hooks.Rollout) {
-		rec, ok := in.Hooks[h.Name]
-		// A record dated beyond the clock skew is no call, as ask reads it.
-		if ok && rec.Transition == tr && rec.Result == xr.HookFailed && rec.Failures >= h.FailureLimit && !beyondSkew(rec.Time.Time, in.Now) {
-			return true, fmt.Sprintf("rollout hook %s of step %d failed %d time(s), its failureLimit: %s", h.Name, i, rec.Failures, answerOf(rec))
+		if rec, ok := recordFor(in, h, tr); ok && rec.Result == xr.HookFailed && rec.Failures >= h.FailureLimit {
+			return true, fmt.Sprintf("rollout hook %s of step %d failed %d time(s), its failureLimit: %s", h.Name, *cur.Step, rec.Failures, answerOf(rec))
 		}
 	}
 	return false, ""
@@ -345,12 +357,12 @@ const maxToldEvents = 8
 // of the same reconcile) is known and another is not.
 func eventsMoment(events []Event) string {
 	reasons := make([]string, 0, len(events))
-	h := fnv.New32a()
+	var all strings.Builder
 	for _, e := range events {
 		reasons = append(reasons, e.Reason)
-		_, _ = h.Write([]byte(e.Reason + "\x00" + e.Message + "\x00"))
+		all.WriteString(e.Reason + "\x00" + e.Message + "\x00")
 	}
-	return fmt.Sprintf("%s#%08x", fielderr.Cut(strings.Join(reasons, "+"), 160), h.Sum32())
+	return fielderr.Cut(strings.Join(reasons, "+"), 160) + digestOf(all.String())
 }
 
 // Record is a hook's record after a call: its answer for the transition,
